@@ -1,0 +1,68 @@
+"""Judges and Planners, and how specs resolve to them."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from langchain_core.language_models import BaseChatModel
+from planverify.agents.base import Judge, Planner
+from planverify.agents.baseline import BaselineJudge
+from planverify.agents.judge import ModelJudge
+from planverify.agents.planner import ModelPlanner, RulesPlanner
+
+from planverify.models import ModelSpecError, load_chat_model, parse_spec
+
+OFFLINE_JUDGES = ("baseline",)
+OFFLINE_PLANNERS = ("rules",)
+
+
+def resolve_judge(
+    judge: str | BaseChatModel | Judge,
+    *,
+    output: Literal["text", "structured"] = "text",
+    base_url: str | None = None,
+    **model_options: Any,
+) -> Judge:
+    """A Judge from a spec ("baseline", a preset, "provider:model"), a chat model or a Judge."""
+    if isinstance(judge, str):
+        if judge == "baseline":
+            return BaselineJudge()
+        spec = parse_spec(judge, base_url=base_url)
+        return ModelJudge(load_chat_model(spec, **model_options), output=output, name=judge)
+    if isinstance(judge, BaseChatModel):
+        return ModelJudge(judge, output=output)
+    if isinstance(judge, Judge):
+        return judge
+    raise ModelSpecError(f"not a judge: {judge!r}")
+
+
+def resolve_planner(
+    planner: str | BaseChatModel | Planner,
+    *,
+    output: Literal["text", "structured"] = "text",
+    base_url: str | None = None,
+    **model_options: Any,
+) -> Planner:
+    """A Planner from a spec ("rules", a preset, "provider:model"), a chat model or a Planner."""
+    if isinstance(planner, str):
+        if planner == "rules":
+            return RulesPlanner()
+        spec = parse_spec(planner, base_url=base_url)
+        return ModelPlanner(load_chat_model(spec, **model_options), output=output, name=planner)
+    if isinstance(planner, BaseChatModel):
+        return ModelPlanner(planner, output=output)
+    if isinstance(planner, Planner):
+        return planner
+    raise ModelSpecError(f"not a planner: {planner!r}")
+
+
+__all__ = [
+    "BaselineJudge",
+    "Judge",
+    "ModelJudge",
+    "ModelPlanner",
+    "Planner",
+    "RulesPlanner",
+    "resolve_judge",
+    "resolve_planner",
+]

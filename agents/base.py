@@ -1,0 +1,90 @@
+"""What every Judge and Planner implements, and helpers they share."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+from langchain_core.messages import AIMessage, BaseMessage
+
+from planverify.critique import Critique, Dropped, Missing
+from planverify.episode import Scene
+from planverify.usage import TokenUsage
+
+
+@dataclass
+class JudgeReply:
+    """A Judge's critique and what it cost."""
+
+    critique: Critique  # flags, missing steps and dropped fragments
+    usage: TokenUsage = field(default_factory=TokenUsage)  # tokens spent
+
+
+@dataclass
+class Insertion:
+    """A step the Planner adds."""
+
+    after: int  # 0-based index in the plan given to the Planner it follows; -1 = first
+    action: str  # the new step in the notation
+    reason: str  # the critique it answers
+
+
+@dataclass
+class PlannerReply:
+    """The insertions a Planner proposes for the missing steps of a critique."""
+
+    insertions: list[Insertion] = field(default_factory=list)  # valid insertions, in order
+    dropped: list[Dropped] = field(default_factory=list)  # proposals that were not valid
+    usage: TokenUsage = field(default_factory=TokenUsage)  # tokens spent
+
+
+@runtime_checkable
+class Judge(Protocol):
+    """Reviews a plan against a goal."""
+
+    name: str  # identifies the judge in results and run settings
+
+    async def ajudge(self, goal: str, plan: Sequence[str], scene: Scene | None) -> JudgeReply:
+        """Critique a plan; `plan` lines are in the notation."""
+        ...
+
+
+@runtime_checkable
+class Planner(Protocol):
+    """Turns missing-step critiques into concrete insertions, and infers goals."""
+
+    name: str  # identifies the planner in results and run settings
+    uses_model: bool  # whether it calls a model (and can infer a goal from dialogue)
+
+    async def ainsert(
+        self, goal: str, plan: Sequence[str], missing: Sequence[Missing]
+    ) -> PlannerReply:
+        """Propose insertions for the missing steps."""
+        ...
+
+    async def agoal(self, dialogue: Sequence[str]) -> tuple[str, TokenUsage]:
+        """A one-line goal from the dialogue."""
+        ...
+
+
+def usage_of(message: BaseMessage) -> TokenUsage:
+    """Token usage reported on a model reply (zero when the provider reports none)."""
+    meta = message.usage_metadata if isinstance(message, AIMessage) else None
+    if not meta:
+        return TokenUsage(calls=1)
+    return TokenUsage(
+        calls=1,
+        input_tokens=meta.get("input_tokens", 0),
+        output_tokens=meta.get("output_tokens", 0),
+    )
+
+
+def numbered(plan: Sequence[str]) -> str:
+    """A plan as numbered lines, 1-based, as the prompts show it."""
+    return "\n".join(f"{i}. {line}" for i, line in enumerate(plan, start=1))
+
+
+def as_data(text: str) -> str:
+    """Untrusted text made safe to place between prompt tags: it cannot close or open one."""
+    return text.replace("<", "\u2039").replace(">", "\u203a")

@@ -1,0 +1,110 @@
+"""The model Judge: reviews a plan with a chat model, in the text protocol or structured output."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from planverify.agents.base import JudgeReply, as_data, numbered, usage_of
+from planverify.agents.parsing import (
+    StepResolver,
+    add_flag,
+    add_missing,
+    canonical,
+    parse_judge_text,
+)
+from planverify.prompts import render
+from pydantic import BaseModel, Field
+
+from planverify.critique import Critique
+from planverify.episode import Scene
+
+
+class StepToRemove(BaseModel):
+    """A step the Judge wants removed (structured output)."""
+
+    step: int = Field(description="1-based number of the step in the plan")
+    action: str = Field(description="the step, copied exactly")
+    reason: str = Field(description="why it should be removed")
+
+
+class JudgeVerdict(BaseModel):
+    """The Judge's whole answer (structured output)."""
+
+    remove: list[StepToRemove] = Field(default_factory=list, description="steps to remove")
+    missing: list[str] = Field(
+        default_factory=list, description="missing steps, each as an action in the notation"
+    )
+
+
+def judge_messages(goal: str, plan: Sequence[str], grounding: str = "") -> list[BaseMessage]:
+    """The Judge prompt: instructions, then the goal and plan as delimited data."""
+    return [
+        SystemMessage(render("judge_system")),
+        HumanMessage(
+            render(
+                "judge_user", goal=as_data(goal), plan=as_data(numbered(plan)), grounding=grounding
+            )
+        ),
+    ]
+
+
+def critique_from_verdict(verdict: JudgeVerdict, plan: Sequence[str]) -> Critique:
+    """Validate a structured answer the same way as a text one."""
+    critique = Critique()
+    resolver = StepResolver(plan)
+    for item in verdict.remove:
+        action = canonical(item.action) if item.action.strip() else None
+        index = resolver.resolve(item.step, action or item.action.strip() or None)
+        add_flag(
+            critique,
+            resolver.plan,
+            index,
+            item.reason.strip() or "no reason given",
+            f"{item.step}. {item.action}",
+        )
+    for description in verdict.missing:
+        add_missing(critique, description)
+    critique.flags.sort(key=lambda f: f.step)
+    return critique
+
+
+class ModelJudge:
+    """A Judge backed by any LangChain chat model."""
+
+    def __init__(
+        self,
+        model: BaseChatModel,
+        *,
+        output: Literal["text", "structured"] = "text",
+        name: str | None = None,
+    ) -> None:
+        self.model = model
+        self.output = output
+        self.name = (
+            name
+            or getattr(model, "model_name", None)
+            or getattr(model, "model", None)
+            or type(model).__name__
+        )
+
+    async def ajudge(
+        self, goal: str, plan: Sequence[str], scene: Scene | None = None
+    ) -> JudgeReply:
+        messages = judge_messages(goal, plan)
+        if self.output == "structured":
+            try:
+                runnable = self.model.with_structured_output(JudgeVerdict, include_raw=True)
+            except NotImplementedError:
+                runnable = None
+            if runnable is not None:
+                out: dict[str, Any] = await runnable.ainvoke(messages)  # type: ignore[assignment]
+                raw: BaseMessage = out["raw"]
+                usage = usage_of(raw)
+                if isinstance(out.get("parsed"), JudgeVerdict):
+                    return JudgeReply(critique_from_verdict(out["parsed"], plan), usage)
+                return JudgeReply(parse_judge_text(raw.text, plan), usage)
+        reply = await self.model.ainvoke(messages)
+        return JudgeReply(parse_judge_text(reply.text, plan), usage_of(reply))

@@ -1,0 +1,21 @@
+"""Run-time settings of the verification graph (LangGraph `context_schema`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+OutputMode = Literal["text", "structured"]
+
+
+@dataclass(kw_only=True)
+class VerifierContext:
+    """Which models to use and how long to loop; given per run, never stored in state."""
+
+    judge: Any = "baseline"  # judge spec ("baseline", "provider:model", preset), model or Judge
+    planner: Any = "rules"  # planner spec ("rules", "provider:model", preset), model or Planner
+    max_iterations: int = 5  # cap on Judge passes
+    static: bool = False  # one Judge pass, no revision
+    review: bool = False  # pause after each Judge pass for a person to edit the critique
+    judge_output: OutputMode = "text"  # protocol the model Judge answers in
+    base_url: str | None = None  # OpenAI-compatible server for "openai:" specs (vLLM, Ollama...)

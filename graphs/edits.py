@@ -1,0 +1,75 @@
+"""Applying a critique to the plan: deterministic removals, then validated insertions."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from planverify.agents.base import Insertion
+from planverify.graphs.state import Edit, Step
+
+from planverify.critique import Flag, Missing
+
+
+def remove_flagged(plan: Sequence[Step], flags: Sequence[Flag]) -> tuple[list[Step], list[Edit]]:
+    """Drop the flagged steps (flags index `plan`); return the kept steps and the removals."""
+    reasons = {flag.step: flag.reason for flag in flags if 0 <= flag.step < len(plan)}
+    kept = [step for i, step in enumerate(plan) if i not in reasons]
+    edits = [
+        Edit(kind="remove", action=plan[i].action, origin=plan[i].origin, reason=reason)
+        for i, reason in sorted(reasons.items())
+    ]
+    return kept, edits
+
+
+def shift_missing(missing: Sequence[Missing], removed: set[int]) -> list[Missing]:
+    """Re-express `after` positions (in the Judge's plan) in the plan left after removals."""
+    shifted = []
+    for item in missing:
+        if item.after is None:
+            shifted.append(item)
+            continue
+        kept_before = sum(1 for i in range(item.after + 1) if i not in removed)
+        shifted.append(item.model_copy(update={"after": kept_before - 1}))
+    return shifted
+
+
+def _original_anchor(plan: Sequence[Step], position: int) -> int:
+    """The input index that a step inserted after `plan[position]` follows (-1 = the start)."""
+    for step in reversed(plan[: position + 1]):
+        if step.origin is not None:
+            return step.origin
+        if step.after is not None:
+            return step.after
+    return -1
+
+
+def insert_steps(
+    plan: Sequence[Step], insertions: Sequence[Insertion], iteration: int
+) -> tuple[list[Step], list[Edit]]:
+    """Insert new steps; several after the same position keep their given order."""
+    by_position: dict[int, list[Insertion]] = {}
+    for insertion in insertions:
+        by_position.setdefault(insertion.after, []).append(insertion)
+    result: list[Step] = []
+    edits: list[Edit] = []
+
+    def add(position: int) -> None:
+        for insertion in by_position.get(position, []):
+            anchor = _original_anchor(result, len(result) - 1) if result else -1
+            result.append(
+                Step(
+                    action=insertion.action,
+                    inserted_at=iteration,
+                    after=anchor,
+                    reason=insertion.reason,
+                )
+            )
+            edits.append(
+                Edit(kind="insert", action=insertion.action, after=anchor, reason=insertion.reason)
+            )
+
+    add(-1)
+    for position, step in enumerate(plan):
+        result.append(step)
+        add(position)
+    return result, edits

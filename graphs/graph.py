@@ -1,0 +1,181 @@
+"""The verification loop: Judge -> (review) -> converge -> Planner -> converge -> Judge ...
+
+`build_verifier()` returns the compiled graph; `graph` is the same graph without a checkpointer,
+exported for `langgraph.json` (LangGraph Studio and `langgraph dev` bring their own persistence).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any, Literal
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.runtime import Runtime
+from langgraph.types import Command, RetryPolicy, interrupt
+from planverify.agents import resolve_judge, resolve_planner
+from planverify.agents.base import Judge, Planner
+from planverify.graphs.context import OutputMode, VerifierContext
+from planverify.graphs.edits import insert_steps, remove_flagged, shift_missing
+from planverify.graphs.review import apply_review
+from planverify.graphs.state import Iteration, PlanState, Step, StopReason, VerifyInput
+
+from planverify.critique import Critique
+from planverify.notation import diagnose, parse_action
+
+MODEL_RETRY = RetryPolicy(max_attempts=3, initial_interval=1.0)
+
+
+@lru_cache(maxsize=32)
+def _cached_judge(spec: str, output: OutputMode, base_url: str | None) -> Judge:
+    return resolve_judge(spec, output=output, base_url=base_url)
+
+
+@lru_cache(maxsize=32)
+def _cached_planner(spec: str, output: OutputMode, base_url: str | None) -> Planner:
+    return resolve_planner(spec, output=output, base_url=base_url)
+
+
+def judge_of(context: VerifierContext) -> Judge:
+    """The Judge a run uses (specs are resolved once per process)."""
+    if isinstance(context.judge, str):
+        return _cached_judge(context.judge, context.judge_output, context.base_url)
+    return resolve_judge(context.judge, output=context.judge_output)
+
+
+def planner_of(context: VerifierContext) -> Planner:
+    """The Planner a run uses (specs are resolved once per process)."""
+    if isinstance(context.planner, str):
+        return _cached_planner(context.planner, context.judge_output, context.base_url)
+    return resolve_planner(context.planner, output=context.judge_output)
+
+
+def prepare(state: PlanState) -> dict[str, Any]:
+    """Parse the input plan into steps; unknown verbs are kept, with a warning."""
+    actions = [parse_action(line) for line in state.actions]
+    lines = [str(a) for a in actions]
+    warnings = [
+        f"step {i}: {why}; kept as is and never edited by the rules"
+        for i, a in enumerate(actions)
+        if (why := diagnose(a))
+    ]
+    dialogue = [f"{a.agent}: {a.text}" for a in actions if a.is_dialogue]
+    return {
+        "actions": lines,
+        "plan": [Step(action=line, origin=i) for i, line in enumerate(lines)],
+        "dialogue": dialogue,
+        "warnings": warnings,
+    }
+
+
+def needs_goal(state: PlanState) -> Literal["goal", "judge"]:
+    """Infer a goal only when none was given."""
+    return "judge" if state.goal and state.goal.strip() else "goal"
+
+
+async def goal(state: PlanState, runtime: Runtime[VerifierContext]) -> dict[str, Any]:
+    """Infer a one-line goal from the dialogue (the Commander's words without a model)."""
+    planner = planner_of(runtime.context)
+    text, usage = await planner.agoal(state.dialogue)
+    return {"goal": text or "(no goal given)", "usage": {"goal": usage} if usage.calls else {}}
+
+
+async def judge(state: PlanState, runtime: Runtime[VerifierContext]) -> dict[str, Any]:
+    """One Judge pass over the current plan."""
+    reply = await judge_of(runtime.context).ajudge(state.goal or "", state.lines(), state.scene)
+    iteration = state.iteration + 1
+    return {
+        "iteration": iteration,
+        "pending": reply.critique,
+        "history": [Iteration(iteration=iteration, critique=reply.critique)],
+        "usage": {"judge": reply.usage} if reply.usage.calls else {},
+    }
+
+
+def review(state: PlanState, runtime: Runtime[VerifierContext]) -> dict[str, Any]:
+    """With review on, pause so a person can accept or edit the critique."""
+    if not runtime.context.review or state.pending is None or not state.pending.objections:
+        return {}
+    answer = interrupt(
+        {
+            "episode_id": state.episode_id,
+            "iteration": state.iteration,
+            "plan": state.lines(),
+            "critique": state.pending.model_dump(mode="json"),
+        }
+    )
+    critique = apply_review(state.pending, answer, state.lines())
+    record = Iteration(iteration=state.iteration, critique=critique)
+    return {"pending": critique, "history": [record]}
+
+
+def _stop(reason: StopReason) -> Command[Any]:
+    return Command(update={"stop_reason": reason, "pending": None}, goto=END)
+
+
+def converge(
+    state: PlanState, runtime: Runtime[VerifierContext]
+) -> Command[Literal["planner", "judge", "__end__"]]:
+    """Decide whether the loop goes on, and record why it stops."""
+    context = runtime.context
+    if state.pending is not None:
+        if not state.pending.objections:
+            return _stop("no_objections")
+        if context.static:
+            return _stop("static")
+        return Command(goto="planner")
+    if not state.history[-1].edits:
+        return _stop("no_change")
+    if state.iteration >= context.max_iterations:
+        return _stop("max_iterations")
+    return Command(goto="judge")
+
+
+async def planner(state: PlanState, runtime: Runtime[VerifierContext]) -> dict[str, Any]:
+    """Apply the pending critique: removals deterministically, insertions via the Planner."""
+    critique = state.pending or Critique()
+    kept, edits = remove_flagged(state.plan, critique.flags)
+    usage: dict[str, Any] = {}
+    record = state.history[-1].model_copy()
+    if critique.missing:
+        removed = {flag.step for flag in critique.flags}
+        missing = shift_missing(critique.missing, removed)
+        reply = await planner_of(runtime.context).ainsert(
+            state.goal or "", [s.action for s in kept], missing
+        )
+        kept, inserts = insert_steps(kept, reply.insertions, state.iteration)
+        edits += inserts
+        record.dropped = list(reply.dropped)
+        if reply.usage.calls:
+            usage = {"planner": reply.usage}
+    record.edits = edits
+    return {"plan": kept, "pending": None, "history": [record], "usage": usage}
+
+
+def build_verifier(
+    *, checkpointer: BaseCheckpointSaver[Any] | None = None, name: str = "planverify"
+) -> CompiledStateGraph[PlanState, VerifierContext, VerifyInput, PlanState]:
+    """The compiled verification graph; give a checkpointer to persist every step."""
+    builder = StateGraph(PlanState, context_schema=VerifierContext, input_schema=VerifyInput)
+    builder.add_node("prepare", prepare)
+    builder.add_node("goal", goal, retry_policy=MODEL_RETRY)
+    builder.add_node("judge", judge, retry_policy=MODEL_RETRY)
+    builder.add_node("review", review)
+    builder.add_node("converge", converge)
+    builder.add_node("planner", planner, retry_policy=MODEL_RETRY)
+    builder.add_edge(START, "prepare")
+    builder.add_conditional_edges("prepare", needs_goal)
+    builder.add_edge("goal", "judge")
+    builder.add_edge("judge", "review")
+    builder.add_edge("review", "converge")
+    builder.add_edge("planner", "converge")
+    return builder.compile(checkpointer=checkpointer, name=name)
+
+
+def recursion_limit(max_iterations: int) -> int:
+    """Enough graph steps for `max_iterations` Judge passes, and no more."""
+    return 3 + 5 * max(max_iterations, 1)
+
+
+graph = build_verifier()

@@ -1,0 +1,49 @@
+"""Human review of a critique: accept it, or edit which flags and missing steps stand."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from planverify.agents.parsing import StepResolver, add_flag, add_missing
+
+from planverify.critique import Critique, Dropped
+
+ACCEPT = (None, True, "accept", "yes", "y", "")
+
+
+def apply_review(critique: Critique, answer: Any, plan: Sequence[str]) -> Critique:
+    """The critique after review.
+
+    `answer` is what the reviewer resumed with: `True`/"accept"/None keeps the critique;
+    `False`/"reject" drops all of it; a dict `{"flags": [{"step": n (1-based), "reason"}...],
+    "missing": ["..."]}` replaces it (each entry validated like a Judge's; omitted keys are kept).
+    """
+    if answer in ACCEPT:
+        return critique
+    if answer in (False, "reject", "no", "n"):
+        return Critique(dropped=[Dropped(text="review", why="the reviewer rejected the critique")])
+    if not isinstance(answer, dict):
+        raise ValueError(f"review answer must be accept, reject or a dict, not {answer!r}")
+    edited = Critique()
+    if "flags" in answer:
+        resolver = StepResolver(plan)
+        for item in answer["flags"] or []:
+            step = int(item["step"]) if isinstance(item, dict) else int(item)
+            reason = (
+                str(item.get("reason") or "removed by the reviewer")
+                if isinstance(item, dict)
+                else "removed by the reviewer"
+            )
+            add_flag(
+                edited, resolver.plan, resolver.resolve(step, None), reason, f"review step {step}"
+            )
+    else:
+        edited.flags = list(critique.flags)
+    if "missing" in answer:
+        for text in answer["missing"] or []:
+            add_missing(edited, str(text))
+    else:
+        edited.missing = list(critique.missing)
+    edited.flags.sort(key=lambda f: f.step)
+    return edited

@@ -1,0 +1,97 @@
+"""The typed state that flows through the verification graph."""
+
+from __future__ import annotations
+
+import operator
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, Field
+
+from planverify.critique import Critique, Dropped
+from planverify.episode import Scene
+from planverify.usage import TokenUsage, add_usage
+
+StopReason = Literal["no_objections", "no_change", "max_iterations", "static"]
+
+
+class Step(BaseModel):
+    """One step of the current plan and where it came from."""
+
+    action: str  # the step in the action notation
+    origin: int | None = None  # 0-based index in the input plan; None when inserted
+    inserted_at: int | None = None  # iteration that inserted it
+    after: int | None = None  # inserted steps: input index it follows (-1 = before the first)
+    reason: str | None = None  # inserted steps: why
+
+
+class Edit(BaseModel):
+    """One change the Planner made to the plan."""
+
+    kind: Literal["remove", "insert"]  # what was done
+    action: str  # the step removed or inserted
+    origin: int | None = None  # removals of input steps: their 0-based input index
+    after: int | None = None  # insertions: input index the step follows (-1 = before the first)
+    reason: str  # the critique behind the edit
+
+
+class Iteration(BaseModel):
+    """The record of one Judge pass and the revision that followed it."""
+
+    iteration: int  # 1-based Judge pass
+    critique: Critique  # what the Judge said (with flags it dropped)
+    edits: list[Edit] = Field(default_factory=list)  # what the Planner changed
+    dropped: list[Dropped] = Field(default_factory=list)  # Planner output that was not applied
+
+
+def merge_history(left: list[Iteration], right: list[Iteration]) -> list[Iteration]:
+    """Reducer: add iterations, replacing an earlier record of the same iteration."""
+    merged = {item.iteration: item for item in left}
+    merged.update({item.iteration: item for item in right})
+    return [merged[k] for k in sorted(merged)]
+
+
+class VerifyInput(BaseModel):
+    """What a caller gives the graph."""
+
+    episode_id: str = "episode"  # identifies the plan in results and checkpoints
+    goal: str | None = None  # inferred from the dialogue when missing
+    actions: list[str] = Field(default_factory=list)  # the plan, one action per line
+    scene: Scene | None = None  # initial object states, when known
+
+
+class PlanState(VerifyInput):
+    """The whole state of one verification."""
+
+    plan: list[Step] = Field(default_factory=list)  # the current plan
+    dialogue: list[str] = Field(default_factory=list)  # utterances, as context
+    iteration: int = 0  # Judge passes so far
+    pending: Critique | None = None  # the latest critique, until the Planner applies it
+    history: Annotated[list[Iteration], merge_history] = Field(default_factory=list)  # per pass
+    warnings: Annotated[list[str], operator.add] = Field(default_factory=list)  # input notes
+    stop_reason: StopReason | None = None  # why the loop ended; None while it runs
+    usage: Annotated[dict[str, TokenUsage], add_usage] = Field(default_factory=dict)  # by role
+
+    def lines(self) -> list[str]:
+        """The current plan as action lines."""
+        return [step.action for step in self.plan]
+
+
+def checkpoint_types() -> tuple[type[BaseModel], ...]:
+    """The state's own types, allowed when a checkpointer deserialises state."""
+    from planverify.critique import Flag, Missing
+    from planverify.episode import SceneObject
+
+    return (
+        PlanState,
+        VerifyInput,
+        Step,
+        Edit,
+        Iteration,
+        TokenUsage,
+        Critique,
+        Flag,
+        Missing,
+        Dropped,
+        Scene,
+        SceneObject,
+    )

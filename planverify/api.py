@@ -1,0 +1,367 @@
+"""The Python API: verify one plan or many, with optional checkpointing and resume."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import threading
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Coroutine,
+    Iterable,
+    Mapping,
+    Sequence,
+)
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, Literal, TypeAlias, TypeVar
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
+from pydantic import BaseModel
+
+from planverify.agents import resolve_judge, resolve_planner
+from planverify.agents.base import Judge, Planner
+from planverify.episode import Episode
+from planverify.graphs.context import VerifierContext
+from planverify.graphs.graph import build_verifier, recursion_limit
+from planverify.graphs.state import PlanState
+from planverify.prompts import PROMPT_VERSION
+from planverify.result import VerificationResult
+from planverify.serde import state_serializer
+
+T = TypeVar("T")
+JudgeLike: TypeAlias = str | BaseChatModel | Judge
+PlannerLike: TypeAlias = str | BaseChatModel | Planner
+Checkpoint: TypeAlias = str | Path | BaseCheckpointSaver[Any] | None
+Reviewer: TypeAlias = Callable[[dict[str, Any]], Any | Awaitable[Any]]
+
+
+def _label(thing: Any) -> str:
+    if isinstance(thing, str):
+        return thing
+    model = getattr(thing, "model", None)
+    if isinstance(thing, BaseChatModel) or model is None or not isinstance(model, BaseChatModel):
+        return str(
+            getattr(thing, "name", None)
+            or getattr(thing, "model_name", None)
+            or type(thing).__name__
+        )
+    return _label(model)
+
+
+def settings_key(context: VerifierContext) -> str:
+    """A short hash of everything that changes a result; part of each checkpoint thread id."""
+    settings = {
+        "judge": _label(context.judge),
+        "planner": _label(context.planner),
+        "max_iterations": context.max_iterations,
+        "static": context.static,
+        "judge_output": context.judge_output,
+        "base_url": context.base_url,
+        "prompts": PROMPT_VERSION,
+    }
+    return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:10]
+
+
+def thread_id(episode_id: str, context: VerifierContext) -> str:
+    """The checkpoint thread of an episode under given settings."""
+    return f"{episode_id}#{settings_key(context)}"
+
+
+def as_episode(item: Episode | Mapping[str, Any] | BaseModel) -> Episode:
+    """Accept an `Episode`, a dict with the JSONL keys, or any model with them."""
+    if isinstance(item, Episode):
+        return item
+    if isinstance(item, BaseModel):
+        item = item.model_dump()
+    return Episode.model_validate(item)
+
+
+@asynccontextmanager
+async def open_checkpointer(
+    checkpoint: Checkpoint,
+) -> AsyncIterator[BaseCheckpointSaver[Any] | None]:
+    """A checkpointer for a SQLite path (created if needed), an existing saver, or None."""
+    if checkpoint is None or isinstance(checkpoint, BaseCheckpointSaver):
+        yield checkpoint
+        return
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    path = Path(checkpoint)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    async with AsyncSqliteSaver.from_conn_string(str(path)) as saver:
+        saver.serde = state_serializer()
+        yield saver
+
+
+class Verifier:
+    """Runs the verification graph for episodes under one set of settings.
+
+    Judge and Planner are resolved when it is created, so a bad spec or a missing API key fails
+    before any work is done.
+    """
+
+    def __init__(
+        self,
+        *,
+        judge: JudgeLike = "baseline",
+        planner: PlannerLike = "rules",
+        max_iterations: int = 5,
+        static: bool = False,
+        judge_output: Literal["text", "structured"] = "text",
+        base_url: str | None = None,
+        checkpointer: BaseCheckpointSaver[Any] | None = None,
+        reviewer: Reviewer | None = None,
+    ) -> None:
+        if max_iterations < 1:
+            raise ValueError("max_iterations must be at least 1")
+        self.context = VerifierContext(
+            judge=judge,
+            planner=planner,
+            max_iterations=max_iterations,
+            static=static,
+            review=reviewer is not None,
+            judge_output=judge_output,
+            base_url=base_url,
+        )
+        self.key = settings_key(self.context)
+        self.context.judge = resolve_judge(judge, output=judge_output, base_url=base_url)
+        self.context.planner = resolve_planner(planner, output=judge_output, base_url=base_url)
+        self.reviewer = reviewer
+        if reviewer is not None and checkpointer is None:
+            checkpointer = InMemorySaver(
+                serde=state_serializer()
+            )  # interrupts need somewhere to pause
+        self.checkpointer = checkpointer
+        self.graph = build_verifier(checkpointer=checkpointer)
+
+    def config(self, episode_id: str) -> RunnableConfig:
+        """The run config of an episode: its thread and a recursion limit from the cap."""
+        return {
+            "configurable": {"thread_id": f"{episode_id}#{self.key}"},
+            "recursion_limit": recursion_limit(self.context.max_iterations),
+        }
+
+    async def _review(self, values: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        while values.get("__interrupt__"):
+            assert self.reviewer is not None
+            answer = self.reviewer(values["__interrupt__"][0].value)
+            if asyncio.iscoroutine(answer) or isinstance(answer, Awaitable):
+                answer = await answer
+            values = await self.graph.ainvoke(Command(resume=answer), config, context=self.context)
+        return values
+
+    async def averify(self, episode: Episode) -> VerificationResult:
+        """Verify one episode; errors become a result with status "error", never an exception."""
+        try:
+            return await self._run(episode)
+        except Exception as exc:  # one bad episode must not stop a batch
+            message = f"{type(exc).__name__}: {exc}".strip()
+            return VerificationResult.failed(
+                episode.id, list(episode.actions), message, episode.goal
+            )
+
+    async def _run(self, episode: Episode) -> VerificationResult:
+        config = self.config(episode.id)
+        payload: Any = {
+            "episode_id": episode.id,
+            "goal": episode.goal,
+            "actions": list(episode.actions),
+            "scene": episode.scene,
+        }
+        if self.checkpointer is not None:
+            snapshot = await self.graph.aget_state(config)
+            if snapshot.values and not snapshot.next and snapshot.values.get("stop_reason"):
+                return VerificationResult.from_state(PlanState.model_validate(snapshot.values))
+            if snapshot.next:
+                payload = None  # continue from the last checkpoint
+        values = await self.graph.ainvoke(payload, config, context=self.context)
+        if self.reviewer is not None:
+            values = await self._review(values, config)
+        elif values.get("__interrupt__"):
+            raise RuntimeError("the graph paused for review but no reviewer was given")
+        return VerificationResult.from_state(PlanState.model_validate(values))
+
+
+def _run_sync(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine from sync code, also when an event loop is already running."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = asyncio.run(coro)
+        except BaseException as exc:
+            box["error"] = exc
+
+    thread = threading.Thread(target=target)
+    thread.start()
+    thread.join()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]  # type: ignore[no-any-return]
+
+
+async def averify_plan(
+    actions: Sequence[str],
+    goal: str | None = None,
+    *,
+    id: str | None = None,
+    scene: Mapping[str, Any] | None = None,
+    judge: JudgeLike = "baseline",
+    planner: PlannerLike = "rules",
+    max_iterations: int = 5,
+    static: bool = False,
+    judge_output: Literal["text", "structured"] = "text",
+    base_url: str | None = None,
+    checkpoint: Checkpoint = None,
+    reviewer: Reviewer | None = None,
+) -> VerificationResult:
+    """Verify one plan (async). See `verify_plan`."""
+    episode = Episode.model_validate(
+        {"id": id or "plan", "goal": goal, "actions": list(actions), "scene": scene}
+    )
+    async with open_checkpointer(checkpoint) as saver:
+        verifier = Verifier(
+            judge=judge,
+            planner=planner,
+            max_iterations=max_iterations,
+            static=static,
+            judge_output=judge_output,
+            base_url=base_url,
+            checkpointer=saver,
+            reviewer=reviewer,
+        )
+        return await verifier.averify(episode)
+
+
+def verify_plan(
+    actions: Sequence[str],
+    goal: str | None = None,
+    *,
+    id: str | None = None,
+    scene: Mapping[str, Any] | None = None,
+    judge: JudgeLike = "baseline",
+    planner: PlannerLike = "rules",
+    max_iterations: int = 5,
+    static: bool = False,
+    judge_output: Literal["text", "structured"] = "text",
+    base_url: str | None = None,
+    checkpoint: Checkpoint = None,
+    reviewer: Reviewer | None = None,
+) -> VerificationResult:
+    """Verify one plan with the Judge/Planner loop.
+
+    >>> result = verify_plan(
+    ...     ["Driver.PickUp('Mug')", "Driver.Move(1.0)", "Driver.Move(-1.0)",
+    ...      "Driver.PutAOnB('Mug', 'CoffeeMachine')", "Driver.ToggleOn('CoffeeMachine')"],
+    ...     goal="Make a mug of coffee.",
+    ... )
+    >>> result.refined
+    ["Driver.PickUp('Mug')", "Driver.PutAOnB('Mug', 'CoffeeMachine')", "Driver.ToggleOn('CoffeeMachine')"]
+    >>> result.stop_reason, result.revisions
+    ('no_objections', 1)
+    """
+    return _run_sync(
+        averify_plan(
+            actions,
+            goal,
+            id=id,
+            scene=scene,
+            judge=judge,
+            planner=planner,
+            max_iterations=max_iterations,
+            static=static,
+            judge_output=judge_output,
+            base_url=base_url,
+            checkpoint=checkpoint,
+            reviewer=reviewer,
+        )
+    )
+
+
+async def averify_many(
+    episodes: Iterable[Episode | Mapping[str, Any] | BaseModel],
+    *,
+    judge: JudgeLike = "baseline",
+    planner: PlannerLike = "rules",
+    max_iterations: int = 5,
+    concurrency: int = 8,
+    checkpoint: Checkpoint = None,
+    static: bool = False,
+    judge_output: Literal["text", "structured"] = "text",
+    base_url: str | None = None,
+    on_result: Callable[[VerificationResult], None] | None = None,
+) -> list[VerificationResult]:
+    """Verify many plans concurrently (async); results come back in input order."""
+    items = [as_episode(e) for e in episodes]
+    if concurrency < 1:
+        raise ValueError("concurrency must be at least 1")
+    async with open_checkpointer(checkpoint) as saver:
+        verifier = Verifier(
+            judge=judge,
+            planner=planner,
+            max_iterations=max_iterations,
+            static=static,
+            judge_output=judge_output,
+            base_url=base_url,
+            checkpointer=saver,
+        )
+        gate = asyncio.Semaphore(concurrency)
+
+        async def one(episode: Episode) -> VerificationResult:
+            async with gate:
+                result = await verifier.averify(episode)
+            if on_result is not None:
+                on_result(result)
+            return result
+
+        return list(await asyncio.gather(*(one(e) for e in items)))
+
+
+def verify_many(
+    episodes: Iterable[Episode | Mapping[str, Any] | BaseModel],
+    *,
+    judge: JudgeLike = "baseline",
+    planner: PlannerLike = "rules",
+    max_iterations: int = 5,
+    concurrency: int = 8,
+    checkpoint: Checkpoint = None,
+    static: bool = False,
+    judge_output: Literal["text", "structured"] = "text",
+    base_url: str | None = None,
+    on_result: Callable[[VerificationResult], None] | None = None,
+) -> list[VerificationResult]:
+    """Verify many plans; each episode is a dict or model with the JSONL input keys.
+
+    >>> results = verify_many([
+    ...     {"id": "a", "goal": "Water the plant.", "actions": ["Driver.ToggleOff('Faucet')"]},
+    ...     {"id": "b", "goal": "Water the plant.", "actions": ["Driver.Move(0.5)"]},
+    ... ])
+    >>> [(r.id, r.refined) for r in results]
+    [('a', []), ('b', ['Driver.Move(0.5)'])]
+    """
+    return _run_sync(
+        averify_many(
+            episodes,
+            judge=judge,
+            planner=planner,
+            max_iterations=max_iterations,
+            concurrency=concurrency,
+            checkpoint=checkpoint,
+            static=static,
+            judge_output=judge_output,
+            base_url=base_url,
+            on_result=on_result,
+        )
+    )

@@ -1,0 +1,342 @@
+"""The `planverify` command line."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import typer
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+
+from planverify.episode import Episode, EpisodeError, dump_jsonl_line, iter_jsonl
+from planverify.models import ModelSpecError, presets
+from planverify.result import VerificationResult
+
+app = typer.Typer(
+    name="planverify",
+    help="Verify and clean embodied-AI task plans with an iterative Judge/Planner loop.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+err = Console(stderr=True)
+out = Console()
+
+DEFAULT_CHECKPOINT = Path(".planverify") / "checkpoints.sqlite"
+GoalMode = Literal["given", "dialogue", "infer"]
+
+
+def fail(message: str, code: int = 2) -> typer.Exit:
+    """Print a one-line error and return the exit to raise."""
+    err.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    return typer.Exit(code)
+
+
+def _read_inputs(paths: list[Path]) -> tuple[list[Episode], list[EpisodeError]]:
+    episodes: list[Episode] = []
+    errors: list[EpisodeError] = []
+    for path in paths:
+        if not path.exists():
+            errors.append(EpisodeError(str(path), 0, "no such file"))
+            continue
+        if path.name.endswith(".game.json") or path.is_dir():
+            errors.append(
+                EpisodeError(
+                    str(path), 0, "TEACh game files are read by `planverify convert` first"
+                )
+            )
+            continue
+        for item in iter_jsonl(path):
+            (errors if isinstance(item, EpisodeError) else episodes).append(item)  # type: ignore[arg-type]
+    return episodes, errors
+
+
+def _apply_goal_mode(episodes: list[Episode], mode: GoalMode) -> list[Episode]:
+    if mode == "given":
+        return episodes
+    if mode == "infer":
+        return [e.model_copy(update={"goal": None}) for e in episodes]
+    result = []
+    for e in episodes:
+        said = [a.text or "" for a in e.parsed() if a.is_dialogue and a.agent == "Commander"]
+        result.append(e.model_copy(update={"goal": " ".join(said) or e.goal}))
+    return result
+
+
+def _summary(results: list[VerificationResult], output: Path | None) -> None:
+    ok = [r for r in results if r.status == "ok"]
+    table = Table(title="planverify", show_header=False, title_justify="left")
+    table.add_row("episodes", f"{len(results)} ({len(ok)} ok, {len(results) - len(ok)} error)")
+    if ok:
+        removed = sum(sum(v.verdict == "remove" for v in r.verdicts) for r in ok)
+        inserted = sum(len(r.inserted) for r in ok)
+        before = sum(len(r.original) for r in ok)
+        after = sum(len(r.refined) for r in ok)
+        reasons = Counter(r.stop_reason for r in ok)
+        table.add_row("steps", f"{before} -> {after} ({removed} removed, {inserted} inserted)")
+        table.add_row("mean Judge passes", f"{sum(r.iterations for r in ok) / len(ok):.2f}")
+        table.add_row("stop reasons", ", ".join(f"{k}: {v}" for k, v in reasons.most_common()))
+        tokens = sum(u.input_tokens + u.output_tokens for r in ok for u in r.usage.values())
+        table.add_row("model tokens", str(tokens))
+    if output is not None:
+        table.add_row("output", str(output))
+    out.print(table)
+
+
+@app.command()
+def verify(
+    inputs: Annotated[
+        list[Path],
+        typer.Argument(help="JSONL files of episodes: {id, goal?, actions, scene?} a line."),
+    ],
+    judge: Annotated[
+        str,
+        typer.Option(
+            help="Judge: baseline, a preset (see `planverify presets`) or provider:model."
+        ),
+    ] = "baseline",
+    planner: Annotated[
+        str, typer.Option(help="Planner: rules (no model), a preset or provider:model.")
+    ] = "rules",
+    max_iterations: Annotated[
+        int, typer.Option(min=1, help="Cap on Judge passes per episode.")
+    ] = 5,
+    static: Annotated[
+        bool,
+        typer.Option(
+            "--static", help="One Judge pass, no revision (verdicts are the Judge's proposals)."
+        ),
+    ] = False,
+    goal: Annotated[
+        str,
+        typer.Option(
+            help="Goal source: given (the record's goal; inferred when absent), dialogue (the Commander's words) or infer (ask the planner model)."
+        ),
+    ] = "given",
+    checkpoint: Annotated[
+        Path,
+        typer.Option(help="SQLite checkpoint file; rerunning the same command resumes from it."),
+    ] = DEFAULT_CHECKPOINT,
+    no_checkpoint: Annotated[
+        bool, typer.Option("--no-checkpoint", help="Keep nothing between runs.")
+    ] = False,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output", "-o", help="Write results as JSONL here (one record per episode)."
+        ),
+    ] = None,
+    concurrency: Annotated[int, typer.Option(min=1, help="Episodes verified at once.")] = 8,
+    judge_output: Annotated[
+        str,
+        typer.Option(
+            help="How model judges answer: text (the ACTION/ANNOTATION protocol) or structured."
+        ),
+    ] = "text",
+    base_url: Annotated[
+        str | None,
+        typer.Option(
+            help="OpenAI-compatible server for openai:MODEL specs (vLLM, llama.cpp, Ollama)."
+        ),
+    ] = None,
+    limit: Annotated[
+        int | None, typer.Option(min=1, help="Verify only the first N episodes.")
+    ] = None,
+    review: Annotated[
+        bool,
+        typer.Option(
+            "--review", help="Pause after each Judge pass so you can accept or edit the critique."
+        ),
+    ] = False,
+) -> None:
+    """Verify plans: flag unneeded steps, add missing ones, loop until the Judge has no objections."""
+    from planverify.api import Verifier, open_checkpointer
+
+    if goal not in ("given", "dialogue", "infer"):
+        raise fail(f"--goal must be given, dialogue or infer, not {goal!r}")
+    if judge_output not in ("text", "structured"):
+        raise fail(f"--judge-output must be text or structured, not {judge_output!r}")
+    if goal == "infer" and planner == "rules":
+        raise fail(
+            "--goal infer needs a model planner (--planner provider:model); the rules planner has no model"
+        )
+    if review and not sys.stdin.isatty():
+        raise fail("--review needs an interactive terminal")
+    episodes, errors = _read_inputs(inputs)
+    for e in errors:
+        err.print(f"[red]skipped[/] {e}", highlight=False, soft_wrap=True)
+    seen: set[str] = set()
+    for episode in episodes:
+        if episode.id in seen:
+            raise fail(f"episode id {episode.id!r} appears more than once; ids must be unique")
+        seen.add(episode.id)
+    episodes = _apply_goal_mode(episodes, goal)[:limit]  # type: ignore[arg-type]
+    if not episodes:
+        raise fail("no episodes to verify", 1)
+
+    async def run() -> list[VerificationResult]:
+        async with open_checkpointer(None if no_checkpoint else checkpoint) as saver:
+            try:
+                verifier = Verifier(
+                    judge=judge,
+                    planner=planner,
+                    max_iterations=max_iterations,
+                    static=static,
+                    judge_output=judge_output,  # type: ignore[arg-type]
+                    base_url=base_url,
+                    checkpointer=saver,
+                    reviewer=_ask_review if review else None,
+                )
+            except ModelSpecError as exc:
+                raise fail(str(exc)) from None
+            return await _run_batch(verifier, episodes, output, 1 if review else concurrency)
+
+    results = asyncio.run(run())
+    _summary(results, output)
+    if errors or any(r.status == "error" for r in results):
+        for r in results:
+            if r.status == "error":
+                err.print(f"[red]error[/] {r.id}: {r.error}", highlight=False, soft_wrap=True)
+        raise typer.Exit(1)
+
+
+async def _run_batch(
+    verifier: Any, episodes: list[Episode], output: Path | None, concurrency: int
+) -> list[VerificationResult]:
+    partial = output.with_name(output.name + ".partial") if output else None
+    if partial is not None:
+        partial.parent.mkdir(parents=True, exist_ok=True)
+    sink = partial.open("wb") if partial else None
+    results: dict[str, VerificationResult] = {}
+    gate = asyncio.Semaphore(concurrency)
+    columns = (
+        TextColumn("[bold]verifying"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[failed]} failed"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=err, transient=True, disable=not err.is_terminal) as progress:
+        task = progress.add_task("verify", total=len(episodes), failed=0)
+
+        async def one(episode: Episode) -> None:
+            async with gate:
+                result = await verifier.averify(episode)
+            results[episode.id] = result
+            if sink is not None:
+                sink.write(dump_jsonl_line(result.model_dump(mode="json")))
+                sink.flush()
+            failed = sum(r.status == "error" for r in results.values())
+            progress.update(task, advance=1, failed=failed)
+
+        try:
+            await asyncio.gather(*(one(e) for e in episodes))
+        finally:
+            if sink is not None:
+                sink.close()
+    if output is not None and partial is not None:
+        with output.open("wb") as fh:  # input order, whatever order episodes finished in
+            for episode in episodes:
+                fh.write(dump_jsonl_line(results[episode.id].model_dump(mode="json")))
+        partial.unlink()
+    return [results[e.id] for e in episodes]
+
+
+def _ask_review(payload: dict[str, Any]) -> Any:
+    """Terminal review: show the critique; keep, drop or edit flags."""
+    plan: list[str] = payload["plan"]
+    critique = payload["critique"]
+    err.rule(f"{payload['episode_id']} - Judge pass {payload['iteration']}")
+    for flag in critique["flags"]:
+        err.print(
+            f"  [red]REMOVE[/] {flag['step'] + 1}. {flag['action']}  - {flag['reason']}",
+            highlight=False,
+        )
+    for missing in critique["missing"]:
+        err.print(f"  [green]MISSING[/] {missing['description']}", highlight=False)
+    answer = typer.prompt(
+        "accept [a], reject [r], or step numbers to remove (e.g. 3,7)", default="a"
+    )
+    answer = answer.strip().lower()
+    if answer in ("a", "accept", ""):
+        return "accept"
+    if answer in ("r", "reject"):
+        return "reject"
+    steps = [
+        int(s)
+        for s in answer.replace(" ", "").split(",")
+        if s.isdigit() and 1 <= int(s) <= len(plan)
+    ]
+    return {"flags": [{"step": s, "reason": "removed by the reviewer"} for s in steps]}
+
+
+@app.command()
+def show(
+    episode_id: Annotated[str, typer.Argument(metavar="ID", help="Episode id.")],
+    checkpoint: Annotated[
+        Path, typer.Option(help="SQLite checkpoint file written by verify.")
+    ] = DEFAULT_CHECKPOINT,
+) -> None:
+    """Print an episode's iterations (critiques and edits) from the checkpoint file."""
+    from planverify.checkpoints import episode_threads, load_history
+
+    if not checkpoint.is_file():
+        raise fail(f"no checkpoint file at {checkpoint}")
+    threads = episode_threads(checkpoint, episode_id)
+    if not threads:
+        raise fail(f"episode {episode_id!r} is not in {checkpoint}")
+    for thread in threads:
+        state, steps = load_history(checkpoint, thread)
+        out.rule(f"{episode_id}  (thread {thread}, {steps} checkpoints)")
+        out.print(f"goal: {state.goal}", highlight=False)
+        for record in state.history:
+            out.print(f"[bold]Judge pass {record.iteration}[/]", highlight=False)
+            for flag in record.critique.flags:
+                out.print(
+                    f"  flag    {flag.step + 1}. {flag.action}  - {flag.reason}", highlight=False
+                )
+            for missing in record.critique.missing:
+                out.print(f"  missing {missing.description}", highlight=False)
+            for dropped in record.critique.dropped + record.dropped:
+                out.print(f"  dropped {dropped.text!r}: {dropped.why}", highlight=False)
+            for edit in record.edits:
+                out.print(
+                    f"  [{'red' if edit.kind == 'remove' else 'green'}]{edit.kind:7}[/] {edit.action}",
+                    highlight=False,
+                )
+        out.print(f"stop: {state.stop_reason or 'not finished'}; refined plan:", highlight=False)
+        for i, line in enumerate(state.lines(), start=1):
+            out.print(f"  {i}. {line}", highlight=False)
+
+
+@app.command("presets")
+def list_presets() -> None:
+    """List the named model presets (override them with a TOML file in $PLANVERIFY_PRESETS)."""
+    table = Table("preset", "spec", "paper's model", "note")
+    for name, entry in presets(os.environ.get("PLANVERIFY_PRESETS")).items():
+        table.add_row(
+            name,
+            str(entry.get("spec")),
+            str(entry.get("paper_model", "")),
+            str(entry.get("note", "")),
+        )
+    out.print(table)
+
+
+def main() -> None:
+    """Entry point of the `planverify` script."""
+    app()

@@ -1,0 +1,108 @@
+"""The result of verifying one plan: exactly one line of the output JSONL."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from planverify.graphs.state import Iteration, PlanState, StopReason
+from planverify.usage import TokenUsage
+
+
+class Verdict(BaseModel):
+    """What happened to one input step."""
+
+    index: int  # 0-based position in the input plan
+    action: str  # the step
+    verdict: Literal["keep", "remove"]  # its fate in the refined plan
+    reason: str | None = None  # why it was removed
+    iteration: int | None = None  # the Judge pass that removed it
+
+
+class Inserted(BaseModel):
+    """A step of the refined plan that was not in the input."""
+
+    after_index: int  # input index of the step it follows; -1 = before the first
+    action: str  # the new step
+    reason: str | None = None  # the critique it answers
+    iteration: int  # the Judge pass that asked for it
+
+
+class VerificationResult(BaseModel):
+    """The outcome of verifying one plan; `model_dump(mode="json")` is its JSONL record."""
+
+    id: str  # episode id
+    goal: str | None = None  # the goal used (given or inferred)
+    status: Literal["ok", "error"] = "ok"  # whether verification finished
+    error: str | None = None  # the error message when status is "error"
+    original: list[str] = Field(default_factory=list)  # the input plan
+    refined: list[str] = Field(default_factory=list)  # the final plan
+    verdicts: list[Verdict] = Field(default_factory=list)  # one per input step
+    inserted: list[Inserted] = Field(default_factory=list)  # steps added
+    iterations: int = 0  # Judge passes
+    revisions: int = 0  # revision rounds that changed the plan
+    stop_reason: StopReason | None = None  # why the loop ended
+    history: list[Iteration] = Field(default_factory=list)  # critiques, edits and drops per pass
+    usage: dict[str, TokenUsage] = Field(default_factory=dict)  # tokens per role
+    warnings: list[str] = Field(default_factory=list)  # notes about the input
+
+    @classmethod
+    def from_state(cls, state: PlanState) -> VerificationResult:
+        """Summarise a finished graph state."""
+        removed: dict[int, tuple[str, int]] = {}
+        if state.stop_reason == "static" and state.history:
+            first = state.history[0]
+            for flag in first.critique.flags:
+                origin = state.plan[flag.step].origin if flag.step < len(state.plan) else None
+                if origin is not None:
+                    removed[origin] = (flag.reason, first.iteration)
+        for record in state.history:
+            for edit in record.edits:
+                if edit.kind == "remove" and edit.origin is not None:
+                    removed[edit.origin] = (edit.reason, record.iteration)
+        verdicts = [
+            Verdict(
+                index=i,
+                action=line,
+                verdict="remove",
+                reason=removed[i][0],
+                iteration=removed[i][1],
+            )
+            if i in removed
+            else Verdict(index=i, action=line, verdict="keep")
+            for i, line in enumerate(state.actions)
+        ]
+        inserted = [
+            Inserted(
+                after_index=step.after if step.after is not None else -1,
+                action=step.action,
+                reason=step.reason,
+                iteration=step.inserted_at or 0,
+            )
+            for step in state.plan
+            if step.origin is None
+        ]
+        return cls(
+            id=state.episode_id,
+            goal=state.goal,
+            original=list(state.actions),
+            refined=state.lines(),
+            verdicts=verdicts,
+            inserted=inserted,
+            iterations=state.iteration,
+            revisions=sum(1 for record in state.history if record.edits),
+            stop_reason=state.stop_reason,
+            history=list(state.history),
+            usage=dict(state.usage),
+            warnings=list(state.warnings),
+        )
+
+    @classmethod
+    def failed(
+        cls, id: str, actions: list[str], message: str, goal: str | None = None
+    ) -> VerificationResult:
+        """The record of an episode that could not be verified; the input is kept unchanged."""
+        return cls(
+            id=id, goal=goal, status="error", error=message, original=actions, refined=actions
+        )

@@ -1,0 +1,45 @@
+"""Plain-text prompt templates, rendered with `str.format`.
+
+>>> "{plan}" in template("judge_user")
+True
+>>> len(PROMPT_VERSION)
+8
+"""
+
+from __future__ import annotations
+
+import hashlib
+from functools import cache
+from importlib import resources
+
+NAMES = (
+    "judge_system",
+    "judge_user",
+    "planner_system",
+    "planner_user",
+    "goal_system",
+    "goal_user",
+)
+
+
+@cache
+def template(name: str) -> str:
+    """The text of a prompt template shipped in this package."""
+    if name not in NAMES:
+        raise KeyError(f"no prompt template named {name!r}")
+    return resources.files(__name__).joinpath(f"{name}.txt").read_text(encoding="utf-8")
+
+
+def render(name: str, **values: str) -> str:
+    """Fill a template. Values are inserted verbatim: they are never re-read as a template."""
+    return template(name).format(**values)
+
+
+def _version() -> str:
+    digest = hashlib.sha256()
+    for name in NAMES:
+        digest.update(template(name).encode())
+    return digest.hexdigest()[:8]
+
+
+PROMPT_VERSION = _version()  # changes whenever any template changes

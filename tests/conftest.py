@@ -1,0 +1,81 @@
+"""Shared test helpers: fake chat models (no network) and paths to the shared data."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.runnables import Runnable, RunnableLambda
+from pydantic import BaseModel
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared"
+
+
+class ScriptedChatModel(GenericFakeChatModel):
+    """A fake chat model that answers with scripted texts, in order, and records every prompt.
+
+    Each reply reports token usage (10 in, 5 out) so usage accounting can be checked.
+    """
+
+    prompts: list[list[BaseMessage]] = []
+
+    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> Any:
+        self.prompts.append(list(messages))
+        result = super()._generate(messages, *args, **kwargs)
+        message = result.generations[0].message
+        if isinstance(message, AIMessage):
+            message.usage_metadata = {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15}
+        return result
+
+
+def scripted(*replies: str | AIMessage) -> ScriptedChatModel:
+    """A `ScriptedChatModel` answering with `replies` in order (it fails when they run out)."""
+    messages: Iterator[str | AIMessage] = iter(replies)
+    return ScriptedChatModel(messages=messages, prompts=[])
+
+
+class StructuredFake(ScriptedChatModel):
+    """A scripted model that also supports `with_structured_output(schema, include_raw=True)`.
+
+    Each scripted reply is either a dict (parsed into the schema) or a string (the parse fails
+    and the raw text is returned, as providers do when the model ignores the schema).
+    """
+
+    structured: list[Any] = []
+
+    def with_structured_output(
+        self, schema: Any, *, include_raw: bool = False, **kwargs: Any
+    ) -> Runnable[Any, Any]:
+        replies = iter(self.structured)
+
+        def answer(messages: Sequence[BaseMessage]) -> dict[str, Any]:
+            self.prompts.append(list(messages))
+            reply = next(replies)
+            raw = AIMessage(
+                content=reply if isinstance(reply, str) else "",
+                usage_metadata={"input_tokens": 10, "output_tokens": 5, "total_tokens": 15},
+            )
+            parsed: BaseModel | None = None
+            if isinstance(reply, dict):
+                parsed = schema.model_validate(reply)
+            return {"raw": raw, "parsed": parsed, "parsing_error": None}
+
+        return RunnableLambda(answer)
+
+
+def structured(*replies: dict[str, Any] | str) -> StructuredFake:
+    """A `StructuredFake` with the given structured replies."""
+    return StructuredFake(messages=iter(()), prompts=[], structured=list(replies))
+
+
+@pytest.fixture
+def shared_dir() -> Path:
+    """The shared data directory next to the repository; skips the test when absent."""
+    if not SHARED.is_dir():
+        pytest.skip(f"shared data not found at {SHARED} (it sits next to the repository checkout)")
+    return SHARED

@@ -16,6 +16,16 @@ plan the Judge was shown; everything else is dropped with the reason recorded.
 [(0, 'cancels with step 2')]
 >>> c.missing[0].action
 "Driver.ToggleOn('CoffeeMachine')"
+
+How the answer is read, line by line (after `<think>` blocks are removed):
+
+- a block starts at an `ACTION` line, or at a numbered line (`3.`, `3)`, `Step 3:`, `[3]`)
+  holding an action; a bare action line starts one too, except right after an annotation;
+- the block's text is the rest of its first line, its lines up to the `ANNOTATION` line, and
+  that annotation with the lines that follow it directly; a blank line, a code fence, a
+  heading or a `#MISSING` line ends it;
+- a second `ANNOTATION` with no `ACTION` in between, and any prose outside a block, belongs to
+  no step: a `#REMOVE` found there is dropped, never given to a neighbouring step.
 """
 
 from __future__ import annotations
@@ -25,63 +35,111 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from planverify.critique import Critique, Dropped, Flag, Missing
-from planverify.notation import NotationError, parse_action
+from planverify.notation import SAY, VERBS, Action, NotationError, parse_action
 
-_THINK = re.compile(r"<think(?:ing)?>.*?(?:</think(?:ing)?>|\Z)", re.S | re.I)
-_ACTION_CALL = re.compile(
-    r"\b(?:Driver|Commander)\s*\.\s*[A-Za-z_]\w*\s*\((?:[^()'\"]|'(?:\\.|[^'\\])*'|\"(?:\\.|[^\"\\])*\")*\)"
+_THINK = re.compile(r"<(think|thinking|reasoning)>.*?(?:</\1\s*>|\Z)", re.S | re.I)
+_THINK_END = re.compile(r"</(?:think|thinking|reasoning)\s*>", re.I)
+
+_VERB_ALT = "|".join(sorted(VERBS - {SAY}))  # verbs a call may be written with no agent
+_STRING = r"'(?:\\.|[^'\\])*'|\"(?:\\.|[^\"\\])*\""
+_CALL = re.compile(
+    rf"(?:\b(?i:Driver|Commander)\s*\.\s*[A-Za-z_]\w*|(?<![.\w])(?:{_VERB_ALT}))"
+    rf"\s*\((?:[^()'\"]|{_STRING})*\)"
 )
-_BLOCK_START = re.compile(
-    r"^(?:step\s*)?(?P<pre>\d+)?\s*[.):]?\s*action\s*(?P<num>\d+)?\s*[:.\-]\s*(?P<rest>.*)$", re.I
+_CALL_START = re.compile(rf"[A-Za-z_]\w*\s*\.\s*[A-Za-z_]\w*\s*\(|(?:{_VERB_ALT})\s*\(")
+_AGENTLESS = re.compile(rf"(?:{_VERB_ALT})\s*\(")
+_CALL_SPACING = re.compile(r"^([A-Za-z_]\w*)\s*\.\s*([A-Za-z_]\w*)\s*\(")
+_AGENT_CASE = re.compile(r"^(driver|commander)\b", re.I)
+
+_NUMBER = re.compile(r"(?:step\s*#?\s*|#\s*)?[\[(]?\s*(\d{1,9})(?!\d)\s*[\])]?\s*[.:)\-]?\s*", re.I)
+_ACTION_WORD = re.compile(r"action\s*(?=[:.\-#\[(\d]|$)[:.\-]?\s*", re.I)
+_ANNOTATION_WORD = re.compile(r"annotation\b\s*[:.\-]?\s*", re.I)
+_REMOVE = re.compile(r"#\s*REMOVE\b\s*[:\-\u2013\u2014]?\s*", re.I)
+_MISSING = re.compile(r"#\s*MISSING\b\s*[:\-\u2013\u2014]?\s*", re.I)
+_ANY_TAG = re.compile(r"#\s*(?:REMOVE|MISSING)\b", re.I)
+_NEGATED = re.compile(
+    r"\b(?:no|not|without|never|don'?t|nor)(?:\s+(?:need|needs|to|use|add|any|a))*\W*$", re.I
 )
-_NUMBERED = re.compile(r"^(?:step\s*)?(?P<num>\d+)\s*[.):\-]\s*(?P<rest>.*)$", re.I)
-_LEAD_NUMBER = re.compile(r"^\s*(?:step\s*)?\[?(?P<num>\d+)\]?\s*[.):\-]?\s+")
-_REMOVE = re.compile(r"#\s*REMOVE\b\s*[:\-]?\s*(?P<reason>.*)", re.I | re.S)
-_MISSING = re.compile(r"#\s*MISSING\b\s*[:\-]?\s*(?P<text>.*)", re.I)
-_MARKUP = re.compile(r"(\*\*|__|`+)")
-_EMPTY_REASONS = {"", "none", "n/a", "na", "no", "nothing", "-", "null"}
+
+_MARKUP = re.compile(r"\*+|__|`+")
+_LEADER = re.compile(r"^(?:[-+\u2022]\s+|>\s*|#{1,6}\s+(?!(?:remove|missing)\b))+", re.I)
+_HEADING = re.compile(r"#{1,6}\s+(?!(?:remove|missing)\b)", re.I)
+_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
+_CLOSERS = {"'": "'", '"': '"', "(": ")", "[": "]"}
+
+_NO_REASON = re.compile(r"^(?:none|nothing|n/?a|null)\b|^(?:no|-)?$", re.I)
+_NOTHING_MISSING = re.compile(
+    r"^(?:none|nothing|n/?a|null|no\s+(?:missing|further|additional|other|more)\b|no\s+steps?\b)",
+    re.I,
+)
+_PLACEHOLDER = "echoed template placeholder, not content"
 
 
 @dataclass
 class _Block:
     number: int | None  # step number the Judge wrote, if any
-    action: str | None  # action text the Judge copied, if any
+    action: str | None  # action text the Judge copied (canonical when readable), if any
     text: list[str] = field(default_factory=list)  # the rest of the block
+    noted: bool = False  # an ANNOTATION line has been read
+    why: str | None = None  # set when the block can never name a step
 
 
 def strip_reasoning(text: str) -> str:
-    """Drop `<think>` blocks of reasoning models (an unclosed one runs to the end)."""
-    text = _THINK.sub("", text)
-    if "</think>" in text:
-        text = text.rsplit("</think>", 1)[1]
-    return text
+    """Drop `<think>` blocks of reasoning models (an unclosed one runs to the end).
+
+    A closing tag with no opening one (the template opened it) ends the reasoning too.
+    """
+    return _THINK_END.split(_THINK.sub("", text))[-1]
 
 
-def _clean_line(line: str) -> str:
-    line = _MARKUP.sub("", line).strip()
-    line = re.sub(r"^(?:[-*+>]\s+|#{1,6}\s+)", "", line)
-    return line.strip()
-
-
-def canonical(line: str) -> str | None:
-    """The canonical text of an action, or None when the text is not an action."""
+def _parse(line: str) -> Action | None:
+    text = line.strip().translate(_QUOTES).strip("`").strip()
+    if _AGENTLESS.match(text):
+        text = "Driver." + text
+    text = _CALL_SPACING.sub(r"\1.\2(", _AGENT_CASE.sub(lambda m: m[1].capitalize(), text))
     try:
-        return str(parse_action(line))
+        return parse_action(text)
     except NotationError:
         return None
 
 
+def canonical(line: str) -> str | None:
+    """The canonical text of an action, or None when the text is not an action.
+
+    Quoting, spacing and a missing `Driver.` on an action verb do not matter:
+    >>> canonical('PickUp ( "Mug" )'), canonical("Driver.PutAOnB('Mug','Sink')")
+    ("Driver.PickUp('Mug')", "Driver.PutAOnB('Mug', 'Sink')")
+    """
+    action = _parse(line)
+    return None if action is None else str(action)
+
+
+def _key(line: str) -> str:
+    """What two copies of one step share: the canonical text, with motion amounts as numbers."""
+    action = _parse(line)
+    if action is None:
+        return line.strip()
+    if action.known and action.amount is not None:
+        return f"{action.agent}.{action.verb}({float(action.amount)!r})"
+    return str(action)
+
+
 def find_action(text: str) -> str | None:
     """The first action call written in a piece of text, canonicalised."""
-    m = _ACTION_CALL.search(text)
+    m = _CALL.search(text.translate(_QUOTES))
     return canonical(m.group(0)) if m else None
 
 
 class StepResolver:
-    """Ties a (number, action text) reference from a Judge to one step, or says why not."""
+    """Ties a (number, action text) reference from a Judge to one step, or says why not.
+
+    The action text wins over a number that disagrees with it, but only when it names one
+    step: the first occurrence after the previous reference, or its only occurrence.
+    """
 
     def __init__(self, plan: Sequence[str]) -> None:
         self.plan = [canonical(line) or line for line in plan]
+        self._keys = [_key(line) for line in plan]
         self.cursor = -1
 
     def resolve(self, number: int | None, action: str | None) -> int | str:
@@ -94,10 +152,11 @@ class StepResolver:
                 return f"step number {number} is outside the plan (1-{n})"
             self.cursor = number - 1
             return number - 1
-        if number is not None and 1 <= number <= n and self.plan[number - 1] == action:
+        key = _key(action)
+        if number is not None and 1 <= number <= n and self._keys[number - 1] == key:
             self.cursor = number - 1
             return number - 1
-        candidates = [i for i, line in enumerate(self.plan) if line == action]
+        candidates = [i for i, k in enumerate(self._keys) if k == key]
         if not candidates:
             return "the action is not a step of the plan"
         later = [i for i in candidates if i > self.cursor]
@@ -111,64 +170,163 @@ class StepResolver:
         return index
 
 
+def _clean_line(line: str) -> str:
+    line = _MARKUP.sub("", line.translate(_QUOTES)).strip()
+    return _LEADER.sub("", line).strip()
+
+
+def _tag_body(before: str, after: str) -> str:
+    """The text a tag carries: to the next tag or line end, or the closing quote if quoted."""
+    body, _, more = after.partition("\n")
+    if not body.strip():  # `#REMOVE:` ending a line: the reason is on the next one
+        body = more.partition("\n")[0]
+    if tag := _ANY_TAG.search(body):
+        body = body[: tag.start()]
+    opener = before.rstrip()[-1:]
+    if opener in _CLOSERS and _CLOSERS[opener] in body:
+        body = body[: body.rindex(_CLOSERS[opener])]
+    return body.strip().strip("'\"").strip()
+
+
+def _negated(before: str) -> bool:
+    """Whether a tag is denied by the words just before it (`no #REMOVE`, `not need #MISSING`)."""
+    return _NEGATED.search(before[-48:]) is not None
+
+
+def _split_missing(line: str) -> tuple[str, list[str]]:
+    """The line without its #MISSING tags, and the (non-negated) texts they carry."""
+    tags = list(_MISSING.finditer(line))
+    texts = []
+    for k, tag in enumerate(tags):
+        end = tags[k + 1].start() if k + 1 < len(tags) else len(line)
+        before = line[max(0, tag.start() - 48) : tag.start()]
+        if not _negated(before):
+            texts.append(_tag_body(before, line[tag.end() : end]))
+    rest = line[: tags[0].start()] if tags else line
+    return rest.rstrip(" '\"([").strip(), texts
+
+
+def _head(line: str, after_note: bool) -> tuple[int | None, str | None, str] | None:
+    """(number, action, rest) when the line starts a block, else None."""
+    number: int | None = None
+    rest = line
+    if m := _NUMBER.match(rest):
+        number, rest = int(m[1]), rest[m.end() :]
+    keyword = _ACTION_WORD.match(rest)
+    if keyword:
+        rest = rest[keyword.end() :]
+        if number is None and (m := _NUMBER.match(rest)):
+            number, rest = int(m[1]), rest[m.end() :]
+    rest = rest.lstrip("'\"")
+    call = _CALL.match(rest)
+    action: str | None = None
+    if call:
+        action = canonical(call.group(0)) or call.group(0)
+        tail = rest[call.end() :]
+    else:
+        if _CALL_START.match(rest):  # a copy we cannot read still disagrees with the number
+            action = _ANY_TAG.split(rest)[0].strip()
+        tail = rest
+    starts = (
+        keyword is not None
+        or (number is not None and (action is not None or not rest))
+        or (action is not None and not after_note)
+    )
+    return (number, action, tail) if starts else None
+
+
 def _blocks(text: str) -> tuple[list[_Block], list[str]]:
     """Split an answer into per-step blocks and collect its #MISSING texts."""
     blocks: list[_Block] = []
     missing: list[str] = []
-    lines = [_clean_line(raw) for raw in text.splitlines()]
-    for k, line in enumerate(lines):
-        if not line:
+    current: _Block | None = None  # the block that still takes lines
+    wants_missing = False  # the last line was a bare `#MISSING:`
+    for raw in text.splitlines():
+        stripped = raw.strip()
+        line = _clean_line(stripped)
+        if not line or stripped.startswith(("```", "~~~")):
+            if current is not None and current.noted:
+                current = None
             continue
-        if m := _MISSING.search(line):
-            body = m["text"].strip()
-            if not body and k + 1 < len(lines):
-                body = lines[k + 1]
-            missing.append(body)
-            line = line[: m.start()].strip()
+        if wants_missing and not (
+            _MISSING.search(line) or _ACTION_WORD.match(line) or _ANNOTATION_WORD.match(line)
+        ):
+            wants_missing = False
+            missing.append(line)
+            continue
+        line, found = _split_missing(line)
+        if found:
+            missing.extend(t for t in found if t)
+            wants_missing = not found[-1]
             if not line:
+                current = None
                 continue
-        start = _BLOCK_START.match(line)
-        if start and not line.lower().startswith("annotation"):
-            rest = start["rest"]
-            num = start["num"] or start["pre"]
-            lead = _LEAD_NUMBER.match(rest)
-            if lead:
-                num = num or lead["num"]
-                rest = rest[lead.end() :]
-            action_text = _ACTION_CALL.match(rest.strip())
-            blocks.append(
-                _Block(
-                    number=int(num) if num else None,
-                    action=canonical(action_text.group(0)) if action_text else None,
-                    text=[rest[action_text.end() :] if action_text else rest],
-                )
-            )
+        after_note = current is not None and current.noted
+        if (head := _head(line, after_note)) is not None:
+            number, action, rest = head
+            if (
+                current is not None
+                and not current.noted
+                and current.action is None
+                and not "".join(current.text)
+                and number is None
+            ):  # `Step 3` on a line of its own, then the copied action
+                current.action = action
+                current.text.append(rest)
+            else:
+                current = _Block(number, action, [rest])
+                blocks.append(current)
             continue
-        numbered = _NUMBERED.match(line)
-        if numbered and _ACTION_CALL.match(numbered["rest"].strip()):
-            rest = numbered["rest"].strip()
-            call = _ACTION_CALL.match(rest)
-            assert call is not None
-            blocks.append(
-                _Block(int(numbered["num"]), canonical(call.group(0)), [rest[call.end() :]])
-            )
+        if m := _ANNOTATION_WORD.match(line):
+            body = line[m.end() :]
+            if current is not None and not current.noted:
+                current.text.append(body)
+                current.noted = True
+            else:
+                current = _Block(None, None, [body], noted=True)
+                current.why = "annotation with no ACTION line of its own"
+                blocks.append(current)
             continue
-        if blocks:
-            blocks[-1].text.append(re.sub(r"^annotation\s*[:\-]\s*", "", line, flags=re.I))
+        if after_note and _CALL_START.match(line):
+            current = _Block(None, None, [line], noted=True)
+            current.why = "an action line inside an annotation: unclear which step it is about"
+            blocks.append(current)
+            continue
+        if _HEADING.match(stripped) or (line.endswith(":") and len(line.split()) <= 4):
+            current = None
+        if current is not None:
+            current.text.append(line)
         elif _REMOVE.search(line):
-            blocks.append(_Block(None, None, [line]))
+            current = _Block(None, None, [line], noted=True, why="outside any step's block")
+            blocks.append(current)
     return blocks, missing
 
 
-def _reason(annotation: str) -> str | None:
-    m = _REMOVE.search(annotation)
-    if not m:
-        return None
-    reason = m["reason"].strip().strip("'\"").strip()
-    reason = re.split(r"\s*#\s*MISSING\b", reason, flags=re.I)[0].strip()
-    if reason.lower().rstrip(".") in _EMPTY_REASONS:
-        return None
-    return reason
+def _removal(annotation: str) -> tuple[str, str | None] | None:
+    """The first live `#REMOVE` as (reason, None), or (text, why) when it cannot be applied.
+
+    Negated tags (`no #REMOVE`) and explicit non-answers (`#REMOVE: none`) are not removals.
+    """
+    fallback: tuple[str, str | None] | None = None
+    tags = list(_REMOVE.finditer(annotation))
+    for k, tag in enumerate(tags):
+        end = tags[k + 1].start() if k + 1 < len(tags) else len(annotation)
+        before = annotation[max(0, tag.start() - 48) : tag.start()]
+        if _negated(before):
+            continue
+        reason = _tag_body(before, annotation[tag.end() : end])
+        if reason.startswith("<"):
+            fallback = fallback or (reason, _PLACEHOLDER)
+        elif not reason:
+            fallback = fallback or (reason, "#REMOVE gives no reason")
+        elif not _NO_REASON.match(reason.rstrip(".!")):
+            return reason, None
+    return fallback
+
+
+def _is_dialogue(line: str) -> bool:
+    action = _parse(line)
+    return action is not None and action.verb == SAY
 
 
 def add_flag(
@@ -177,39 +335,34 @@ def add_flag(
     """Record a flag on a resolved step, or a dropped entry with why it cannot apply."""
     if isinstance(index, str):
         critique.dropped.append(Dropped(text=text, why=index))
-        return
-    step = plan[index]
-    if parse_action(step).is_dialogue:
-        critique.dropped.append(
-            Dropped(text=text, why=f"step {index + 1} is dialogue, which is never removed")
-        )
+    elif not 0 <= index < len(plan):
+        critique.dropped.append(Dropped(text=text, why=f"step index {index} is outside the plan"))
+    elif _is_dialogue(plan[index]):
+        why = f"step {index + 1} is dialogue, which is never removed"
+        critique.dropped.append(Dropped(text=text, why=why))
     elif any(f.step == index for f in critique.flags):
         critique.dropped.append(Dropped(text=text, why=f"step {index + 1} is already flagged"))
     else:
-        critique.flags.append(Flag(step=index, action=step, reason=reason))
+        critique.flags.append(Flag(step=index, action=plan[index], reason=reason))
 
 
 def add_missing(critique: Critique, description: str) -> None:
     """Record a #MISSING entry, with the concrete action it names when it names a valid one."""
     description = description.strip().strip("'\"").strip()
-    if description.lower().rstrip(".") in _EMPTY_REASONS or description.lower().startswith(
-        ("none", "nothing is missing", "no missing")
-    ):
-        return
-    if description.startswith("<") and description.endswith(">"):
-        critique.dropped.append(Dropped(text=description, why="template placeholder, not content"))
+    if description.startswith("<"):
+        critique.dropped.append(Dropped(text=description, why=_PLACEHOLDER))
         return
     action = find_action(description)
-    if action is not None:
-        parsed = parse_action(action)
-        if not parsed.known or parsed.agent != "Driver" or parsed.is_dialogue:
-            critique.dropped.append(
-                Dropped(text=description, why="missing step is not a Driver action in the notation")
-            )
-            action = None
-    if any(m.description == description for m in critique.missing):
+    if not description or (action is None and _NOTHING_MISSING.match(description)):
         return
-    critique.missing.append(Missing(description=description, action=action))
+    if action is not None:
+        parsed = _parse(action)
+        if parsed is None or not parsed.known or parsed.agent != "Driver" or parsed.is_dialogue:
+            why = "missing step is not a Driver action in the notation"
+            critique.dropped.append(Dropped(text=description, why=why))
+            action = None
+    if all(m.description != description for m in critique.missing):
+        critique.missing.append(Missing(description=description, action=action))
 
 
 def parse_judge_text(text: str, plan: Sequence[str]) -> Critique:
@@ -218,14 +371,17 @@ def parse_judge_text(text: str, plan: Sequence[str]) -> Critique:
     blocks, missing = _blocks(strip_reasoning(text))
     resolver = StepResolver(plan)
     for block in blocks:
-        annotation = " ".join(t for t in block.text if t)
-        reason = _reason(annotation)
-        if reason is None and block.number is None and block.action is None:
+        index = block.why or resolver.resolve(block.number, block.action)
+        removal = _removal("\n".join(block.text))
+        if removal is None:
             continue
-        index = resolver.resolve(block.number, block.action)
-        if reason is not None:
-            shown = f"{block.number or '?'}. {block.action or ''} #REMOVE: {reason}".strip()
-            add_flag(critique, resolver.plan, index, reason, shown)
+        reason, why = removal
+        number = "?" if block.number is None else str(block.number)
+        shown = f"{number}. {block.action or ''} #REMOVE: {reason}"
+        if why is not None:
+            critique.dropped.append(Dropped(text=shown, why=why))
+        else:
+            add_flag(critique, plan, index, reason, shown)
     for description in missing:
         add_missing(critique, description)
     critique.flags.sort(key=lambda f: f.step)

@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
+
 from planverify.agents.base import Judge, Planner
 from planverify.agents.baseline import BaselineJudge
 from planverify.agents.judge import ModelJudge
 from planverify.agents.planner import ModelPlanner, RulesPlanner
-
 from planverify.models import ModelSpecError, load_chat_model, parse_spec
 
 OFFLINE_JUDGES = ("baseline",)

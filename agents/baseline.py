@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from planverify.agents.base import JudgeReply
-
 from planverify.critique import Critique, Flag
 from planverify.episode import Scene
 from planverify.notation import Action, parse_action

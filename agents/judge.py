@@ -7,6 +7,8 @@ from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from pydantic import BaseModel, Field
+
 from planverify.agents.base import JudgeReply, as_data, numbered, usage_of
 from planverify.agents.parsing import (
     StepResolver,
@@ -15,11 +17,9 @@ from planverify.agents.parsing import (
     canonical,
     parse_judge_text,
 )
-from planverify.prompts import render
-from pydantic import BaseModel, Field
-
 from planverify.critique import Critique
 from planverify.episode import Scene
+from planverify.prompts import render
 
 
 class StepToRemove(BaseModel):

@@ -13,12 +13,12 @@ from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
-from planverify.agents.base import Insertion, PlannerReply, as_data, numbered, usage_of
-from planverify.prompts import render
 from pydantic import BaseModel, Field
 
+from planverify.agents.base import Insertion, PlannerReply, as_data, numbered, usage_of
 from planverify.critique import Dropped, Missing
 from planverify.notation import NotationError, parse_action
+from planverify.prompts import render
 from planverify.usage import TokenUsage
 
 _INSERT = re.compile(r"INSERT\s+AFTER\s+(?:step\s*)?(?P<n>-?\d+)\s*[:\-]\s*(?P<action>.+)", re.I)

@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from planverify.agents.base import Insertion
-from planverify.graphs.state import Edit, Step
-
 from planverify.critique import Flag, Missing
+from planverify.graphs.state import Edit, Step
 
 
 def remove_flagged(plan: Sequence[Step], flags: Sequence[Flag]) -> tuple[list[Step], list[Edit]]:

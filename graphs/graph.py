@@ -14,14 +14,14 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import Command, RetryPolicy, interrupt
+
 from planverify.agents import resolve_judge, resolve_planner
 from planverify.agents.base import Judge, Planner
+from planverify.critique import Critique
 from planverify.graphs.context import OutputMode, VerifierContext
 from planverify.graphs.edits import insert_steps, remove_flagged, shift_missing
 from planverify.graphs.review import apply_review
 from planverify.graphs.state import Iteration, PlanState, Step, StopReason, VerifyInput
-
-from planverify.critique import Critique
 from planverify.notation import diagnose, parse_action
 
 MODEL_RETRY = RetryPolicy(max_attempts=3, initial_interval=1.0)

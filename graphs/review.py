@@ -6,7 +6,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from planverify.agents.parsing import StepResolver, add_flag, add_missing
-
 from planverify.critique import Critique, Dropped
 
 ACCEPT = (None, True, "accept", "yes", "y", "")

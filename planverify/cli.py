@@ -305,6 +305,8 @@ def show(
         out.print(f"goal: {state.goal}", highlight=False)
         for record in state.history:
             out.print(f"[bold]Judge pass {record.iteration}[/]", highlight=False)
+            if not record.critique.objections:
+                out.print("  no objections", highlight=False)
             for flag in record.critique.flags:
                 out.print(
                     f"  flag    {flag.step + 1}. {flag.action}  - {flag.reason}", highlight=False

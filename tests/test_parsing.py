@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from planverify.agents.parsing import (
     StepResolver,
     add_flag,
@@ -28,7 +29,6 @@ from planverify.agents.parsing import (
     parse_judge_text,
     strip_reasoning,
 )
-
 from planverify.critique import Critique
 from planverify.notation import parse_action
 

@@ -1,0 +1,183 @@
+"""The command line: exit codes, one-line errors, outputs in input order, show and presets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+from typer.testing import CliRunner
+
+from planverify.cli import app
+from planverify.result import VerificationResult
+
+from .conftest import ROOT
+
+EXAMPLES = ROOT / "examples" / "episodes.jsonl"
+runner = CliRunner()
+
+PLAN = [
+    "Driver.PickUp('Mug')",
+    "Driver.Move(0.5)",
+    "Driver.Move(-0.5)",
+    "Driver.PutAOnB('Mug', 'Sink')",
+]
+
+
+def jsonl(path: Path, *records: dict[str, object] | str) -> Path:
+    lines = [r if isinstance(r, str) else orjson.dumps(r).decode() for r in records]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def read_results(path: Path) -> list[VerificationResult]:
+    return [VerificationResult.model_validate_json(line) for line in path.read_bytes().splitlines()]
+
+
+@pytest.fixture(autouse=True)
+def no_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("OPENAI_API_KEY", "GOOGLE_API_KEY", "GEMINI_API_KEY", "GROQ_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def test_verify_writes_one_record_per_episode_in_input_order(tmp_path: Path) -> None:
+    out = tmp_path / "results.jsonl"
+    result = runner.invoke(app, ["verify", str(EXAMPLES), "--no-checkpoint", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    ids = [orjson.loads(line)["id"] for line in EXAMPLES.read_bytes().splitlines()]
+    results = read_results(out)
+    assert [r.id for r in results] == ids
+    assert all(r.status == "ok" and len(r.verdicts) == len(r.original) for r in results)
+    assert not (tmp_path / "results.jsonl.partial").exists()
+    assert "episodes" in result.stdout and "10 ok" in result.stdout
+
+
+def test_bad_lines_are_reported_and_the_rest_is_verified(tmp_path: Path) -> None:
+    source = jsonl(
+        tmp_path / "in.jsonl",
+        {"id": "a", "goal": "Put the mug in the sink.", "actions": PLAN},
+        "{broken",
+        {"id": "b", "actions": ["no action here"]},
+        {"id": "c", "goal": "Odd.", "actions": ["Driver.Teleport('Kitchen')"]},
+        {"id": "d", "goal": "Nothing to do.", "actions": []},
+    )
+    out = tmp_path / "out.jsonl"
+    result = runner.invoke(app, ["verify", str(source), "--no-checkpoint", "-o", str(out)])
+    assert result.exit_code == 1
+    errors = [line for line in result.stderr.splitlines() if line.startswith("skipped")]
+    assert len(errors) == 2
+    assert f"{source}:2: malformed JSON" in errors[0]
+    assert f"{source}:3: actions: action 0: not an action" in errors[1]
+    by_id = {r.id: r for r in read_results(out)}
+    assert set(by_id) == {"a", "c", "d"}
+    assert by_id["a"].refined == ["Driver.PickUp('Mug')", "Driver.PutAOnB('Mug', 'Sink')"]
+    assert by_id["c"].refined == ["Driver.Teleport('Kitchen')"]
+    assert "unknown verb 'Teleport'" in by_id["c"].warnings[0]
+    assert by_id["d"].status == "ok" and by_id["d"].refined == []
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--judge", "gpt-4o"], "unknown model spec 'gpt-4o'"),
+        (["--judge", "groq:llama-x"], "needs an API key: set GROQ_API_KEY"),
+        (["--planner", "o4-mini"], "needs an API key: set OPENAI_API_KEY"),
+        (["--goal", "infer"], "--goal infer needs a model planner"),
+        (["--goal", "guess"], "--goal must be given, dialogue or infer"),
+        (["--judge-output", "xml"], "--judge-output must be text or structured"),
+    ],
+)
+def test_setting_errors_stop_before_any_work(tmp_path: Path, args: list[str], message: str) -> None:
+    out = tmp_path / "out.jsonl"
+    result = runner.invoke(app, ["verify", str(EXAMPLES), "--no-checkpoint", "-o", str(out), *args])
+    assert result.exit_code == 2
+    assert message in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert not out.exists()
+
+
+def test_duplicate_ids_and_missing_files(tmp_path: Path) -> None:
+    twice = jsonl(
+        tmp_path / "twice.jsonl", {"id": "a", "actions": PLAN}, {"id": "a", "actions": PLAN}
+    )
+    result = runner.invoke(app, ["verify", str(twice), "--no-checkpoint"])
+    assert result.exit_code == 2 and "appears more than once" in result.stderr
+    result = runner.invoke(app, ["verify", str(tmp_path / "nope.jsonl"), "--no-checkpoint"])
+    assert result.exit_code == 1
+    assert "nope.jsonl:0: no such file" in result.stderr
+    assert "no episodes to verify" in result.stderr
+
+
+def test_goal_from_dialogue_uses_the_commander(tmp_path: Path) -> None:
+    source = jsonl(
+        tmp_path / "in.jsonl",
+        {
+            "id": "a",
+            "goal": "ignored",
+            "actions": ["Commander.Say('Rinse the mug.')", "Driver.Say('ok')", *PLAN],
+        },
+    )
+    out = tmp_path / "out.jsonl"
+    result = runner.invoke(
+        app, ["verify", str(source), "--no-checkpoint", "--goal", "dialogue", "-o", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    assert read_results(out)[0].goal == "Rinse the mug."
+
+
+def test_static_mode_keeps_the_plan_and_reports_proposals(tmp_path: Path) -> None:
+    source = jsonl(tmp_path / "in.jsonl", {"id": "a", "goal": "g", "actions": PLAN})
+    out = tmp_path / "out.jsonl"
+    result = runner.invoke(
+        app, ["verify", str(source), "--no-checkpoint", "--static", "-o", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    (res,) = read_results(out)
+    assert res.refined == PLAN and res.stop_reason == "static"
+    assert [v.verdict for v in res.verdicts] == ["keep", "remove", "remove", "keep"]
+
+
+def test_checkpoints_are_reused_and_shown(tmp_path: Path) -> None:
+    db = tmp_path / "cp.sqlite"
+    source = jsonl(tmp_path / "in.jsonl", {"id": "mug-run", "goal": "g", "actions": PLAN})
+    out1, out2 = tmp_path / "1.jsonl", tmp_path / "2.jsonl"
+    for out in (out1, out2):
+        result = runner.invoke(
+            app, ["verify", str(source), "--checkpoint", str(db), "-o", str(out)]
+        )
+        assert result.exit_code == 0, result.output
+    assert out1.read_bytes() == out2.read_bytes()
+
+    shown = runner.invoke(app, ["show", "mug-run", "--checkpoint", str(db)])
+    assert shown.exit_code == 0, shown.output
+    assert "Judge pass 1" in shown.stdout and "Judge pass 2" in shown.stdout
+    assert "remove  Driver.Move(0.5)" in shown.stdout
+    assert "stop: no_objections" in shown.stdout
+
+    other = runner.invoke(
+        app, ["verify", str(source), "--checkpoint", str(db), "--max-iterations", "1"]
+    )
+    assert other.exit_code == 0
+    shown = runner.invoke(app, ["show", "mug-run", "--checkpoint", str(db)])
+    assert shown.stdout.count("(thread mug-run#") == 2
+
+    missing = runner.invoke(app, ["show", "nope", "--checkpoint", str(db)])
+    assert missing.exit_code == 2 and "'nope' is not in" in missing.stderr
+    no_file = runner.invoke(app, ["show", "x", "--checkpoint", str(tmp_path / "none.sqlite")])
+    assert no_file.exit_code == 2 and "no checkpoint file" in no_file.stderr
+
+
+def test_presets_are_listed() -> None:
+    result = runner.invoke(app, ["presets"])
+    assert result.exit_code == 0
+    for name in ("o4-mini", "deepseek-r1", "gemini-2.5", "llama-4-scout"):
+        assert name in result.stdout
+
+
+@pytest.mark.parametrize("command", ["verify", "show", "presets"])
+def test_every_command_has_help(command: str) -> None:
+    result = runner.invoke(app, [command, "--help"])
+    assert result.exit_code == 0
+    assert "Usage:" in result.stdout
+    doc = app.registered_commands
+    assert any((c.name or c.callback.__name__) == command and c.callback.__doc__ for c in doc)  # type: ignore[union-attr]

@@ -10,9 +10,10 @@ from planverify.agents.base import Judge, Planner
 from planverify.agents.baseline import BaselineJudge
 from planverify.agents.judge import ModelJudge
 from planverify.agents.planner import ModelPlanner, RulesPlanner
+from planverify.agents.rules import RulesJudge
 from planverify.models import ModelSpecError, load_chat_model, parse_spec
 
-OFFLINE_JUDGES = ("baseline",)
+OFFLINE_JUDGES = ("rules", "baseline")
 OFFLINE_PLANNERS = ("rules",)
 
 
@@ -27,6 +28,8 @@ def resolve_judge(
     if isinstance(judge, str):
         if judge == "baseline":
             return BaselineJudge()
+        if judge == "rules":
+            return RulesJudge()
         spec = parse_spec(judge, base_url=base_url)
         return ModelJudge(load_chat_model(spec, **model_options), output=output, name=judge)
     if isinstance(judge, BaseChatModel):
@@ -62,6 +65,7 @@ __all__ = [
     "ModelJudge",
     "ModelPlanner",
     "Planner",
+    "RulesJudge",
     "RulesPlanner",
     "resolve_judge",
     "resolve_planner",

@@ -23,7 +23,8 @@ from planverify.notation import Action, parse_action
 _REVERSE = {"TurnLeft": "TurnRight", "TurnRight": "TurnLeft"}
 
 
-def _cancels(a: Action, b: Action) -> bool:
+def cancels(a: Action, b: Action) -> bool:
+    """Whether motion b undoes motion a."""
     if a.value is None or b.value is None:
         return False
     if a.verb == b.verb == "Move":
@@ -52,7 +53,7 @@ def baseline_flags(plan: Sequence[str]) -> list[Flag]:
             held = obj
         elif action.verb == "PutAOnB":
             held = None
-        if previous is not None and _cancels(actions[previous], action):
+        if previous is not None and cancels(actions[previous], action):
             reason = f"{actions[previous]} and {action} cancel each other out"
             reasons.setdefault(previous, reason)
             reasons.setdefault(i, reason)

@@ -68,8 +68,9 @@ class _Plan:
     lines: Sequence[str]
     actions: list[Action]
     outcomes: list[Outcome] = field(default_factory=list)
-    locations: list[str | None] = field(default_factory=list)  # PickUp: where the object was
+    locations: list[tuple[str, ...] | None] = field(default_factory=list)  # PickUp: from where
     occupied: dict[int, bool] = field(default_factory=dict)  # switch steps: anything inside
+    running: dict[int, bool] = field(default_factory=dict)  # puts: the receptacle acts on it
 
     def steps(self, start: int = 0) -> range:
         return range(start, len(self.actions))
@@ -113,7 +114,10 @@ def judge_plan(goal: str, plan: Sequence[str], scene: Scene | None = None) -> Cr
     for i, action in enumerate(actions):
         where = None
         if action.verb == "PickUp" and action.known:
-            where = world.thing(action.objects[0]).location
+            thing = world.thing(action.objects[0])
+            where = (thing.location, *thing.also_in) if thing.location else None
+        elif action.verb == "PutAOnB" and action.known:
+            p.running[i] = _running(world, action.objects[1])
         elif action.verb in ("ToggleOn", "ToggleOff") and action.known:
             spaces = _spaces(action.objects[0])
             p.occupied[i] = bool(spaces & resident) or any(world.contents(s) for s in spaces)
@@ -173,6 +177,8 @@ def _misplacements(p: _Plan, flags: dict[int, str]) -> None:
             and p.actions[k].verb == "PutAOnB"
             and p.actions[k].objects[0] == a.objects[0]
         ]
+        if p.running.get(i):
+            continue  # put into a running appliance or under a running faucet: it was used
         if later and p.actions[later[0]].objects[1] != a.objects[1]:
             reason = f"puts {a.objects[0]} on {a.objects[1]} and takes it straight back"
             flags.setdefault(i, reason)
@@ -190,8 +196,8 @@ def _detours(p: _Plan, needed: set[str], flags: dict[int, str]) -> None:
             continue
         if p.mentions(name, {i, put}):
             continue
-        origin = p.locations[i]
-        if origin is not None and object_type(origin) in WORKSPACES and _used_after(p, origin, put):
+        origins = p.locations[i] or ()
+        if any(object_type(o) in WORKSPACES and _used_after(p, o, put) for o in origins):
             continue  # cleared out of the way of a later step
         flags.setdefault(i, f"picks up {name}, which plays no part in the goal")
         flags.setdefault(put, f"puts {name} down again: a detour that leaves the task unchanged")
@@ -213,7 +219,7 @@ def _used_after(p: _Plan, receptacle: str, after: int) -> bool:
             return True
         if kind in ("Sink", "SinkBasin") and a.objects and object_type(a.objects[0]) == "Faucet":
             return True
-        if a.verb in STATE_VERBS and object_type(a.objects[0]) == kind:
+        if a.verb in STATE_VERBS | {"PickUp"} and object_type(a.objects[0]) == kind:
             return True
     return False
 
@@ -288,8 +294,9 @@ def _pointless_open_close(p: _Plan, flags: dict[int, str]) -> None:
                 continue
             if b.verb == "PutAOnB" and b.objects[1] == name:
                 used = True
+            origins = p.locations[k]
             if b.verb == "PickUp" and (
-                p.locations[k] is None or object_type(p.locations[k] or "") == kind
+                origins is None or any(object_type(o) == kind for o in origins)
             ):
                 used = True
         if not used:
@@ -438,3 +445,18 @@ def _idle_switching(p: _Plan, flags: dict[int, str]) -> None:
         reason = f"{name} is switched on and off with nothing in it to act on"
         flags.setdefault(i, reason)
         flags.setdefault(off, reason)
+
+
+def _running(world: World, receptacle: str) -> bool:
+    """Whether putting something into a receptacle makes something happen (or may: unknown)."""
+    kind = object_type(receptacle)
+    if kind in ("Sink", "SinkBasin"):
+        switches = [t for t in world.things.values() if t.type == "Faucet"]
+    elif kind == "StoveBurner":
+        switches = [t for t in world.things.values() if t.type == "StoveKnob"]
+    else:
+        switches = [world.thing(receptacle)] if kind in IDLE_CHECKED else []
+    if not switches and kind in ("Sink", "SinkBasin", "StoveBurner"):
+        switch = "Faucet" if kind != "StoveBurner" else "StoveKnob"
+        return bool(world.scene_types.get(switch, {}).get("toggled", False))
+    return any(t.toggled is not False for t in switches)

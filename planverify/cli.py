@@ -6,6 +6,7 @@ import asyncio
 import os
 import sys
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -21,7 +22,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from planverify.episode import Episode, EpisodeError, dump_jsonl_line, iter_jsonl
+from planverify.episode import Episode, EpisodeError, dump_jsonl_line
 from planverify.models import ModelSpecError, presets
 from planverify.result import VerificationResult
 
@@ -45,35 +46,13 @@ def fail(message: str, code: int = 2) -> typer.Exit:
     return typer.Exit(code)
 
 
-def _read_inputs(paths: list[Path]) -> tuple[list[Episode], list[EpisodeError]]:
-    episodes: list[Episode] = []
-    errors: list[EpisodeError] = []
-    for path in paths:
-        if not path.exists():
-            errors.append(EpisodeError(str(path), 0, "no such file"))
-            continue
-        if path.name.endswith(".game.json") or path.is_dir():
-            errors.append(
-                EpisodeError(
-                    str(path), 0, "TEACh game files are read by `planverify convert` first"
-                )
-            )
-            continue
-        for item in iter_jsonl(path):
-            (errors if isinstance(item, EpisodeError) else episodes).append(item)  # type: ignore[arg-type]
-    return episodes, errors
-
-
-def _apply_goal_mode(episodes: list[Episode], mode: GoalMode) -> list[Episode]:
+def _with_goal(episode: Episode, mode: GoalMode) -> Episode:
     if mode == "given":
-        return episodes
+        return episode
     if mode == "infer":
-        return [e.model_copy(update={"goal": None}) for e in episodes]
-    result = []
-    for e in episodes:
-        said = [a.text or "" for a in e.parsed() if a.is_dialogue and a.agent == "Commander"]
-        result.append(e.model_copy(update={"goal": " ".join(said) or e.goal}))
-    return result
+        return episode.model_copy(update={"goal": None})
+    said = [a.text or "" for a in episode.parsed() if a.is_dialogue and a.agent == "Commander"]
+    return episode.model_copy(update={"goal": " ".join(said) or episode.goal})
 
 
 def _summary(results: list[VerificationResult], output: Path | None) -> None:
@@ -99,8 +78,10 @@ def _summary(results: list[VerificationResult], output: Path | None) -> None:
 @app.command()
 def verify(
     inputs: Annotated[
-        list[Path],
-        typer.Argument(help="JSONL files of episodes: {id, goal?, actions, scene?} a line."),
+        list[str],
+        typer.Argument(
+            help="JSONL files of episodes ({id, goal?, actions, scene?} a line), or TEACh game files, directories and globs."
+        ),
     ],
     judge: Annotated[
         str,
@@ -161,6 +142,10 @@ def verify(
             "--review", help="Pause after each Judge pass so you can accept or edit the critique."
         ),
     ] = False,
+    split: Annotated[
+        str | None,
+        typer.Option(help="TEACh inputs: keep only games under a directory of this name."),
+    ] = None,
 ) -> None:
     """Verify plans: flag unneeded steps, add missing ones, loop until the Judge has no objections."""
     from planverify.api import Verifier, open_checkpointer
@@ -175,19 +160,13 @@ def verify(
         )
     if review and not sys.stdin.isatty():
         raise fail("--review needs an interactive terminal")
-    episodes, errors = _read_inputs(inputs)
-    for e in errors:
-        err.print(f"[red]skipped[/] {e}", highlight=False, soft_wrap=True)
-    seen: set[str] = set()
-    for episode in episodes:
-        if episode.id in seen:
-            raise fail(f"episode id {episode.id!r} appears more than once; ids must be unique")
-        seen.add(episode.id)
-    episodes = _apply_goal_mode(episodes, goal)[:limit]  # type: ignore[arg-type]
-    if not episodes:
-        raise fail("no episodes to verify", 1)
+    from planverify.sources import count_inputs, iter_inputs
 
-    async def run() -> list[VerificationResult]:
+    total = count_inputs(inputs, split=split)
+    if limit is not None:
+        total = min(total, limit)
+
+    async def run() -> tuple[list[VerificationResult], int]:
         async with open_checkpointer(None if no_checkpoint else checkpoint) as saver:
             try:
                 verifier = Verifier(
@@ -202,26 +181,29 @@ def verify(
                 )
             except ModelSpecError as exc:
                 raise fail(str(exc)) from None
-            return await _run_batch(verifier, episodes, output, 1 if review else concurrency)
+            items = iter_inputs(inputs, split=split)
+            return await _run_batch(
+                verifier,
+                items,
+                total=total,
+                limit=limit,
+                goal=goal,  # type: ignore[arg-type]
+                output=output,
+                concurrency=1 if review else concurrency,
+            )
 
-    results = asyncio.run(run())
+    results, skipped = asyncio.run(run())
+    if not results:
+        raise fail("no episodes to verify", 1)
     _summary(results, output)
-    if errors or any(r.status == "error" for r in results):
+    if skipped or any(r.status == "error" for r in results):
         for r in results:
             if r.status == "error":
                 err.print(f"[red]error[/] {r.id}: {r.error}", highlight=False, soft_wrap=True)
         raise typer.Exit(1)
 
 
-async def _run_batch(
-    verifier: Any, episodes: list[Episode], output: Path | None, concurrency: int
-) -> list[VerificationResult]:
-    partial = output.with_name(output.name + ".partial") if output else None
-    if partial is not None:
-        partial.parent.mkdir(parents=True, exist_ok=True)
-    sink = partial.open("wb") if partial else None
-    results: dict[str, VerificationResult] = {}
-    gate = asyncio.Semaphore(concurrency)
+def _progress() -> Progress:
     columns = (
         TextColumn("[bold]verifying"),
         BarColumn(),
@@ -230,12 +212,42 @@ async def _run_batch(
         TimeElapsedColumn(),
         TimeRemainingColumn(),
     )
-    with Progress(*columns, console=err, transient=True, disable=not err.is_terminal) as progress:
-        task = progress.add_task("verify", total=len(episodes), failed=0)
+    return Progress(*columns, console=err, transient=True, disable=not err.is_terminal)
+
+
+async def _run_batch(
+    verifier: Any,
+    items: Iterable[Episode | EpisodeError],
+    *,
+    total: int,
+    limit: int | None,
+    goal: GoalMode,
+    output: Path | None,
+    concurrency: int,
+) -> tuple[list[VerificationResult], int]:
+    """Verify episodes as they stream in, at most `concurrency` at once.
+
+    Results are appended to `OUTPUT.partial` as they finish; at the end the output is written in
+    input order and the partial file removed. Returns the results and the number of skipped inputs.
+    """
+    partial = output.with_name(output.name + ".partial") if output else None
+    if partial is not None:
+        partial.parent.mkdir(parents=True, exist_ok=True)
+    sink = partial.open("wb") if partial else None
+    order: list[str] = []
+    seen: set[str] = set()
+    results: dict[str, VerificationResult] = {}
+    skipped = 0
+    gate = asyncio.Semaphore(concurrency)
+    running: set[asyncio.Task[None]] = set()
+    with _progress() as progress:
+        task = progress.add_task("verify", total=total, failed=0)
 
         async def one(episode: Episode) -> None:
-            async with gate:
+            try:
                 result = await verifier.averify(episode)
+            finally:
+                gate.release()
             results[episode.id] = result
             if sink is not None:
                 sink.write(dump_jsonl_line(result.model_dump(mode="json")))
@@ -244,16 +256,37 @@ async def _run_batch(
             progress.update(task, advance=1, failed=failed)
 
         try:
-            await asyncio.gather(*(one(e) for e in episodes))
+            for item in items:
+                if limit is not None and len(order) >= limit:
+                    break
+                if isinstance(item, Episode) and item.id in seen:
+                    where = (item.model_extra or {}).get("source", "input")
+                    message = f"episode id {item.id!r} appears more than once; ids must be unique"
+                    item = EpisodeError(str(where), 0, message)
+                if isinstance(item, EpisodeError):
+                    skipped += 1
+                    err.print(f"[red]skipped[/] {item}", highlight=False, soft_wrap=True)
+                    progress.update(task, total=max(total - skipped, 0))
+                    continue
+                await gate.acquire()
+                order.append(item.id)
+                seen.add(item.id)
+                job = asyncio.create_task(one(_with_goal(item, goal)))
+                running.add(job)
+                job.add_done_callback(running.discard)
+            if running:
+                await asyncio.gather(*running)
         finally:
+            for job in running:
+                job.cancel()
             if sink is not None:
                 sink.close()
     if output is not None and partial is not None:
         with output.open("wb") as fh:  # input order, whatever order episodes finished in
-            for episode in episodes:
-                fh.write(dump_jsonl_line(results[episode.id].model_dump(mode="json")))
+            for episode_id in order:
+                fh.write(dump_jsonl_line(results[episode_id].model_dump(mode="json")))
         partial.unlink()
-    return [results[e.id] for e in episodes]
+    return [results[i] for i in order], skipped
 
 
 def _ask_review(payload: dict[str, Any]) -> Any:
@@ -323,6 +356,41 @@ def show(
         out.print(f"stop: {state.stop_reason or 'not finished'}; refined plan:", highlight=False)
         for i, line in enumerate(state.lines(), start=1):
             out.print(f"  {i}. {line}", highlight=False)
+
+
+@app.command()
+def convert(
+    inputs: Annotated[
+        list[str], typer.Argument(help="TEACh game files (*.game.json), directories or globs.")
+    ],
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="Write the episodes here as JSONL.")
+    ],
+    split: Annotated[
+        str | None,
+        typer.Option(
+            help="Keep only games under a directory of this name (train, valid_seen, ...)."
+        ),
+    ] = None,
+) -> None:
+    """Convert TEACh game files into episode records (the input of verify, corrupt and score)."""
+    from planverify.teach import LoadSummary, iter_games
+
+    summary = LoadSummary()
+    output.parent.mkdir(parents=True, exist_ok=True)
+    partial = output.with_name(output.name + ".partial")
+    with partial.open("wb") as sink:
+        for item in summary.track(iter_games(inputs, split=split)):
+            if isinstance(item, EpisodeError):
+                err.print(f"[red]skipped[/] {item}", highlight=False, soft_wrap=True)
+            else:
+                sink.write(dump_jsonl_line(item))
+    partial.replace(output)
+    out.print(f"{summary}; wrote {summary.read} episode(s) to {output}", highlight=False)
+    if summary.read == 0:
+        raise fail("no games found", 1)
+    if summary.skipped:
+        raise typer.Exit(1)
 
 
 @app.command("presets")

@@ -28,6 +28,7 @@ class Thing:
 
     type: str  # object type
     location: str | None = None  # name or type of the receptacle it is in or on
+    also_in: tuple[str, ...] = ()  # further receptacle types the scene says it starts in
     toggled: bool | None = None  # switched on
     open: bool | None = None  # open
     filled: bool | None = None  # holds liquid
@@ -78,6 +79,7 @@ class World:
                 world.things[obj.name] = Thing(
                     type=obj.type,
                     location=obj.parent[0] if obj.parent else None,
+                    also_in=tuple(obj.parent[1:]),
                     **states,
                 )
         return world
@@ -153,7 +155,7 @@ class World:
         if self.held_known and self.held is not None:
             problem = f"the Driver is already holding {self.held}"
         self.held, self.held_known = name, True
-        thing.location = None
+        thing.location, thing.also_in = None, ()
         return Outcome(changed=True, known=True, problem=problem)
 
     def _put(self, name: str, receptacle: str) -> Outcome:
@@ -163,7 +165,7 @@ class World:
         if self.held_known and self.held != name:
             problem = f"{name} is not held"
         place.uses += 1
-        thing.location = receptacle
+        thing.location, thing.also_in = receptacle, ()
         self.held, self.held_known = None, True
         return Outcome(changed=True, known=True, problem=problem)
 

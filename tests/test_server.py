@@ -1,0 +1,238 @@
+"""The graph behind `langgraph dev`: served from `langgraph.json`, run with a per-run context.
+
+One in-memory dev server (langgraph-cli[inmem]) is started per module on a free loopback port,
+with its working directory in a temporary folder (it writes `.langgraph_api/` there, not into
+the checkout) and an environment without API keys, tracing, analytics or version checks, so
+nothing leaves the machine. The offline defaults (baseline Judge, rules Planner) need no model.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .conftest import ROOT
+
+pytest.importorskip(
+    "langgraph_sdk", reason="langgraph-sdk is not installed (pip install -e '.[dev]')"
+)
+from langgraph_sdk import get_sync_client
+from langgraph_sdk.client import SyncLangGraphClient
+
+pytestmark = pytest.mark.skipif(
+    sys.platform == "win32", reason="the server fixture manages a POSIX process group"
+)
+
+LANGGRAPH = Path(sys.executable).parent / "langgraph"
+CONFIG = ROOT / "langgraph.json"
+GRAPH = "planverify"
+START_TIMEOUT = 90.0
+STOP_TIMEOUT = 15.0
+PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY")
+
+PLAN = [
+    "Driver.PickUp('Mug')",
+    "Driver.Move(1.0)",
+    "Driver.Move(-1.0)",
+    "Driver.PutAOnB('Mug', 'CoffeeMachine')",
+    "Driver.ToggleOn('CoffeeMachine')",
+]
+REFINED = [PLAN[0], PLAN[3], PLAN[4]]
+INPUT = {"episode_id": "srv", "goal": "Make coffee.", "actions": PLAN}
+CONTEXT = {"judge": "baseline", "planner": "rules", "max_iterations": 3}
+
+
+def server_env(home: Path) -> dict[str, str]:
+    """A minimal environment: no API keys reach the server, and it phones nobody.
+
+    - LANGGRAPH_CLI_NO_ANALYTICS=1: the CLI otherwise posts usage data on every command.
+    - LANGGRAPH_NO_VERSION_CHECK=true: the server otherwise asks PyPI for a newer langgraph-api.
+    - LANGSMITH_TRACING / LANGCHAIN_TRACING_V2=false: no traces (and no LangSmith lookups for
+      the Studio URL); without a licence key the server's metadata loop is skipped anyway.
+    - `--no-browser` (below) skips the thread that opens Studio and asks LangSmith for an org.
+    """
+    return {
+        "PATH": f"{LANGGRAPH.parent}{os.pathsep}{os.environ.get('PATH', os.defpath)}",
+        "HOME": str(home),
+        "LANG": "C.UTF-8",
+        "PYTHONIOENCODING": "utf-8",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONUNBUFFERED": "1",
+        "LANGGRAPH_CLI_NO_ANALYTICS": "1",
+        "LANGGRAPH_NO_VERSION_CHECK": "true",
+        "LANGSMITH_TRACING": "false",
+        "LANGCHAIN_TRACING_V2": "false",
+        "NO_PROXY": "127.0.0.1,localhost",
+    }
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def tail(log: Path, size: int = 4000) -> str:
+    text = log.read_text(encoding="utf-8", errors="replace") if log.exists() else ""
+    return text[-size:]
+
+
+def is_up(url: str) -> bool:
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback, no proxy
+    try:
+        with opener.open(f"{url}/ok", timeout=2) as response:
+            return bool(response.status == 200)
+    except (urllib.error.URLError, ConnectionError, TimeoutError):
+        return False
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    """Terminate the server's process group; kill it if it does not exit in time."""
+    if proc.poll() is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=STOP_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=STOP_TIMEOUT)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The URL of a running `langgraph dev` serving this repository's `langgraph.json`."""
+    if not LANGGRAPH.exists():
+        pytest.skip(f"langgraph CLI not found at {LANGGRAPH} (pip install 'langgraph-cli[inmem]')")
+    if importlib.util.find_spec("langgraph_api") is None:
+        pytest.skip("the in-memory server is not installed (pip install 'langgraph-cli[inmem]')")
+    workdir = tmp_path_factory.mktemp("server")
+    log = workdir / "server.log"
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    command = [
+        str(LANGGRAPH),
+        "dev",
+        "--no-browser",
+        "--no-reload",  # no file watcher on the checkout
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--config",
+        str(CONFIG),  # absolute; the server's cwd is the temporary folder
+        "--n-jobs-per-worker",
+        "2",
+    ]
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            command,
+            cwd=workdir,
+            env=server_env(workdir),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group, so teardown reaches any child
+        )
+    try:
+        deadline = time.monotonic() + START_TIMEOUT
+        while not is_up(url):
+            if proc.poll() is not None:
+                pytest.fail(f"langgraph dev exited with {proc.returncode}:\n{tail(log)}")
+            if "already in use" in tail(log):
+                pytest.fail(f"port {port} was taken before the server bound it:\n{tail(log)}")
+            if time.monotonic() > deadline:
+                pytest.fail(
+                    f"langgraph dev did not answer {url}/ok in {START_TIMEOUT}s:\n{tail(log)}"
+                )
+            time.sleep(0.2)
+        yield url
+    finally:
+        stop(proc)
+
+
+@pytest.fixture(scope="module")
+def client(server: str) -> Iterator[SyncLangGraphClient]:
+    """An SDK client that sends no API key and ignores proxy settings (the server is local)."""
+    with pytest.MonkeyPatch.context() as patch:
+        for name in PROXY_VARIABLES:  # httpx reads these when the client is created
+            patch.delenv(name, raising=False)
+            patch.delenv(name.lower(), raising=False)
+        sdk = get_sync_client(url=server, api_key=None, timeout=60)
+    with sdk:
+        yield sdk
+
+
+def actions(values: dict[str, Any]) -> list[str]:
+    return [step["action"] for step in values["plan"]]
+
+
+def test_the_graph_is_served_as_an_assistant_with_its_context_schema(
+    client: SyncLangGraphClient,
+) -> None:
+    assistants = client.assistants.search(graph_id=GRAPH)
+    assert [a["graph_id"] for a in assistants] == [GRAPH]
+    schemas = client.assistants.get_schemas(assistants[0]["assistant_id"])
+    context = schemas["context_schema"] or {}
+    assert {"judge", "planner", "max_iterations", "static"} <= set(context.get("properties", {}))
+    assert {"episode_id", "goal", "actions"} <= set(schemas["input_schema"]["properties"])
+
+
+def test_a_thread_run_removes_the_cancelling_moves_and_keeps_checkpoints(
+    client: SyncLangGraphClient,
+) -> None:
+    thread = client.threads.create()
+    values = client.runs.wait(thread["thread_id"], GRAPH, input=INPUT, context=CONTEXT)
+    assert isinstance(values, dict)
+    assert actions(values) == REFINED
+    assert values["stop_reason"] == "no_objections"
+    assert values["iteration"] == 2
+    removed = [(e["kind"], e["origin"]) for e in values["history"][0]["edits"]]
+    assert removed == [("remove", 1), ("remove", 2)]
+
+    history = client.threads.get_history(thread["thread_id"], limit=100)
+    assert len(history) >= 5
+    latest, first = history[0], history[-1]
+    assert latest["next"] == [] and latest["values"]["stop_reason"] == "no_objections"
+    assert actions(latest["values"]) == REFINED
+    assert first["next"] == ["__start__"]
+    stepped = {s["metadata"]["step"] for s in history}
+    assert stepped == set(range(-1, len(history) - 1)), "one checkpoint per super-step"
+    visited = {node for s in history for node in s["next"]}
+    assert {"prepare", "judge", "review", "converge", "planner"} <= visited
+
+
+@pytest.mark.parametrize(
+    ("context", "stop_reason", "iterations", "plan"),
+    [
+        ({"max_iterations": 1}, "max_iterations", 1, REFINED),
+        ({"static": True}, "static", 1, PLAN),
+        ({}, "no_objections", 2, REFINED),
+    ],
+    ids=["max_iterations=1", "static", "defaults"],
+)
+def test_the_run_context_changes_the_loop(
+    client: SyncLangGraphClient,
+    context: dict[str, Any],
+    stop_reason: str,
+    iterations: int,
+    plan: list[str],
+) -> None:
+    values = client.runs.wait(None, GRAPH, input=INPUT, context=context)  # stateless run
+    assert isinstance(values, dict)
+    assert (values["stop_reason"], values["iteration"]) == (stop_reason, iterations)
+    assert actions(values) == plan

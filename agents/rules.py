@@ -75,10 +75,12 @@ class _Plan:
     def steps(self, start: int = 0) -> range:
         return range(start, len(self.actions))
 
+    def __post_init__(self) -> None:
+        self._acts = [a.known and not a.is_dialogue for a in self.actions]
+
     def acts(self, i: int) -> bool:
         """Whether step i is a Driver action the rules reason about."""
-        a = self.actions[i]
-        return a.known and not a.is_dialogue
+        return self._acts[i]
 
     def mentions(self, name: str, skip: set[int]) -> bool:
         return any(

@@ -81,21 +81,25 @@ async def goal(state: PlanState, runtime: Runtime[VerifierContext]) -> dict[str,
     return {"goal": text or "(no goal given)", "usage": {"goal": usage} if usage.calls else {}}
 
 
-async def judge(state: PlanState, runtime: Runtime[VerifierContext]) -> dict[str, Any]:
-    """One Judge pass over the current plan."""
+async def judge(
+    state: PlanState, runtime: Runtime[VerifierContext]
+) -> Command[Literal["review", "converge"]]:
+    """One Judge pass over the current plan; on to review when a person reviews critiques."""
     reply = await judge_of(runtime.context).ajudge(state.goal or "", state.lines(), state.scene)
     iteration = state.iteration + 1
-    return {
+    update = {
         "iteration": iteration,
         "pending": reply.critique,
         "history": [Iteration(iteration=iteration, critique=reply.critique)],
         "usage": {"judge": reply.usage} if reply.usage.calls else {},
     }
+    review_it = runtime.context.review and reply.critique.objections
+    return Command(update=update, goto="review" if review_it else "converge")
 
 
 def review(state: PlanState, runtime: Runtime[VerifierContext]) -> dict[str, Any]:
-    """With review on, pause so a person can accept or edit the critique."""
-    if not runtime.context.review or state.pending is None or not state.pending.objections:
+    """Pause so a person can accept or edit the critique (only reached with review on)."""
+    if state.pending is None or not state.pending.objections:
         return {}
     answer = interrupt(
         {
@@ -167,14 +171,13 @@ def build_verifier(
     builder.add_edge(START, "prepare")
     builder.add_conditional_edges("prepare", needs_goal)
     builder.add_edge("goal", "judge")
-    builder.add_edge("judge", "review")
     builder.add_edge("review", "converge")
     builder.add_edge("planner", "converge")
     return builder.compile(checkpointer=checkpointer, name=name)
 
 
 def recursion_limit(max_iterations: int) -> int:
-    """Enough graph steps for `max_iterations` Judge passes, and no more."""
+    """Enough graph steps for `max_iterations` Judge passes (with review), and no more."""
     return 3 + 5 * max(max_iterations, 1)
 
 

@@ -92,13 +92,17 @@ async def open_checkpointer(
     if checkpoint is None or isinstance(checkpoint, BaseCheckpointSaver):
         yield checkpoint
         return
+    import aiosqlite
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
     path = Path(checkpoint)
     path.parent.mkdir(parents=True, exist_ok=True)
-    async with AsyncSqliteSaver.from_conn_string(str(path)) as saver:
-        saver.serde = state_serializer()
-        yield saver
+    async with aiosqlite.connect(str(path)) as conn:
+        # WAL with synchronous=NORMAL: a killed process loses no committed checkpoint and the
+        # file never corrupts; only a power cut may drop the last few. It saves an fsync per step.
+        await conn.execute("PRAGMA journal_mode=WAL")
+        await conn.execute("PRAGMA synchronous=NORMAL")
+        yield AsyncSqliteSaver(conn, serde=state_serializer())
 
 
 class Verifier:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 
 KNIVES = frozenset({"Knife", "ButterKnife"})
 SINK = frozenset({"Sink", "SinkBasin", "Faucet"})
@@ -141,9 +142,10 @@ def _singular(word: str) -> str:
     return word
 
 
-def type_words(object_type: str) -> list[str]:
-    """The words of a CamelCase type: `CoffeeMachine` -> ['coffee', 'machine']."""
-    return [_singular(p.lower()) for p in _CAMEL.findall(object_type)]
+@lru_cache(maxsize=4096)
+def type_words(object_type: str) -> tuple[str, ...]:
+    """The words of a CamelCase type: `CoffeeMachine` -> ('coffee', 'machine')."""
+    return tuple(_singular(p.lower()) for p in _CAMEL.findall(object_type))
 
 
 def mentioned_types(text: str, types: Iterable[str]) -> set[str]:
@@ -170,11 +172,15 @@ def relevant_types(text: str, known: Iterable[str] = ()) -> set[str]:
     needed: set[str] = set()
     for family in families(text):
         needed |= FAMILIES[family][1]
-    raw = set(re.findall(r"[A-Za-z]+", text))
+    said = {w.lower() for w in re.findall(r"[A-Za-z]+", text)}
     for name, members in CLASSES.items():
-        if name in raw or name.lower() in {w.lower() for w in raw}:
+        if name.lower() in said:
             needed |= members
-    candidates = set(known) | {t for types in CLASSES.values() for t in types}
-    candidates |= {t for _, types in FAMILIES.values() for t in types}
-    needed |= mentioned_types(text, candidates)
+    needed |= mentioned_types(text, set(known) | _TABLE_TYPES)
     return needed
+
+
+_TABLE_TYPES = frozenset(
+    {t for types in CLASSES.values() for t in types}
+    | {t for _, types in FAMILIES.values() for t in types}
+)

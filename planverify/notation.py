@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -154,6 +155,11 @@ def parse_action(line: str, *, strict: bool = False) -> Action:
     action that keeps the raw line, unless `strict` is set, which raises `NotationError`.
     A line that is not `Agent.Verb(...)` at all always raises `NotationError`.
     """
+    return _parse_cached(line, strict)
+
+
+@lru_cache(maxsize=1 << 16)
+def _parse_cached(line: str, strict: bool) -> Action:  # actions are frozen, so sharing is safe
     text = line.strip()
     m = _LINE.match(text)
     if not m:

@@ -213,7 +213,8 @@ def test_a_thread_run_removes_the_cancelling_moves_and_keeps_checkpoints(
     stepped = {s["metadata"]["step"] for s in history}
     assert stepped == set(range(-1, len(history) - 1)), "one checkpoint per super-step"
     visited = {node for s in history for node in s["next"]}
-    assert {"prepare", "judge", "review", "converge", "planner"} <= visited
+    assert {"prepare", "judge", "converge", "planner"} <= visited
+    assert "review" not in visited, "review is skipped unless the context asks for it"
 
 
 @pytest.mark.parametrize(

@@ -22,6 +22,7 @@ def resolve_judge(
     *,
     output: Literal["text", "structured"] = "text",
     base_url: str | None = None,
+    grounding: bool = False,
     **model_options: Any,
 ) -> Judge:
     """A Judge from a spec ("baseline", a preset, "provider:model"), a chat model or a Judge."""
@@ -31,9 +32,10 @@ def resolve_judge(
         if judge == "rules":
             return RulesJudge()
         spec = parse_spec(judge, base_url=base_url)
-        return ModelJudge(load_chat_model(spec, **model_options), output=output, name=judge)
+        model = load_chat_model(spec, **model_options)
+        return ModelJudge(model, output=output, grounding=grounding, name=judge)
     if isinstance(judge, BaseChatModel):
-        return ModelJudge(judge, output=output)
+        return ModelJudge(judge, output=output, grounding=grounding)
     if isinstance(judge, Judge):
         return judge
     raise ModelSpecError(f"not a judge: {judge!r}")

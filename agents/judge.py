@@ -20,6 +20,7 @@ from planverify.agents.parsing import (
 from planverify.critique import Critique
 from planverify.episode import Scene
 from planverify.prompts import render
+from planverify.world import facts
 
 
 class StepToRemove(BaseModel):
@@ -39,8 +40,17 @@ class JudgeVerdict(BaseModel):
     )
 
 
+def grounding_block(plan: Sequence[str], scene: Scene | None) -> str:
+    """The simulator's facts about a plan, as a delimited data block for the Judge prompt."""
+    known = facts(list(plan), scene)
+    if not known:
+        return ""
+    body = "\n".join(f"- {as_data(line)}" for line in known)
+    return f"\n<facts>\n{body}\n</facts>\n"
+
+
 def judge_messages(goal: str, plan: Sequence[str], grounding: str = "") -> list[BaseMessage]:
-    """The Judge prompt: instructions, then the goal and plan as delimited data."""
+    """The Judge prompt: instructions, then the goal, plan and any facts as delimited data."""
     return [
         SystemMessage(render("judge_system")),
         HumanMessage(
@@ -79,10 +89,12 @@ class ModelJudge:
         model: BaseChatModel,
         *,
         output: Literal["text", "structured"] = "text",
+        grounding: bool = False,
         name: str | None = None,
     ) -> None:
         self.model = model
         self.output = output
+        self.grounding = grounding
         self.name = (
             name
             or getattr(model, "model_name", None)
@@ -93,7 +105,8 @@ class ModelJudge:
     async def ajudge(
         self, goal: str, plan: Sequence[str], scene: Scene | None = None
     ) -> JudgeReply:
-        messages = judge_messages(goal, plan)
+        grounding = grounding_block(plan, scene) if self.grounding else ""
+        messages = judge_messages(goal, plan, grounding)
         if self.output == "structured":
             try:
                 runnable = self.model.with_structured_output(JudgeVerdict, include_raw=True)

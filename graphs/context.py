@@ -18,4 +18,5 @@ class VerifierContext:
     static: bool = False  # one Judge pass, no revision
     review: bool = False  # pause after each Judge pass for a person to edit the critique
     judge_output: OutputMode = "text"  # protocol the model Judge answers in
+    grounding: bool = False  # give model Judges the simulator's facts about the plan
     base_url: str | None = None  # OpenAI-compatible server for "openai:" specs (vLLM, Ollama...)

@@ -28,8 +28,8 @@ MODEL_RETRY = RetryPolicy(max_attempts=3, initial_interval=1.0)
 
 
 @lru_cache(maxsize=32)
-def _cached_judge(spec: str, output: OutputMode, base_url: str | None) -> Judge:
-    return resolve_judge(spec, output=output, base_url=base_url)
+def _cached_judge(spec: str, output: OutputMode, base_url: str | None, grounding: bool) -> Judge:
+    return resolve_judge(spec, output=output, base_url=base_url, grounding=grounding)
 
 
 @lru_cache(maxsize=32)
@@ -40,8 +40,10 @@ def _cached_planner(spec: str, output: OutputMode, base_url: str | None) -> Plan
 def judge_of(context: VerifierContext) -> Judge:
     """The Judge a run uses (specs are resolved once per process)."""
     if isinstance(context.judge, str):
-        return _cached_judge(context.judge, context.judge_output, context.base_url)
-    return resolve_judge(context.judge, output=context.judge_output)
+        return _cached_judge(
+            context.judge, context.judge_output, context.base_url, context.grounding
+        )
+    return resolve_judge(context.judge, output=context.judge_output, grounding=context.grounding)
 
 
 def planner_of(context: VerifierContext) -> Planner:

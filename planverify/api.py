@@ -64,6 +64,7 @@ def settings_key(context: VerifierContext) -> str:
         "max_iterations": context.max_iterations,
         "static": context.static,
         "judge_output": context.judge_output,
+        "grounding": context.grounding,
         "base_url": context.base_url,
         "prompts": PROMPT_VERSION,
     }
@@ -120,6 +121,7 @@ class Verifier:
         max_iterations: int = 5,
         static: bool = False,
         judge_output: Literal["text", "structured"] = "text",
+        grounding: bool = False,
         base_url: str | None = None,
         checkpointer: BaseCheckpointSaver[Any] | None = None,
         reviewer: Reviewer | None = None,
@@ -133,10 +135,13 @@ class Verifier:
             static=static,
             review=reviewer is not None,
             judge_output=judge_output,
+            grounding=grounding,
             base_url=base_url,
         )
         self.key = settings_key(self.context)
-        self.context.judge = resolve_judge(judge, output=judge_output, base_url=base_url)
+        self.context.judge = resolve_judge(
+            judge, output=judge_output, base_url=base_url, grounding=grounding
+        )
         self.context.planner = resolve_planner(planner, output=judge_output, base_url=base_url)
         self.reviewer = reviewer
         if reviewer is not None and checkpointer is None:
@@ -227,6 +232,7 @@ async def averify_plan(
     max_iterations: int = 5,
     static: bool = False,
     judge_output: Literal["text", "structured"] = "text",
+    grounding: bool = False,
     base_url: str | None = None,
     checkpoint: Checkpoint = None,
     reviewer: Reviewer | None = None,
@@ -242,6 +248,7 @@ async def averify_plan(
             max_iterations=max_iterations,
             static=static,
             judge_output=judge_output,
+            grounding=grounding,
             base_url=base_url,
             checkpointer=saver,
             reviewer=reviewer,
@@ -260,6 +267,7 @@ def verify_plan(
     max_iterations: int = 5,
     static: bool = False,
     judge_output: Literal["text", "structured"] = "text",
+    grounding: bool = False,
     base_url: str | None = None,
     checkpoint: Checkpoint = None,
     reviewer: Reviewer | None = None,
@@ -287,6 +295,7 @@ def verify_plan(
             max_iterations=max_iterations,
             static=static,
             judge_output=judge_output,
+            grounding=grounding,
             base_url=base_url,
             checkpoint=checkpoint,
             reviewer=reviewer,
@@ -304,6 +313,7 @@ async def averify_many(
     checkpoint: Checkpoint = None,
     static: bool = False,
     judge_output: Literal["text", "structured"] = "text",
+    grounding: bool = False,
     base_url: str | None = None,
     on_result: Callable[[VerificationResult], None] | None = None,
 ) -> list[VerificationResult]:
@@ -318,6 +328,7 @@ async def averify_many(
             max_iterations=max_iterations,
             static=static,
             judge_output=judge_output,
+            grounding=grounding,
             base_url=base_url,
             checkpointer=saver,
         )
@@ -343,6 +354,7 @@ def verify_many(
     checkpoint: Checkpoint = None,
     static: bool = False,
     judge_output: Literal["text", "structured"] = "text",
+    grounding: bool = False,
     base_url: str | None = None,
     on_result: Callable[[VerificationResult], None] | None = None,
 ) -> list[VerificationResult]:
@@ -365,6 +377,7 @@ def verify_many(
             checkpoint=checkpoint,
             static=static,
             judge_output=judge_output,
+            grounding=grounding,
             base_url=base_url,
             on_result=on_result,
         )

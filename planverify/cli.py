@@ -146,6 +146,13 @@ def verify(
         str | None,
         typer.Option(help="TEACh inputs: keep only games under a directory of this name."),
     ] = None,
+    grounding: Annotated[
+        bool,
+        typer.Option(
+            "--grounding",
+            help="Give a model Judge the simulator's facts: how objects start, steps that change nothing.",
+        ),
+    ] = False,
 ) -> None:
     """Verify plans: flag unneeded steps, add missing ones, loop until the Judge has no objections."""
     from planverify.api import Verifier, open_checkpointer
@@ -158,6 +165,8 @@ def verify(
         raise fail(
             "--goal infer needs a model planner (--planner provider:model); the rules planner has no model"
         )
+    if grounding and judge in ("rules", "baseline"):
+        raise fail(f"--grounding is for model judges; the {judge!r} judge needs no prompt")
     if review and not sys.stdin.isatty():
         raise fail("--review needs an interactive terminal")
     from planverify.sources import count_inputs, iter_inputs
@@ -175,6 +184,7 @@ def verify(
                     max_iterations=max_iterations,
                     static=static,
                     judge_output=judge_output,  # type: ignore[arg-type]
+                    grounding=grounding,
                     base_url=base_url,
                     checkpointer=saver,
                     reviewer=_ask_review if review else None,

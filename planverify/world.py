@@ -174,3 +174,45 @@ def simulate(plan: list[str], scene: Scene | None) -> tuple[World, list[Outcome]
     """Run a whole plan; one outcome per step."""
     world = World.from_scene(scene)
     return world, [world.apply(parse_action(line)) for line in plan]
+
+
+def facts(plan: list[str], scene: Scene | None) -> list[str]:
+    """What the simulation knows that a model Judge may not: how the objects the plan touches
+    start, and the steps that change nothing or cannot happen.
+
+    >>> facts(["Driver.ToggleOn('Faucet')", "Driver.ToggleOn('Faucet')"], None)
+    ["step 2 (Driver.ToggleOn('Faucet')) changes nothing: Faucet is already in that state"]
+    """
+    lines: list[str] = []
+    if scene is not None:
+        for obj in scene.objects:
+            if obj.name is None:
+                continue
+            states = [
+                label
+                for label, value in (
+                    ("switched on", obj.toggleable and obj.toggled),
+                    ("switched off", obj.toggleable and not obj.toggled),
+                    ("open", obj.openable and obj.open),
+                    ("closed", obj.openable and not obj.open),
+                    ("dirty", obj.dirty),
+                    ("filled", obj.filled),
+                    ("sliced", obj.sliced),
+                    ("cooked", obj.cooked),
+                )
+                if value
+            ]
+            where = f" in/on {', '.join(obj.parent)}" if obj.parent else ""
+            if states or where:
+                lines.append(f"{obj.name} starts {' and '.join(states) or 'as is'}{where}")
+    world = World.from_scene(scene)
+    for number, line in enumerate(plan, start=1):
+        action = parse_action(line)
+        outcome = world.apply(action)
+        if outcome.problem:
+            lines.append(f"step {number} ({line}) cannot happen: {outcome.problem}")
+        elif not outcome.changed and outcome.known and action.objects:
+            lines.append(
+                f"step {number} ({line}) changes nothing: {action.objects[-1]} is already in that state"
+            )
+    return lines

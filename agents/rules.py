@@ -131,10 +131,13 @@ def judge_plan(goal: str, plan: Sequence[str], scene: Scene | None = None) -> Cr
     _cancelling_motion(p, flags)
     _misplacements(p, flags)
     _detours(p, needed, flags)
-    _no_effect(p, flags, missing, scene is not None)
+    scene_off = {o.type for o in (scene.objects if scene else []) if o.toggleable and not o.toggled}
+    _no_effect(p, flags, missing, scene is not None, scene_off)
     _pointless_open_close(p, flags)
     _idle_switching(p, flags)
     _appliances_never_on(p, kinds, missing, scene)
+    _sink_never_run(p, task_text, missing)
+    _stove_never_on(p, kinds, missing, scene)
     _never_sliced(p, missing, scene)
     _never_watered(p, kinds, missing)
     return Critique(
@@ -179,8 +182,9 @@ def _misplacements(p: _Plan, flags: dict[int, str]) -> None:
             and p.actions[k].verb == "PutAOnB"
             and p.actions[k].objects[0] == a.objects[0]
         ]
-        if p.running.get(i):
-            continue  # put into a running appliance or under a running faucet: it was used
+        sink = object_type(a.objects[1]) in ("Sink", "SinkBasin")
+        if p.running.get(i) and (not sink or object_type(a.objects[0]) in WASHABLE):
+            continue  # put into a running appliance, or a dish under a running faucet: used
         if later and p.actions[later[0]].objects[1] != a.objects[1]:
             reason = f"puts {a.objects[0]} on {a.objects[1]} and takes it straight back"
             flags.setdefault(i, reason)
@@ -199,7 +203,10 @@ def _detours(p: _Plan, needed: set[str], flags: dict[int, str]) -> None:
         if p.mentions(name, {i, put}):
             continue
         origins = p.locations[i] or ()
-        if any(object_type(o) in WORKSPACES and _used_after(p, o, put) for o in origins):
+        if any(
+            (object_type(o) in WORKSPACES or object_type(o) in needed) and _used_after(p, o, put)
+            for o in origins
+        ):
             continue  # cleared out of the way of a later step
         flags.setdefault(i, f"picks up {name}, which plays no part in the goal")
         flags.setdefault(put, f"puts {name} down again: a detour that leaves the task unchanged")
@@ -226,7 +233,13 @@ def _used_after(p: _Plan, receptacle: str, after: int) -> bool:
     return False
 
 
-def _no_effect(p: _Plan, flags: dict[int, str], missing: list[Missing], grounded: bool) -> None:
+def _no_effect(
+    p: _Plan,
+    flags: dict[int, str],
+    missing: list[Missing],
+    grounded: bool,
+    scene_off: set[str],
+) -> None:
     previous: int | None = None
     for i in p.steps():
         a = p.actions[i]
@@ -235,6 +248,9 @@ def _no_effect(p: _Plan, flags: dict[int, str], missing: list[Missing], grounded
         outcome = p.outcomes[i]
         repeat = previous is not None and p.lines[previous].strip() == p.lines[i].strip()
         previous = i
+        if a.verb == "ToggleOff" and not outcome.known and _unused_and_some_off(p, i, scene_off):
+            flags.setdefault(i, f"switches off {a.objects[0]}, which the plan never uses")
+            continue
         if a.verb not in STATE_VERBS or outcome.changed:
             if a.verb == "PickUp" and outcome.problem and "already held" in outcome.problem:
                 flags.setdefault(i, f"picks up {a.objects[0]}, which is already held")
@@ -310,39 +326,111 @@ def _pointless_open_close(p: _Plan, flags: dict[int, str]) -> None:
 def _appliances_never_on(
     p: _Plan, kinds: list[str], missing: list[Missing], scene: Scene | None
 ) -> None:
+    """Something goes into a coffee machine, toaster or microwave the task needs running, and
+    the appliance is never switched on afterwards."""
     for appliance, wanted_by in APPLIANCES.items():
         if not set(kinds) & set(wanted_by):
             continue
-        puts = [
-            k
-            for k in p.steps()
-            if p.acts(k)
-            and p.actions[k].verb == "PutAOnB"
-            and object_type(p.actions[k].objects[1]) == appliance
-        ]
-        if not puts:
+        puts = [k for k in p.steps() if _puts_into(p, k, {appliance})]
+        if not puts or _named(missing, appliance):
             continue
-        names = [p.actions[k].objects[1] for k in puts]
-        switched = any(
-            p.acts(k)
-            and p.actions[k].verb in ("ToggleOn", "ToggleOff")
-            and object_type(p.actions[k].objects[0]) == appliance
-            for k in p.steps()
+        switched_on = any(_switches(p, k, appliance, "ToggleOn") for k in p.steps(puts[0]))
+        if switched_on or p.running.get(puts[-1]):
+            continue  # switched on afterwards, or already running when the thing went in
+        if appliance == "Microwave" and any(
+            _switches(p, k, "StoveKnob", "ToggleOn") for k in p.steps()
+        ):
+            continue  # cooked on the stove instead
+        name = p.actions[puts[-1]].objects[1]
+        _add_missing(
+            missing, f"{name} is never switched on with something in it", "ToggleOn", name, puts[-1]
         )
-        if switched or any(m.action and appliance in m.action for m in missing):
-            continue
-        starts_on = scene is not None and any(
-            o.type == appliance and o.toggled for o in scene.objects
+
+
+def _puts_into(p: _Plan, k: int, kinds: set[str]) -> bool:
+    a = p.actions[k]
+    return p.acts(k) and a.verb == "PutAOnB" and object_type(a.objects[1]) in kinds
+
+
+def _switches(p: _Plan, k: int, kind: str, verb: str) -> bool:
+    a = p.actions[k]
+    return p.acts(k) and a.verb == verb and object_type(a.objects[0]) == kind
+
+
+def _named(missing: list[Missing], kind: str) -> bool:
+    return any(m.action is not None and f"'{kind}" in m.action for m in missing)
+
+
+def _add_missing(missing: list[Missing], why: str, verb: str, name: str, after: int) -> None:
+    missing.append(Missing(description=why, action=f"Driver.{verb}('{name}')", after=after))
+
+
+WASHABLE = frozenset(
+    {
+        "Mug",
+        "Cup",
+        "Bowl",
+        "Plate",
+        "Pot",
+        "Pan",
+        "Kettle",
+        "Cloth",
+        "DishSponge",
+        "Fork",
+        "Spoon",
+        "Knife",
+        "ButterKnife",
+        "Spatula",
+        "Ladle",
+        "WineGlass",
+        "Bottle",
+        "WateringCan",
+    }
+)
+WASH_WORDS = ("clean", "rinse", "wash", "water")
+
+
+def _sink_never_run(p: _Plan, task_text: str, missing: list[Missing]) -> None:
+    """A dish goes into the sink for a task about washing or water, and the faucet never runs."""
+    lowered = task_text.lower()
+    if not any(word in lowered for word in WASH_WORDS) or _named(missing, "Faucet"):
+        return
+    if any(_switches(p, k, "Faucet", "ToggleOn") for k in p.steps()):
+        return
+    puts = [
+        k
+        for k in p.steps()
+        if _puts_into(p, k, {"Sink", "SinkBasin"})
+        and object_type(p.actions[k].objects[0]) in WASHABLE
+    ]
+    if puts and not p.running.get(puts[-1]):
+        _add_missing(
+            missing,
+            "the faucet is never turned on over the dishes in the sink",
+            "ToggleOn",
+            "Faucet",
+            puts[-1],
         )
-        if starts_on:
-            continue
-        missing.append(
-            Missing(
-                description=f"{names[0]} is never switched on",
-                action=f"Driver.ToggleOn('{names[0]}')",
-                after=puts[0],
-            )
-        )
+
+
+def _stove_never_on(
+    p: _Plan, kinds: list[str], missing: list[Missing], scene: Scene | None
+) -> None:
+    """Something to boil goes onto the stove, and no burner or microwave is ever switched on
+    (nor on from the start)."""
+    if "Boil X" not in kinds or _named(missing, "StoveKnob"):
+        return
+    if scene is None or any(
+        o.type in ("StoveKnob", "StoveBurner") and o.toggled for o in scene.objects
+    ):
+        return
+    if any(
+        _switches(p, k, kind, "ToggleOn") for k in p.steps() for kind in ("StoveKnob", "Microwave")
+    ):
+        return
+    puts = [k for k in p.steps() if _puts_into(p, k, {"StoveBurner", "Pot", "Kettle"})]
+    if puts:
+        _add_missing(missing, "the stove is never switched on", "ToggleOn", "StoveKnob", puts[-1])
 
 
 def _never_sliced(p: _Plan, missing: list[Missing], scene: Scene | None) -> None:
@@ -450,15 +538,23 @@ def _idle_switching(p: _Plan, flags: dict[int, str]) -> None:
 
 
 def _running(world: World, receptacle: str) -> bool:
-    """Whether putting something into a receptacle makes something happen (or may: unknown)."""
-    kind = object_type(receptacle)
-    if kind in ("Sink", "SinkBasin"):
-        switches = [t for t in world.things.values() if t.type == "Faucet"]
-    elif kind == "StoveBurner":
-        switches = [t for t in world.things.values() if t.type == "StoveKnob"]
-    else:
-        switches = [world.thing(receptacle)] if kind in IDLE_CHECKED else []
-    if not switches and kind in ("Sink", "SinkBasin", "StoveBurner"):
-        switch = "Faucet" if kind != "StoveBurner" else "StoveKnob"
-        return bool(world.scene_types.get(switch, {}).get("toggled", False))
-    return any(t.toggled is not False for t in switches)
+    """Whether putting something into a receptacle makes something happen (a running faucet
+    over the sink, a burner or appliance that is on)."""
+    if object_type(receptacle) not in ("Sink", "SinkBasin"):
+        return world.thing(receptacle).toggled is True
+    faucets = [t for t in world.things.values() if t.type == "Faucet"]
+    if faucets:
+        return any(t.toggled is True for t in faucets)
+    return bool(world.scene_types.get("Faucet", {}).get("toggled", False))
+
+
+def _unused_and_some_off(p: _Plan, i: int, scene_off: set[str]) -> bool:
+    """A switch-off of a type the scene has switched off somewhere and the plan never uses."""
+    kind = object_type(p.actions[i].objects[0])
+    if kind not in scene_off:
+        return False
+    return not any(
+        p.acts(k) and any(object_type(o) == kind for o in p.actions[k].objects)
+        for k in p.steps()
+        if k != i
+    )

@@ -6,10 +6,11 @@ import asyncio
 import os
 import sys
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
+import orjson
 import typer
 from rich.console import Console
 from rich.progress import (
@@ -401,6 +402,152 @@ def convert(
         raise fail("no games found", 1)
     if summary.skipped:
         raise typer.Exit(1)
+
+
+def _range(text: str) -> tuple[int, int]:
+    low, _, high = text.partition("..")
+    try:
+        bounds = (int(low), int(high or low))
+    except ValueError:
+        raise fail(f"--errors-per-episode must look like 1..3 or 2, not {text!r}") from None
+    if not 0 <= bounds[0] <= bounds[1]:
+        raise fail(f"--errors-per-episode must be LOW..HIGH with 0 <= LOW <= HIGH, not {text!r}")
+    return bounds
+
+
+@app.command()
+def corrupt(
+    inputs: Annotated[
+        list[str],
+        typer.Argument(help="Episodes: JSONL files, or TEACh game files, directories and globs."),
+    ],
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="Write the annotated episodes here as JSONL.")
+    ],
+    seed: Annotated[
+        int, typer.Option(help="Random seed; the same seed gives the same output.")
+    ] = 0,
+    errors_per_episode: Annotated[
+        str, typer.Option(help="Errors injected per corrupted episode, LOW..HIGH.")
+    ] = "1..3",
+    clean_fraction: Annotated[
+        float, typer.Option(min=0.0, max=1.0, help="Share of episodes left without errors.")
+    ] = 0.2,
+    max_steps: Annotated[
+        int, typer.Option(min=1, help="Keep episodes with at most this many non-dialogue steps.")
+    ] = 25,
+    split: Annotated[
+        str | None, typer.Option(help="TEACh inputs: keep only games under this directory name.")
+    ] = None,
+) -> None:
+    """Inject labelled errors (detours, misplacements, needless toggles, ...) into real episodes."""
+    from planverify.corrupt import CorruptSummary, corrupt_many
+    from planverify.sources import iter_inputs
+
+    bounds = _range(errors_per_episode)
+    skipped = 0
+
+    def episodes() -> Iterator[Episode]:
+        nonlocal skipped
+        for item in iter_inputs(inputs, split=split):
+            if isinstance(item, EpisodeError):
+                skipped += 1
+                err.print(f"[red]skipped[/] {item}", highlight=False, soft_wrap=True)
+            elif item.labels is not None:
+                skipped += 1
+                err.print(f"[red]skipped[/] {item.id}: already annotated", highlight=False)
+            else:
+                yield item
+
+    summary = CorruptSummary()
+    output.parent.mkdir(parents=True, exist_ok=True)
+    partial = output.with_name(output.name + ".partial")
+    with partial.open("wb") as sink:
+        for episode in corrupt_many(
+            episodes(),
+            seed=seed,
+            errors_per_episode=bounds,
+            clean_fraction=clean_fraction,
+            max_steps=max_steps,
+            summary=summary,
+        ):
+            sink.write(dump_jsonl_line(episode))
+    partial.replace(output)
+    out.print(f"{summary}; wrote {summary.clean + summary.corrupted} to {output}", highlight=False)
+    if skipped:
+        raise typer.Exit(1)
+
+
+@app.command()
+def score(
+    annotated: Annotated[Path, typer.Argument(help="Annotated episodes (JSONL with labels).")],
+    results: Annotated[Path, typer.Argument(help="Results of verify on those episodes (JSONL).")],
+    mode: Annotated[
+        str,
+        typer.Option(
+            help="static (first Judge pass), iterative (refined plan), or auto: static when the results were made with --static."
+        ),
+    ] = "auto",
+    report: Annotated[
+        Path | None,
+        typer.Option("--json", help="Also write the full report (per episode) as JSON."),
+    ] = None,
+) -> None:
+    """Recall, precision and F1 of results against labels, overall, per error type and per task."""
+    from planverify.episode import iter_jsonl
+    from planverify.scoring import score_results
+
+    if mode not in ("auto", "static", "iterative"):
+        raise fail(f"--mode must be auto, static or iterative, not {mode!r}")
+    for path in (annotated, results):
+        if not path.is_file():
+            raise fail(f"no such file: {path}")
+    episodes = [e for e in iter_jsonl(annotated) if isinstance(e, Episode)]
+    outcomes: list[VerificationResult] = []
+    with results.open("rb") as fh:
+        for number, line in enumerate(fh, start=1):
+            if line.strip():
+                try:
+                    outcomes.append(VerificationResult.model_validate_json(line))
+                except ValueError as exc:
+                    raise fail(
+                        f"{results}:{number}: not a result record ({str(exc).splitlines()[0]})"
+                    ) from None
+    if mode == "auto":
+        mode = (
+            "static"
+            if outcomes and all(r.stop_reason == "static" for r in outcomes)
+            else "iterative"
+        )
+    scored = score_results(episodes, outcomes, mode=mode)  # type: ignore[arg-type]
+    table = Table(title=f"{mode} scores, {scored.overall.episodes} episodes", title_justify="left")
+    for column in ("group", "TP", "FP", "FN", "recall", "precision", "F1"):
+        table.add_column(column, justify="left" if column == "group" else "right")
+
+    def pct(value: float | None) -> str:
+        return "-" if value is None else f"{100 * value:.1f}"
+
+    groups = [("overall", scored.overall)]
+    groups += [(f"error: {k}", v) for k, v in sorted(scored.by_error.items())]
+    groups += [(f"task: {k}", v) for k, v in sorted(scored.by_task.items())]
+    for name, s in groups:
+        c = s.counts
+        table.add_row(
+            name, str(c.tp), str(c.fp), str(c.fn), pct(s.recall), pct(s.precision), pct(s.f1)
+        )
+    out.print(table)
+    o = scored.overall
+    if o.recall_ci and o.precision_ci:
+        out.print(
+            f"95% intervals: recall {pct(o.recall_ci.low)}-{pct(o.recall_ci.high)}, "
+            f"precision {pct(o.precision_ci.low)}-{pct(o.precision_ci.high)}",
+            highlight=False,
+        )
+    for name, ids in (("failed", scored.failed), ("without result", scored.missing)):
+        if ids:
+            err.print(f"{name}: {len(ids)} episode(s), e.g. {', '.join(ids[:3])}", highlight=False)
+    if report is not None:
+        report.write_bytes(orjson.dumps(scored.model_dump(mode="json"), option=orjson.OPT_INDENT_2))
 
 
 @app.command("presets")

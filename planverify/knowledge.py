@@ -101,7 +101,11 @@ CLASSES: dict[str, frozenset[str]] = {
             "CounterTop",
         }
     ),
+    "Drinkware": frozenset({"Cup", "Mug", "WineGlass"}),
     "Fruit": frozenset({"Apple", "Tomato", "Potato", "Lettuce"}),
+    "SportsEquipment": frozenset(
+        {"TennisRacket", "BaseballBat", "BasketBall", "Dumbbell", "SoccerBall"}
+    ),
     "SmallHandheldObjects": frozenset(
         {
             "RemoteControl",

@@ -1,0 +1,886 @@
+"""Score verification results against annotated episodes: recall, precision and F1 over errors.
+
+The positives are the erroneous steps of an annotated episode (`Episode.labels`): every REMOVE
+label (a step that should go) and every MISSING label (a step that should be added). Dialogue
+(`Say`) lines are never scored, neither as positives nor as false alarms.
+
+Two steps *match* when they have the same verb and the same object types, the instance number
+of a name being ignored (`Mug2` matches `Mug`); see `same_step`.
+
+Static mode scores the first Judge pass (`VerificationResult.history[0].critique`):
+
+- a REMOVE label is a true positive (TP) when its step is flagged, a false negative (FN) if not;
+- a flag on an unlabelled, non-dialogue step is a false positive (FP);
+- a MISSING label is found when a `#MISSING` critique matches it (`missing_matches`): the
+  critique contains a matching action, or it names the label's object type(s) together with
+  the verb or one of its synonyms (`VERB_SYNONYMS`); a critique that finds no label is an FP.
+
+Iterative mode scores the refined plan against the input:
+
+- a removed labelled step is a TP, a removed unlabelled step an FP, a kept labelled step an FN;
+- a MISSING label is found when a step inserted by the loop (`result.inserted`) matches it;
+  an insertion that finds no label is an FP, a MISSING label left unfound an FN.
+
+Rules shared by both modes:
+
+- *Twins.* When a labelled step is kept but an identical unlabelled step of the same run was
+  removed (or flagged) instead, the plan comes out the same, so the pair counts as one TP and
+  that removal is not an FP. A run is a stretch of identical action lines, dialogue between
+  them ignored (`ToggleOn('Toaster')`, `Say(..)`, `ToggleOn('Toaster')`); identical lines with
+  other steps between them are not twins, since removing the other one gives another plan.
+- *One to one.* Each label is found at most once and each critique or insertion accounts for
+  at most one label. Among several possible pairings the largest one is used, found by
+  augmenting paths that try proposals in their order and labels in label order, so the result
+  is deterministic.
+- The position a `#MISSING` critique or an insertion gives is not checked, only what it adds.
+
+Counts are kept overall and per error type (the label's `error`, `"other"` when unset). False
+positives have no error type: they count overall (and per task family) only, so per error type
+only recall is defined. A result whose status is "error" (or that was computed on another
+plan) finds nothing: all labels of its episode are FNs.
+
+Conventions for empty denominators (`Counts`): recall is None when there are no positives,
+precision is None when nothing was flagged or added, and F1 = 2TP / (2TP + FP + FN) -- the
+harmonic mean of precision and recall when both are defined -- is None only when all three
+counts are zero. So a judge that flags nothing on an erroneous plan has recall 0, precision
+None and F1 0; a judge that flags nothing on a clean plan has all three None.
+
+Confidence intervals (`bootstrap`) are percentile bootstrap intervals over episodes: the
+episodes are drawn with replacement, counts summed and the metric recomputed, 1000 times by
+default, with a seeded `random.Random`, so a report is reproducible.
+
+>>> episode = Episode(id="e1", actions=["Driver.PickUp('Mug')", "Driver.PickUp('Mug')"],
+...     labels=[Label(type="REMOVE", index=1, error="duplicate")])
+>>> score_static(episode, Critique(flags=[Flag(step=1, action="", reason="again")])).counts
+Counts(tp=1, fp=0, fn=0, tn=1)
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+from collections.abc import Callable, Iterable, Sequence
+from typing import Literal, TypeVar
+
+from pydantic import BaseModel, Field
+
+from planverify.critique import Critique, Flag, Missing
+from planverify.episode import Episode, Label
+from planverify.notation import MOTION_VERBS, Action, NotationError, object_type, parse_action
+from planverify.result import VerificationResult
+
+__all__ = [
+    "OTHER",
+    "TYPE_ALIASES",
+    "UNKNOWN_TASK",
+    "VERB_SYNONYMS",
+    "Counts",
+    "EpisodeScore",
+    "Interval",
+    "Mode",
+    "Report",
+    "Scores",
+    "actions_in",
+    "bootstrap",
+    "format_report",
+    "gold_plan",
+    "mentions_type",
+    "mentions_verb",
+    "missing_matches",
+    "same_step",
+    "score_episode",
+    "score_iterative",
+    "score_results",
+    "score_static",
+    "summarize",
+]
+
+Mode = Literal["static", "iterative"]
+OTHER = "other"  # error type of a label without one
+UNKNOWN_TASK = "unknown"  # task family of an episode without one
+
+# --------------------------------------------------------------------------- matching steps
+
+VERB_SYNONYMS: dict[str, tuple[str, ...]] = {
+    "PickUp": ("pick up", "pick", "grab", "take", "get", "lift", "hold", "retrieve", "collect"),
+    "PutAOnB": ("put", "place", "set", "drop", "insert", "lay", "store", "move"),
+    "Open": ("open",),
+    "Close": ("close", "shut"),
+    "ToggleOn": (
+        "turn on",
+        "switch on",
+        "toggle on",
+        "power on",
+        "start",
+        "activate",
+        "run",
+    ),
+    "ToggleOff": (
+        "turn off",
+        "switch off",
+        "toggle off",
+        "power off",
+        "shut off",
+        "stop",
+        "deactivate",
+    ),
+    "Slice": ("slice", "cut", "chop", "dice"),
+    "PourFromAIntoB": ("pour", "water"),
+    "Clean": ("clean", "wash", "rinse", "scrub"),
+    "Dirty": ("dirty", "soil"),
+    "Fill": ("fill",),
+    "Empty": ("empty", "drain"),
+    "Break": ("break", "crack", "smash"),
+}
+"""Phrases that name a verb in a `#MISSING` critique (any inflection: "slices", "sliced").
+
+The words of a phrase may be split by up to four other words ("turn the coffee machine on").
+Motion verbs have no entry: a missing motion step is only found through a concrete action.
+"""
+
+TYPE_ALIASES: dict[str, tuple[str, ...]] = {
+    "CoffeeMachine": ("coffee maker",),
+    "CounterTop": ("counter",),
+    "DiningTable": ("table",),
+    "SideTable": ("table",),
+    "CoffeeTable": ("table",),
+    "SinkBasin": ("sink",),
+    "Faucet": ("tap", "water", "sink"),
+    "StoveKnob": ("stove", "burner"),
+    "StoveBurner": ("stove",),
+    "GarbageCan": ("trash", "bin"),
+    "HousePlant": ("plant",),
+    "RemoteControl": ("remote",),
+    "DishSponge": ("sponge",),
+    "LightSwitch": ("light",),
+}
+"""Everyday names of object types, besides the type's own words ("coffee machine")."""
+
+_DERIVED_SUFFIXES = ("Sliced", "Cracked")  # BreadSliced is also named by "bread"
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+_ACTION_IN_TEXT = re.compile(
+    r"(?:\b[A-Z]\w*\.)?\b[A-Za-z_]\w*\((?:[^()'\"]|'(?:\\.|[^'\\])*'|\"[^\"]*\")*\)"
+)
+_IRREGULAR: dict[str, tuple[str, ...]] = {
+    "take": ("took", "taken"),
+    "get": ("got", "gotten"),
+    "hold": ("held",),
+    "break": ("broke", "broken"),
+    "lay": ("laid",),
+    "run": ("ran",),
+}
+_GAP = r"\W+(?:\w+\W+){0,4}?"  # between the words of a phrase: up to four other words
+
+
+def same_step(a: Action, b: Action) -> bool:
+    """Whether two steps match: same verb and same object types (instance numbers ignored).
+
+    >>> same_step(parse_action("Driver.PickUp('Mug2')"), parse_action("Driver.PickUp('Mug')"))
+    True
+    >>> same_step(parse_action("Driver.Move(0.5)"), parse_action("Driver.Move(-1.0)"))
+    True
+    """
+    if not (a.known and b.known):
+        return a.raw == b.raw
+    return a.verb == b.verb and a.object_types == b.object_types
+
+
+def _camel_words(name: str) -> list[str]:
+    return [w.lower() for w in _CAMEL.findall(name)] or [name.lower()]
+
+
+def _inflected(word: str) -> str:
+    forms = [re.escape(word) + r"(?:s|es|ed|d|ing)?", *map(re.escape, _IRREGULAR.get(word, ()))]
+    if word.endswith("e"):
+        forms.append(re.escape(word[:-1]) + "ing")
+    if re.search(r"[^aeiou][aeiou][bdgmnpt]$", word):
+        forms.append(re.escape(word + word[-1]) + "(?:ed|ing)")
+    return "(?:" + "|".join(forms) + ")"
+
+
+def _phrase(words: Sequence[str], *, gap: str) -> str:
+    return r"\b" + gap.join(_inflected(w) for w in words) + r"\b"
+
+
+def _type_names(kind: str) -> list[str]:
+    names = [" ".join(_camel_words(kind)), *TYPE_ALIASES.get(kind, ())]
+    for suffix in _DERIVED_SUFFIXES:
+        if kind.endswith(suffix) and len(kind) > len(suffix):
+            names += _type_names(kind[: -len(suffix)])
+    return names
+
+
+def mentions_type(text: str, kind: str) -> bool:
+    """Whether `text` names an object type, in its own words or an alias (case ignored).
+
+    >>> mentions_type("switch on the coffee machine", "CoffeeMachine")
+    True
+    >>> mentions_type("put the slices of bread in the toaster", "BreadSliced")
+    True
+    >>> mentions_type("pour the potato", "Pot")
+    False
+    """
+    kind = object_type(kind)
+    for name in _type_names(kind):
+        pattern = _phrase(name.split(), gap=r"[\s_-]*")
+        if re.search(pattern, text, re.I):
+            return True
+    return re.search(r"\b" + re.escape(kind) + r"s?\b", text, re.I) is not None
+
+
+def mentions_verb(text: str, verb: str) -> bool:
+    """Whether `text` names a verb through one of its `VERB_SYNONYMS` (case ignored).
+
+    >>> mentions_verb("Switch the toaster on", "ToggleOn")
+    True
+    >>> mentions_verb("the bread was never sliced", "Slice")
+    True
+    """
+    return any(
+        re.search(_phrase(phrase.split(), gap=_GAP), text, re.I)
+        for phrase in VERB_SYNONYMS.get(verb, ())
+    )
+
+
+def actions_in(text: str) -> list[Action]:
+    """The known actions written in the notation inside a text (`Agent.` may be left out).
+
+    >>> [str(a) for a in actions_in("add Driver.ToggleOn('Toaster') after the bread")]
+    ["Driver.ToggleOn('Toaster')"]
+    >>> [str(a) for a in actions_in("first Slice('Bread2'), then go on")]
+    ["Driver.Slice('Bread2')"]
+    """
+    found: list[Action] = []
+    for candidate in [text.strip(), *(m.group(0) for m in _ACTION_IN_TEXT.finditer(text))]:
+        for line in (candidate, f"Driver.{candidate}"):
+            try:
+                action = parse_action(line)
+            except NotationError:
+                continue
+            if action.known and not action.is_dialogue:
+                found.append(action)
+                break
+    return found
+
+
+def missing_matches(critique: Missing, wanted: Action) -> bool:
+    """Whether a `#MISSING` critique asks for the step `wanted` (a MISSING label's action).
+
+    It does when an action in its `action` or `description` matches `wanted` (`same_step`), or
+    when its text names `wanted`'s verb (a synonym will do) and its object types: both objects
+    of `PutAOnB`, the target of `PourFromAIntoB` (the source is usually named by its contents,
+    "pour the water into the plant"), the object of any other verb. A missing motion step is
+    only found through a concrete action.
+
+    >>> toggle = parse_action("Driver.ToggleOn('CoffeeMachine')")
+    >>> missing_matches(Missing(description="Switch on the coffee machine"), toggle)
+    True
+    >>> missing_matches(Missing(description="Turn on the toaster"), toggle)
+    False
+    >>> missing_matches(Missing(description="x", action="Driver.ToggleOn('CoffeeMachine2')"), toggle)
+    True
+    """
+    text = f"{critique.description} {critique.action or ''}"
+    if any(same_step(found, wanted) for found in actions_in(text)):
+        return True
+    if not wanted.known or wanted.is_dialogue or wanted.verb in MOTION_VERBS:
+        return False
+    needed = wanted.objects[1:] if wanted.verb == "PourFromAIntoB" else wanted.objects
+    return mentions_verb(text, wanted.verb) and all(mentions_type(text, o) for o in needed)
+
+
+def _max_matching(edges: Sequence[Sequence[int]]) -> dict[int, int]:
+    """A largest one-to-one pairing of proposals (by position) with labels (the values).
+
+    `edges[p]` lists the labels proposal `p` may account for, in label order. Augmenting paths
+    try proposals in order and labels in the listed order, so the result is deterministic.
+    """
+    owner: dict[int, int] = {}  # label -> proposal
+
+    def augment(p: int, seen: set[int]) -> bool:
+        for label in edges[p]:
+            if label in seen:
+                continue
+            seen.add(label)
+            if label not in owner or augment(owner[label], seen):
+                owner[label] = p
+                return True
+        return False
+
+    for p in range(len(edges)):
+        augment(p, set())
+    return {p: label for label, p in owner.items()}
+
+
+def _same_run(lines: Sequence[str], steps: Sequence[Action], i: int, j: int) -> bool:
+    """Whether steps i and j are identical and only identical steps or dialogue lie between."""
+    if lines[i] != lines[j]:
+        return False
+    lo, hi = min(i, j), max(i, j)
+    return all(steps[k].is_dialogue or lines[k] == lines[i] for k in range(lo + 1, hi))
+
+
+def _twins(
+    lines: Sequence[str], steps: Sequence[Action], labelled: set[int], removed: set[int]
+) -> dict[int, int]:
+    """Kept labelled steps paired with removed unlabelled twins (nearest first, then earlier)."""
+    spare = sorted(j for j in removed if j not in labelled and not steps[j].is_dialogue)
+    pairs: dict[int, int] = {}
+    for i in sorted(labelled - removed):
+        options = [j for j in spare if j not in pairs.values() and _same_run(lines, steps, i, j)]
+        if options:
+            pairs[i] = min(options, key=lambda j: (abs(j - i), j))
+    return pairs
+
+
+# --------------------------------------------------------------------------- counts
+
+
+class Counts(BaseModel):
+    """Confusion counts. `tn` counts unlabelled non-dialogue steps left alone (steps only).
+
+    >>> c = Counts(tp=3, fp=1, fn=1)
+    >>> c.recall, c.precision, c.f1
+    (0.75, 0.75, 0.75)
+    >>> Counts(fn=2).precision is None, Counts(fn=2).f1
+    (True, 0.0)
+    """
+
+    tp: int = 0  # errors found
+    fp: int = 0  # flags or additions that are not errors
+    fn: int = 0  # errors missed
+    tn: int = 0  # correct steps kept
+
+    def __add__(self, other: Counts) -> Counts:
+        return Counts(
+            tp=self.tp + other.tp,
+            fp=self.fp + other.fp,
+            fn=self.fn + other.fn,
+            tn=self.tn + other.tn,
+        )
+
+    def __repr__(self) -> str:
+        return f"Counts(tp={self.tp}, fp={self.fp}, fn={self.fn}, tn={self.tn})"
+
+    @property
+    def recall(self) -> float | None:
+        """TP / (TP + FN); None without positives."""
+        return _recall(self.tp, self.fp, self.fn)
+
+    @property
+    def precision(self) -> float | None:
+        """TP / (TP + FP); None when nothing was flagged or added."""
+        return _precision(self.tp, self.fp, self.fn)
+
+    @property
+    def f1(self) -> float | None:
+        """2TP / (2TP + FP + FN); None when all three are zero."""
+        return _f1(self.tp, self.fp, self.fn)
+
+
+def _recall(tp: int, fp: int, fn: int) -> float | None:
+    return tp / (tp + fn) if tp + fn else None
+
+
+def _precision(tp: int, fp: int, fn: int) -> float | None:
+    return tp / (tp + fp) if tp + fp else None
+
+
+def _f1(tp: int, fp: int, fn: int) -> float | None:
+    return 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else None
+
+
+METRICS: dict[str, Callable[[int, int, int], float | None]] = {
+    "recall": _recall,
+    "precision": _precision,
+    "f1": _f1,
+}
+
+
+class EpisodeScore(BaseModel):
+    """How one episode scored."""
+
+    id: str  # episode id
+    task: str  # task family (`UNKNOWN_TASK` when the episode has none)
+    mode: Mode  # how it was scored
+    status: Literal["ok", "error"] = "ok"  # "error": the result could not be used, labels are FN
+    counts: Counts = Field(default_factory=Counts)  # overall
+    by_error: dict[str, Counts] = Field(default_factory=dict)  # TP/FN per label error type
+    found: list[int] = Field(default_factory=list)  # indices into `labels` of the errors found
+    missed: list[int] = Field(default_factory=list)  # indices into `labels` of the errors missed
+    false_positives: list[str] = Field(default_factory=list)  # what was flagged or added wrongly
+    notes: list[str] = Field(default_factory=list)  # anything unusual about the input
+
+
+T = TypeVar("T")
+
+
+def _tally(
+    episode: Episode,
+    mode: Mode,
+    removed: set[int],
+    proposals: Sequence[T],
+    matches: Callable[[T, Action], bool],
+    describe: Callable[[T], str],
+    notes: list[str],
+) -> EpisodeScore:
+    """Score removals (of input steps) and proposals (of missing steps) against the labels."""
+    labels = episode.labels or []
+    lines, steps = episode.actions, episode.parsed()
+    remove_labels = {
+        label.index: k
+        for k, label in enumerate(labels)
+        if label.type == "REMOVE" and label.index is not None
+    }
+    missing_labels = [
+        (k, parse_action(label.action))
+        for k, label in enumerate(labels)
+        if label.type == "MISSING" and label.action is not None
+    ]
+    for i in sorted(removed):
+        if not 0 <= i < len(steps):
+            notes.append(f"ignored a removal of step {i}: out of range")
+        elif steps[i].is_dialogue:
+            notes.append(f"ignored a removal of dialogue line {i}")
+    removed = {i for i in removed if 0 <= i < len(steps) and not steps[i].is_dialogue}
+    twins = _twins(lines, steps, set(remove_labels), removed)
+
+    found: set[int] = set()
+    fps: list[str] = []
+    tn = 0
+    for i, step in enumerate(steps):
+        if step.is_dialogue:
+            continue
+        if i in remove_labels:
+            if i in removed or i in twins:
+                found.add(remove_labels[i])
+        elif i in removed:
+            if i not in twins.values():
+                fps.append(f"step {i}: {lines[i]}")
+        else:
+            tn += 1
+
+    edges = [
+        [k for k, wanted in missing_labels if matches(proposal, wanted)] for proposal in proposals
+    ]
+    pairing = _max_matching(edges)
+    found.update(pairing.values())
+    fps += [describe(p) for n, p in enumerate(proposals) if n not in pairing]
+
+    by_error: dict[str, Counts] = {}
+    for k, label in enumerate(labels):
+        kind = label.error or OTHER
+        hit = Counts(tp=1) if k in found else Counts(fn=1)
+        by_error[kind] = by_error.get(kind, Counts()) + hit
+    return EpisodeScore(
+        id=episode.id,
+        task=episode.task or UNKNOWN_TASK,
+        mode=mode,
+        counts=Counts(tp=len(found), fp=len(fps), fn=len(labels) - len(found), tn=tn),
+        by_error=by_error,
+        found=sorted(found),
+        missed=[k for k in range(len(labels)) if k not in found],
+        false_positives=fps,
+        notes=notes,
+    )
+
+
+def _labels_of(episode: Episode) -> list[Label]:
+    if episode.labels is None:
+        raise ValueError(f"episode {episode.id} has no labels: it cannot be scored")
+    return episode.labels
+
+
+def _failed(episode: Episode, mode: Mode, note: str) -> EpisodeScore:
+    """An episode whose result is unusable: nothing found, every label missed."""
+    score = _tally(episode, mode, set(), [], lambda _p, _a: False, str, [note])
+    score.status = "error"
+    score.counts = Counts(fn=score.counts.fn)  # no steps were judged: no true negatives either
+    return score
+
+
+def score_static(episode: Episode, critique: Critique) -> EpisodeScore:
+    """Score one Judge pass over the input plan (flags index the episode's `actions`).
+
+    >>> plan = ["Driver.PickUp('Mug')", "Driver.TurnLeft(90.0)", "Driver.TurnRight(90.0)",
+    ...         "Driver.PutAOnB('Mug', 'CoffeeMachine')"]
+    >>> episode = Episode(id="e", actions=plan, labels=[
+    ...     Label(type="REMOVE", index=1, error="cancelling_navigation"),
+    ...     Label(type="REMOVE", index=2, error="cancelling_navigation"),
+    ...     Label(type="MISSING", after=3, action="Driver.ToggleOn('CoffeeMachine')")])
+    >>> critique = Critique(
+    ...     flags=[Flag(step=1, action=plan[1], reason="turns back"),
+    ...            Flag(step=3, action=plan[3], reason="not needed")],
+    ...     missing=[Missing(description="switch on the coffee machine"),
+    ...              Missing(description="wash the mug")])
+    >>> score = score_static(episode, critique)
+    >>> score.counts
+    Counts(tp=2, fp=2, fn=1, tn=1)
+    >>> score.found, score.missed, score.false_positives
+    ([0, 2], [1], ["step 3: Driver.PutAOnB('Mug', 'CoffeeMachine')", 'missing: wash the mug'])
+    """
+    _labels_of(episode)
+    return _tally(
+        episode,
+        "static",
+        {flag.step for flag in critique.flags},
+        critique.missing,
+        missing_matches,
+        lambda m: f"missing: {m.description}" + (f" ({m.action})" if m.action else ""),
+        [],
+    )
+
+
+def _inserted_matches(line: str, wanted: Action) -> bool:
+    try:
+        return same_step(parse_action(line), wanted)
+    except NotationError:
+        return False
+
+
+def _plan_mismatch(episode: Episode, result: VerificationResult) -> str | None:
+    if result.original and result.original != episode.actions:
+        return "the result was computed on another plan than the episode's"
+    if result.verdicts and len(result.verdicts) != len(episode.actions):
+        return "the result's verdicts do not cover the episode's plan"
+    return None
+
+
+def score_iterative(episode: Episode, result: VerificationResult) -> EpisodeScore:
+    """Score the refined plan of a full run against the input plan.
+
+    >>> from planverify.result import Inserted, Verdict
+    >>> plan = ["Driver.ToggleOn('Toaster')", "Driver.ToggleOn('Toaster')", "Driver.Move(0.5)"]
+    >>> episode = Episode(id="e", actions=plan, labels=[
+    ...     Label(type="REMOVE", index=1, error="duplicate"),
+    ...     Label(type="MISSING", after=-1, action="Driver.PutAOnB('BreadSliced', 'Toaster')")])
+    >>> result = VerificationResult(id="e", original=plan, verdicts=[
+    ...     Verdict(index=0, action=plan[0], verdict="remove"),
+    ...     Verdict(index=1, action=plan[1], verdict="keep"),
+    ...     Verdict(index=2, action=plan[2], verdict="keep")],
+    ...     inserted=[Inserted(after_index=-1, action="Driver.PutAOnB('BreadSliced2', 'Toaster')",
+    ...                        iteration=1)])
+    >>> score_iterative(episode, result).counts  # step 0 is the twin of labelled step 1
+    Counts(tp=2, fp=0, fn=0, tn=1)
+    """
+    _labels_of(episode)
+    if result.status == "error":
+        return _failed(episode, "iterative", f"verification failed: {result.error}")
+    mismatch = _plan_mismatch(episode, result)
+    if mismatch:
+        return _failed(episode, "iterative", mismatch)
+    return _tally(
+        episode,
+        "iterative",
+        {v.index for v in result.verdicts if v.verdict == "remove"},
+        [step.action for step in result.inserted],
+        _inserted_matches,
+        lambda line: f"inserted: {line}",
+        [],
+    )
+
+
+def score_episode(episode: Episode, result: VerificationResult, *, mode: Mode) -> EpisodeScore:
+    """Score one result in either mode; static mode reads the first pass of `result.history`.
+
+    Without a recorded history, static mode falls back on the removals in `result.verdicts`
+    (and has no `#MISSING` critiques to score), and says so in the notes.
+    """
+    if mode == "iterative":
+        return score_iterative(episode, result)
+    _labels_of(episode)
+    if result.status == "error":
+        return _failed(episode, "static", f"verification failed: {result.error}")
+    mismatch = _plan_mismatch(episode, result)
+    if mismatch:
+        return _failed(episode, "static", mismatch)
+    if result.history:
+        return score_static(episode, result.history[0].critique)
+    critique = Critique(
+        flags=[
+            Flag(step=v.index, action=v.action, reason=v.reason or "")
+            for v in result.verdicts
+            if v.verdict == "remove"
+        ]
+    )
+    score = score_static(episode, critique)
+    score.notes.append("no Judge history in the result: flags taken from its verdicts")
+    return score
+
+
+# --------------------------------------------------------------------------- aggregates
+
+
+class Interval(BaseModel):
+    """A confidence interval."""
+
+    low: float
+    high: float
+
+
+class Scores(BaseModel):
+    """Summed counts of a group of episodes, the metrics and their bootstrap intervals."""
+
+    episodes: int = 0  # episodes in the group
+    counts: Counts = Field(default_factory=Counts)  # summed confusion counts
+    recall: float | None = None
+    precision: float | None = None  # None per error type: false positives have no type
+    f1: float | None = None
+    recall_ci: Interval | None = None
+    precision_ci: Interval | None = None
+    f1_ci: Interval | None = None
+
+
+def bootstrap(
+    counts: Sequence[tuple[int, int, int]],
+    *,
+    resamples: int = 1000,
+    seed: int | str = 0,
+    confidence: float = 0.95,
+    metrics: Iterable[str] = ("recall", "precision", "f1"),
+) -> dict[str, Interval | None]:
+    """Percentile bootstrap intervals of the metrics, resampling the (tp, fp, fn) of episodes.
+
+    Each resample draws as many episodes as there are, with replacement, and recomputes the
+    metric from the summed counts; resamples where the metric is undefined are left out, and a
+    metric never defined gets None. Same input and seed, same intervals.
+
+    >>> data = [(1, 0, 0), (0, 1, 1), (2, 0, 0), (1, 0, 1)]
+    >>> ci = bootstrap(data, seed=1)
+    >>> ci["recall"].low <= 4 / 6 <= ci["recall"].high
+    True
+    >>> bootstrap(data, seed=1) == ci
+    True
+    """
+    wanted = list(metrics)
+    if not counts or resamples <= 0:
+        return {name: None for name in wanted}
+    rng = random.Random(seed)
+    tps, fps, fns = (list(column) for column in zip(*counts, strict=True))
+    population = range(len(counts))
+    values: dict[str, list[float]] = {name: [] for name in wanted}
+    for _ in range(resamples):
+        draw = rng.choices(population, k=len(counts))
+        tp = sum(map(tps.__getitem__, draw))
+        fp = sum(map(fps.__getitem__, draw))
+        fn = sum(map(fns.__getitem__, draw))
+        for name in wanted:
+            value = METRICS[name](tp, fp, fn)
+            if value is not None:
+                values[name].append(value)
+    tail = (1 - confidence) / 2
+    out: dict[str, Interval | None] = {}
+    for name in wanted:
+        got = sorted(values[name])
+        if not got:
+            out[name] = None
+            continue
+        last = len(got) - 1
+        out[name] = Interval(
+            low=got[math.floor(tail * last)], high=got[math.ceil((1 - tail) * last)]
+        )
+    return out
+
+
+def summarize(
+    counts: Sequence[Counts],
+    *,
+    typed: bool = True,
+    resamples: int = 1000,
+    seed: int | str = 0,
+    confidence: float = 0.95,
+) -> Scores:
+    """The `Scores` of a group of episodes given their counts (one `Counts` per episode).
+
+    With `typed=False` (per error type) false positives are unknown, so only recall is given.
+
+    >>> s = summarize([Counts(tp=1), Counts(tp=1, fp=1, fn=1)], resamples=200)
+    >>> s.counts, s.recall, s.precision
+    (Counts(tp=2, fp=1, fn=1, tn=0), 0.6666666666666666, 0.6666666666666666)
+    """
+    total = sum(counts, Counts())
+    metrics = ("recall", "precision", "f1") if typed else ("recall",)
+    ci = bootstrap(
+        [(c.tp, c.fp, c.fn) for c in counts],
+        resamples=resamples,
+        seed=seed,
+        confidence=confidence,
+        metrics=metrics,
+    )
+    return Scores(
+        episodes=len(counts),
+        counts=total,
+        recall=total.recall,
+        precision=total.precision if typed else None,
+        f1=total.f1 if typed else None,
+        recall_ci=ci.get("recall"),
+        precision_ci=ci.get("precision"),
+        f1_ci=ci.get("f1"),
+    )
+
+
+class Report(BaseModel):
+    """The scores of a run: overall, per error type, per task family, and per episode."""
+
+    mode: Mode  # how results were scored
+    overall: Scores  # all scored episodes
+    by_error: dict[str, Scores] = Field(default_factory=dict)  # recall per label error type
+    by_task: dict[str, Scores] = Field(default_factory=dict)  # per task family
+    episodes: list[EpisodeScore] = Field(default_factory=list)  # one per scored episode
+    failed: list[str] = Field(default_factory=list)  # scored episodes whose result was unusable
+    missing: list[str] = Field(default_factory=list)  # episodes without a result (not scored)
+    unmatched: list[str] = Field(default_factory=list)  # results without an episode
+    unlabelled: list[str] = Field(default_factory=list)  # episodes without labels (not scored)
+    notes: list[str] = Field(default_factory=list)  # anything unusual about the input
+
+
+def score_results(
+    episodes: Iterable[Episode],
+    results: Iterable[VerificationResult],
+    *,
+    mode: Mode,
+    resamples: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> Report:
+    """Score results against annotated episodes, pairing them by id.
+
+    An episode is scored when it has labels (`[]` is a clean episode) and a result; a result
+    with status "error" counts as finding nothing (its episode's labels are FNs) and is listed
+    in `failed`. Episodes without a result are listed in `missing` and not scored, results
+    without an episode in `unmatched`, episodes without labels in `unlabelled`. When an id
+    appears more than once, the first episode and the first result are used.
+
+    Per-episode bootstrap intervals resample all scored episodes for the overall and per-error
+    scores and the episodes of a family for its scores.
+
+    >>> plan = ["Driver.PickUp('Mug')", "Driver.PickUp('Mug')"]
+    >>> eps = [Episode(id="a", actions=plan, task="Coffee",
+    ...                labels=[Label(type="REMOVE", index=1, error="duplicate")]),
+    ...        Episode(id="b", actions=plan, labels=[])]
+    >>> from planverify.result import Verdict
+    >>> res = [VerificationResult(id="a", verdicts=[
+    ...            Verdict(index=0, action=plan[0], verdict="keep"),
+    ...            Verdict(index=1, action=plan[1], verdict="remove")]),
+    ...        VerificationResult(id="b", status="error", error="timeout"),
+    ...        VerificationResult(id="c")]
+    >>> report = score_results(eps, res, mode="iterative", resamples=100)
+    >>> report.overall.counts, report.overall.recall, report.overall.precision
+    (Counts(tp=1, fp=0, fn=0, tn=1), 1.0, 1.0)
+    >>> report.failed, report.unmatched, sorted(report.by_task)
+    (['b'], ['c'], ['Coffee', 'unknown'])
+    """
+    report_notes: list[str] = []
+    by_id: dict[str, VerificationResult] = {}
+    for result in results:
+        if result.id in by_id:
+            report_notes.append(f"result {result.id}: repeated id, the first one is used")
+        else:
+            by_id[result.id] = result
+    scored: list[EpisodeScore] = []
+    seen: set[str] = set()
+    missing: list[str] = []
+    unlabelled: list[str] = []
+    for episode in episodes:
+        if episode.id in seen:
+            report_notes.append(f"episode {episode.id}: repeated id, the first one is used")
+            continue
+        seen.add(episode.id)
+        if episode.labels is None:
+            unlabelled.append(episode.id)
+        elif episode.id not in by_id:
+            missing.append(episode.id)
+        else:
+            scored.append(score_episode(episode, by_id[episode.id], mode=mode))
+
+    def group(items: Sequence[Counts], key: str, *, typed: bool = True) -> Scores:
+        return summarize(
+            items,
+            typed=typed,
+            resamples=resamples,
+            seed=f"{seed}:{key}",
+            confidence=confidence,
+        )
+
+    error_types = sorted({kind for s in scored for kind in s.by_error})
+    tasks = sorted({s.task for s in scored})
+    return Report(
+        mode=mode,
+        overall=group([s.counts for s in scored], "overall"),
+        by_error={
+            kind: group(
+                [s.by_error.get(kind, Counts()) for s in scored], f"error:{kind}", typed=False
+            )
+            for kind in error_types
+        },
+        by_task={
+            task: group([s.counts for s in scored if s.task == task], f"task:{task}")
+            for task in tasks
+        },
+        episodes=scored,
+        failed=[s.id for s in scored if s.status == "error"],
+        missing=missing,
+        unmatched=[rid for rid in by_id if rid not in seen],
+        unlabelled=unlabelled,
+        notes=report_notes,
+    )
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.1f}"
+
+
+def _ci(interval: Interval | None) -> str:
+    return "" if interval is None else f" [{_pct(interval.low)}, {_pct(interval.high)}]"
+
+
+def format_report(report: Report) -> str:
+    """A plain-text summary of a report: one line per group, percentages with 95% intervals."""
+    rows = [("overall", report.overall)]
+    rows += [(f"error {k}", v) for k, v in report.by_error.items()]
+    rows += [(f"task {k}", v) for k, v in report.by_task.items()]
+    out = [f"mode: {report.mode}, episodes scored: {report.overall.episodes}"]
+    for name, s in rows:
+        c = s.counts
+        out.append(
+            f"{name}: tp={c.tp} fp={c.fp} fn={c.fn} "
+            f"recall={_pct(s.recall)}{_ci(s.recall_ci)} "
+            f"precision={_pct(s.precision)}{_ci(s.precision_ci)} "
+            f"f1={_pct(s.f1)}{_ci(s.f1_ci)}"
+        )
+    for name, ids in (
+        ("failed", report.failed),
+        ("without result", report.missing),
+        ("results without episode", report.unmatched),
+        ("without labels", report.unlabelled),
+    ):
+        if ids:
+            out.append(
+                f"{name}: {len(ids)} ({', '.join(ids[:5])}{', ...' if len(ids) > 5 else ''})"
+            )
+    return "\n".join(out)
+
+
+def gold_plan(episode: Episode) -> list[str]:
+    """The plan its labels describe: REMOVE-labelled steps dropped, MISSING steps added.
+
+    MISSING steps with the same `after` go in label order.
+
+    >>> gold_plan(Episode(id="e", actions=["Driver.Move(1.0)", "Driver.PickUp('Mug')"],
+    ...     labels=[Label(type="REMOVE", index=0),
+    ...             Label(type="MISSING", after=-1, action="Driver.Open('Fridge')")]))
+    ["Driver.Open('Fridge')", "Driver.PickUp('Mug')"]
+    """
+    labels = _labels_of(episode)
+    drop = {label.index for label in labels if label.type == "REMOVE"}
+    added: dict[int, list[str]] = {}
+    for label in labels:
+        if label.type == "MISSING" and label.after is not None and label.action is not None:
+            added.setdefault(label.after, []).append(label.action)
+    out = list(added.get(-1, []))
+    for i, line in enumerate(episode.actions):
+        if i not in drop:
+            out.append(line)
+        out += added.get(i, [])
+    return out

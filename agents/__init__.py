@@ -25,7 +25,7 @@ def resolve_judge(
     grounding: bool = False,
     **model_options: Any,
 ) -> Judge:
-    """A Judge from a spec ("baseline", a preset, "provider:model"), a chat model or a Judge."""
+    """A Judge from a spec ("rules", "baseline", a preset, "provider:model"), a model or a Judge."""
     if isinstance(judge, str):
         if judge == "baseline":
             return BaselineJudge()

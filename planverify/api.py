@@ -116,7 +116,7 @@ class Verifier:
     def __init__(
         self,
         *,
-        judge: JudgeLike = "baseline",
+        judge: JudgeLike = "rules",
         planner: PlannerLike = "rules",
         max_iterations: int = 5,
         static: bool = False,
@@ -227,7 +227,7 @@ async def averify_plan(
     *,
     id: str | None = None,
     scene: Mapping[str, Any] | None = None,
-    judge: JudgeLike = "baseline",
+    judge: JudgeLike = "rules",
     planner: PlannerLike = "rules",
     max_iterations: int = 5,
     static: bool = False,
@@ -262,7 +262,7 @@ def verify_plan(
     *,
     id: str | None = None,
     scene: Mapping[str, Any] | None = None,
-    judge: JudgeLike = "baseline",
+    judge: JudgeLike = "rules",
     planner: PlannerLike = "rules",
     max_iterations: int = 5,
     static: bool = False,
@@ -306,7 +306,7 @@ def verify_plan(
 async def averify_many(
     episodes: Iterable[Episode | Mapping[str, Any] | BaseModel],
     *,
-    judge: JudgeLike = "baseline",
+    judge: JudgeLike = "rules",
     planner: PlannerLike = "rules",
     max_iterations: int = 5,
     concurrency: int = 8,
@@ -347,7 +347,7 @@ async def averify_many(
 def verify_many(
     episodes: Iterable[Episode | Mapping[str, Any] | BaseModel],
     *,
-    judge: JudgeLike = "baseline",
+    judge: JudgeLike = "rules",
     planner: PlannerLike = "rules",
     max_iterations: int = 5,
     concurrency: int = 8,
@@ -361,7 +361,7 @@ def verify_many(
     """Verify many plans; each episode is a dict or model with the JSONL input keys.
 
     >>> results = verify_many([
-    ...     {"id": "a", "goal": "Water the plant.", "actions": ["Driver.ToggleOff('Faucet')"]},
+    ...     {"id": "a", "goal": "Water the plant.", "actions": ["Driver.Move(0.5)", "Driver.Move(-0.5)"]},
     ...     {"id": "b", "goal": "Water the plant.", "actions": ["Driver.Move(0.5)"]},
     ... ])
     >>> [(r.id, r.refined) for r in results]

@@ -87,9 +87,9 @@ def verify(
     judge: Annotated[
         str,
         typer.Option(
-            help="Judge: baseline, a preset (see `planverify presets`) or provider:model."
+            help="Judge: rules (offline, grounded), baseline (the paper's rule baseline), a preset (see `planverify presets`) or provider:model."
         ),
-    ] = "baseline",
+    ] = "rules",
     planner: Annotated[
         str, typer.Option(help="Planner: rules (no model), a preset or provider:model.")
     ] = "rules",

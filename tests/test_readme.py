@@ -32,5 +32,7 @@ def test_documented_verify_options_exist() -> None:
     command = get_command(app)
     verify = command.commands["verify"]  # type: ignore[attr-defined]
     options = {opt for param in verify.params for opt in param.opts}
-    documented = set(re.findall(r"`(--[a-z-]+)", README.split("## Command line")[1].split("###")[0]))
+    documented = set(
+        re.findall(r"`(--[a-z-]+)", README.split("## Command line")[1].split("###")[0])
+    )
     assert documented <= options, documented - options

@@ -15,7 +15,7 @@ from collections.abc import (
     Mapping,
     Sequence,
 )
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 from typing import Any, Literal, TypeAlias, TypeVar
 
@@ -103,7 +103,42 @@ async def open_checkpointer(
         # file never corrupts; only a power cut may drop the last few. It saves an fsync per step.
         await conn.execute("PRAGMA journal_mode=WAL")
         await conn.execute("PRAGMA synchronous=NORMAL")
-        yield AsyncSqliteSaver(conn, serde=state_serializer())
+        async with group_commits(conn):
+            yield AsyncSqliteSaver(conn, serde=state_serializer())
+
+
+@asynccontextmanager
+async def group_commits(conn: Any, interval: float = 0.05) -> AsyncIterator[None]:
+    """Commit a SQLite connection at most every `interval` seconds instead of after every write.
+
+    The checkpointer commits after each checkpoint and each batch of writes; with many episodes
+    in flight those commits, each a round trip to the database thread under one lock, dominate
+    a run. Grouping them keeps every write (the connection reads its own uncommitted rows); a
+    killed process loses at most the last `interval` of work, which a rerun redoes.
+    """
+    commit = conn.commit
+    dirty = asyncio.Event()
+
+    async def deferred() -> None:
+        dirty.set()
+
+    async def flusher() -> None:
+        while True:
+            await dirty.wait()
+            await asyncio.sleep(interval)
+            dirty.clear()
+            await commit()
+
+    conn.commit = deferred
+    task = asyncio.create_task(flusher())
+    try:
+        yield
+    finally:
+        task.cancel()
+        with suppress(asyncio.CancelledError):
+            await task
+        conn.commit = commit
+        await commit()
 
 
 class Verifier:

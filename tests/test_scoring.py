@@ -456,3 +456,42 @@ def test_gold_plan_applies_labels() -> None:
         [remove(1), remove(2), missing(-1, "Driver.Open('Cabinet')"), missing(4, ON)],
     )
     assert gold_plan(ep) == ["Driver.Open('Cabinet')", SAY, PICK, PUT, ON]
+
+
+def test_the_readme_worked_example() -> None:
+    from planverify.result import Inserted, Verdict, VerificationResult
+
+    plan = [
+        "Driver.PickUp('Mug')",
+        "Driver.Move(0.5)",
+        "Driver.Move(0.5)",
+        "Driver.PutAOnB('Mug', 'Sink')",
+    ]
+    episode = Episode(
+        id="w",
+        actions=plan,
+        labels=[
+            Label(type="REMOVE", index=2, error="duplicate"),
+            Label(
+                type="MISSING", after=3, action="Driver.ToggleOn('Faucet')", error="missing_step"
+            ),
+        ],
+    )
+
+    def result(inserted: str) -> VerificationResult:
+        return VerificationResult(
+            id="w",
+            original=plan,
+            refined=[plan[0], plan[2], plan[3], inserted],
+            verdicts=[
+                Verdict(index=i, action=a, verdict="remove" if i == 1 else "keep")
+                for i, a in enumerate(plan)
+            ],
+            inserted=[Inserted(after_index=3, action=inserted, iteration=1)],
+            stop_reason="no_objections",
+        )
+
+    good = score_iterative(episode, result("Driver.ToggleOn('Faucet')")).counts
+    assert (good.tp, good.fp, good.fn) == (2, 0, 0)
+    wrong = score_iterative(episode, result("Driver.ToggleOn('Microwave')")).counts
+    assert (wrong.tp, wrong.fp, wrong.fn) == (1, 1, 1)

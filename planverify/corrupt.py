@@ -53,9 +53,9 @@ import random
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, get_args
 
-from planverify.episode import Episode, Label
+from planverify.episode import Episode, InjectedError, Label
 from planverify.notation import Action, escape_text, object_type
 from planverify.scoring import mentions_type
 
@@ -69,24 +69,8 @@ __all__ = [
     "corrupt_many",
 ]
 
-ErrorKind = Literal[
-    "detour",
-    "misplacement",
-    "premature_toggle",
-    "cancelling_navigation",
-    "pointless_open_close",
-    "duplicate",
-    "missing_step",
-]
-KINDS: tuple[ErrorKind, ...] = (
-    "detour",
-    "misplacement",
-    "premature_toggle",
-    "cancelling_navigation",
-    "pointless_open_close",
-    "duplicate",
-    "missing_step",
-)
+ErrorKind = InjectedError
+KINDS: tuple[ErrorKind, ...] = get_args(InjectedError)
 
 ESSENTIAL_TOGGLES = frozenset(
     {"CoffeeMachine", "Toaster", "Faucet", "StoveKnob", "StoveBurner", "Microwave"}

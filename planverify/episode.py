@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from planverify.notation import Action, NotationError, parse_action
 
-ErrorType = Literal[
+InjectedError = Literal[
     "detour",
     "misplacement",
     "premature_toggle",
@@ -23,8 +23,8 @@ ErrorType = Literal[
     "pointless_open_close",
     "duplicate",
     "missing_step",
-    "other",
-]
+]  # the error taxonomy `planverify corrupt` injects
+ErrorType = Literal[InjectedError, "other"]  # what a label's `error` may say
 
 
 class SceneObject(BaseModel):

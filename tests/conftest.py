@@ -15,6 +15,16 @@ from pydantic import BaseModel
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 
+# A coffee plan with a move undone by the next one: the offline defaults remove that pair.
+COFFEE_PLAN = [
+    "Driver.PickUp('Mug')",
+    "Driver.Move(1.0)",
+    "Driver.Move(-1.0)",
+    "Driver.PutAOnB('Mug', 'CoffeeMachine')",
+    "Driver.ToggleOn('CoffeeMachine')",
+]
+COFFEE_REFINED = [COFFEE_PLAN[0], COFFEE_PLAN[3], COFFEE_PLAN[4]]
+
 
 class ScriptedChatModel(GenericFakeChatModel):
     """A fake chat model that answers with scripted texts, in order, and records every prompt.

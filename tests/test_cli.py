@@ -128,7 +128,9 @@ def test_goal_from_dialogue_uses_the_commander(tmp_path: Path) -> None:
 
 
 def test_static_mode_keeps_the_plan_and_reports_proposals(tmp_path: Path) -> None:
-    source = jsonl(tmp_path / "in.jsonl", {"id": "a", "goal": "Put the mug in the sink.", "actions": PLAN})
+    source = jsonl(
+        tmp_path / "in.jsonl", {"id": "a", "goal": "Put the mug in the sink.", "actions": PLAN}
+    )
     out = tmp_path / "out.jsonl"
     result = runner.invoke(
         app, ["verify", str(source), "--no-checkpoint", "--static", "-o", str(out)]
@@ -141,7 +143,10 @@ def test_static_mode_keeps_the_plan_and_reports_proposals(tmp_path: Path) -> Non
 
 def test_checkpoints_are_reused_and_shown(tmp_path: Path) -> None:
     db = tmp_path / "cp.sqlite"
-    source = jsonl(tmp_path / "in.jsonl", {"id": "mug-run", "goal": "Put the mug in the sink.", "actions": PLAN})
+    source = jsonl(
+        tmp_path / "in.jsonl",
+        {"id": "mug-run", "goal": "Put the mug in the sink.", "actions": PLAN},
+    )
     out1, out2 = tmp_path / "1.jsonl", tmp_path / "2.jsonl"
     for out in (out1, out2):
         result = runner.invoke(

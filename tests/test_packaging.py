@@ -28,7 +28,7 @@ from pathlib import Path, PurePosixPath
 import pytest
 from packaging.requirements import Requirement
 
-from .conftest import ROOT
+from .conftest import COFFEE_PLAN, COFFEE_REFINED, ROOT
 
 PYPROJECT_TEXT = (ROOT / "pyproject.toml").read_text(encoding="utf-8")  # built as read here
 PYPROJECT = tomllib.loads(PYPROJECT_TEXT)
@@ -41,16 +41,7 @@ PACKAGE_DIR: dict[str, str] = SETUPTOOLS.get("package-dir", {})
 PACKAGE_DATA: dict[str, list[str]] = SETUPTOOLS.get("package-data", {})
 VENV_BIN = Path(sys.executable).parent
 
-# A plan with a cancelling Move pair: the offline defaults (baseline Judge, rules Planner)
-# remove the pair, then find nothing more.
-PLAN = [
-    "Driver.PickUp('Mug')",
-    "Driver.Move(1.0)",
-    "Driver.Move(-1.0)",
-    "Driver.PutAOnB('Mug', 'CoffeeMachine')",
-    "Driver.ToggleOn('CoffeeMachine')",
-]
-REFINED = [PLAN[0], PLAN[3], PLAN[4]]
+PLAN, REFINED = COFFEE_PLAN, COFFEE_REFINED
 
 
 def minimal_env(home: Path) -> dict[str, str]:

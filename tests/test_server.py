@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import ROOT
+from .conftest import COFFEE_PLAN, COFFEE_REFINED, ROOT
 
 pytest.importorskip(
     "langgraph_sdk", reason="langgraph-sdk is not installed (pip install -e '.[dev]')"
@@ -43,14 +43,7 @@ START_TIMEOUT = 90.0
 STOP_TIMEOUT = 15.0
 PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY")
 
-PLAN = [
-    "Driver.PickUp('Mug')",
-    "Driver.Move(1.0)",
-    "Driver.Move(-1.0)",
-    "Driver.PutAOnB('Mug', 'CoffeeMachine')",
-    "Driver.ToggleOn('CoffeeMachine')",
-]
-REFINED = [PLAN[0], PLAN[3], PLAN[4]]
+PLAN, REFINED = COFFEE_PLAN, COFFEE_REFINED
 INPUT = {"episode_id": "srv", "goal": "Make coffee.", "actions": PLAN}
 CONTEXT = {"judge": "baseline", "planner": "rules", "max_iterations": 3}
 

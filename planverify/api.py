@@ -89,9 +89,14 @@ def as_episode(item: Episode | Mapping[str, Any] | BaseModel) -> Episode:
 async def open_checkpointer(
     checkpoint: Checkpoint,
 ) -> AsyncIterator[BaseCheckpointSaver[Any] | None]:
-    """A checkpointer for a SQLite path (created if needed), an existing saver, or None."""
+    """A checkpointer for a SQLite path (created if needed), a `postgresql://` URL, an existing
+    saver, or None."""
     if checkpoint is None or isinstance(checkpoint, BaseCheckpointSaver):
         yield checkpoint
+        return
+    if is_postgres_url(checkpoint):
+        async with _postgres(str(checkpoint)) as saver:
+            yield saver
         return
     import aiosqlite
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
@@ -105,6 +110,24 @@ async def open_checkpointer(
         await conn.execute("PRAGMA synchronous=NORMAL")
         async with group_commits(conn):
             yield AsyncSqliteSaver(conn, serde=state_serializer())
+
+
+def is_postgres_url(checkpoint: object) -> bool:
+    """Whether a checkpoint setting names a PostgreSQL database."""
+    return isinstance(checkpoint, str) and checkpoint.startswith(("postgresql://", "postgres://"))
+
+
+@asynccontextmanager
+async def _postgres(url: str) -> AsyncIterator[BaseCheckpointSaver[Any]]:
+    try:
+        from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+    except ImportError:
+        raise RuntimeError(
+            "a postgresql:// checkpoint needs: pip install 'planverify[postgres]'"
+        ) from None
+    async with AsyncPostgresSaver.from_conn_string(url, serde=state_serializer()) as saver:
+        await saver.setup()
+        yield saver
 
 
 @asynccontextmanager
@@ -220,13 +243,18 @@ class Verifier:
             "actions": list(episode.actions),
             "scene": episode.scene,
         }
+        options: dict[str, Any] = {}
         if self.checkpointer is not None:
+            # The live snapshot includes the output of steps that finished after the last
+            # checkpoint; a stop reason means the loop ended, anything else is resumed.
             snapshot = await self.graph.aget_state(config)
-            if snapshot.values and not snapshot.next and snapshot.values.get("stop_reason"):
+            if snapshot.values.get("stop_reason") and not snapshot.interrupts:
                 return VerificationResult.from_state(PlanState.model_validate(snapshot.values))
-            if snapshot.next:
+            if snapshot.values:
                 payload = None  # continue from the last checkpoint
-        values = await self.graph.ainvoke(payload, config, context=self.context)
+            # each step's checkpoint is stored before the next step starts, in order
+            options["durability"] = "sync"
+        values = await self.graph.ainvoke(payload, config, context=self.context, **options)
         if self.reviewer is not None:
             values = await self._review(values, config)
         elif values.get("__interrupt__"):

@@ -4,10 +4,12 @@ written as results arrive and rewritten in input order at the end."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
+import os
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
+import orjson
 from rich.console import Console
 from rich.progress import (
     BarColumn,
@@ -46,6 +48,52 @@ def progress_bar() -> Progress:
     return Progress(*columns, console=err, transient=True, disable=not err.is_terminal)
 
 
+def read_journal(path: Path, key: str) -> dict[str, VerificationResult]:
+    """Finished results in a partial output written under the same settings (`key`).
+
+    A line cut short by a kill, or written under other settings, is ignored.
+    """
+    done: dict[str, VerificationResult] = {}
+    if not path.is_file():
+        return done
+    with path.open("rb") as fh:
+        for line in fh:
+            try:
+                record = orjson.loads(line)
+                if record.get("settings") != key:
+                    continue
+                result = VerificationResult.model_validate(record["result"])
+            except (orjson.JSONDecodeError, ValueError, KeyError, TypeError, AttributeError):
+                continue
+            if result.status == "ok":
+                done[result.id] = result
+    return done
+
+
+def read_results(path: Path) -> dict[str, VerificationResult]:
+    """The records of an output file by id (unreadable lines are skipped)."""
+    found: dict[str, VerificationResult] = {}
+    with path.open("rb") as fh:
+        for line in fh:
+            try:
+                result = VerificationResult.model_validate_json(line)
+            except ValueError:
+                continue
+            found.setdefault(result.id, result)
+    return found
+
+
+def write_atomically(path: Path, lines: Iterable[bytes]) -> None:
+    """Write a file through a temporary sibling and a rename, so it is never seen half written."""
+    temporary = path.with_name(path.name + ".tmp")
+    with temporary.open("wb") as fh:
+        for line in lines:
+            fh.write(line)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(temporary, path)
+
+
 async def run_batch(
     verifier: Any,
     items: Iterable[Episode | EpisodeError],
@@ -55,16 +103,23 @@ async def run_batch(
     goal: GoalMode,
     output: Path | None,
     concurrency: int,
+    reuse: Mapping[str, VerificationResult] | None = None,
 ) -> tuple[list[VerificationResult], int]:
     """Verify episodes as they stream in, at most `concurrency` at once.
 
-    Results are appended to `OUTPUT.partial` as they finish; at the end the output is written in
-    input order and the partial file removed. Returns the results and the number of skipped inputs.
+    Each result is appended to `OUTPUT.partial` (with the run's settings key) as it finishes;
+    at the end `OUTPUT` is written in input order, atomically, and the partial file removed.
+    Results in `reuse`, and finished results in a partial file left by an interrupted run with
+    the same settings, are taken as they are instead of verifying those episodes again.
+    Returns the results and the number of skipped inputs.
     """
+    key = str(getattr(verifier, "key", ""))
     partial = output.with_name(output.name + ".partial") if output else None
+    known: dict[str, VerificationResult] = dict(reuse or {})
     if partial is not None:
         partial.parent.mkdir(parents=True, exist_ok=True)
-    sink = partial.open("wb") if partial else None
+        known.update(read_journal(partial, key))
+    sink = partial.open("ab") if partial else None
     order: list[str] = []
     seen: set[str] = set()
     results: dict[str, VerificationResult] = {}
@@ -74,17 +129,23 @@ async def run_batch(
     with progress_bar() as progress:
         task = progress.add_task("verify", total=total, failed=0)
 
+        def finish(result: VerificationResult, *, record: bool) -> None:
+            results[result.id] = result
+            if sink is not None and record:
+                sink.write(
+                    orjson.dumps({"settings": key, "result": result.model_dump(mode="json")})
+                    + b"\n"
+                )
+                sink.flush()
+            failed = sum(r.status == "error" for r in results.values())
+            progress.update(task, advance=1, failed=failed)
+
         async def one(episode: Episode) -> None:
             try:
                 result = await verifier.averify(episode)
             finally:
                 gate.release()
-            results[episode.id] = result
-            if sink is not None:
-                sink.write(dump_jsonl_line(result.model_dump(mode="json")))
-                sink.flush()
-            failed = sum(r.status == "error" for r in results.values())
-            progress.update(task, advance=1, failed=failed)
+            finish(result, record=True)
 
         try:
             for item in items:
@@ -99,9 +160,12 @@ async def run_batch(
                     err.print(f"[red]skipped[/] {item}", highlight=False, soft_wrap=True)
                     progress.update(task, total=max(total - skipped, 0))
                     continue
-                await gate.acquire()
                 order.append(item.id)
                 seen.add(item.id)
+                if item.id in known:
+                    finish(known[item.id], record=False)
+                    continue
+                await gate.acquire()
                 job = asyncio.create_task(one(with_goal(item, goal)))
                 running.add(job)
                 job.add_done_callback(running.discard)
@@ -113,8 +177,9 @@ async def run_batch(
             if sink is not None:
                 sink.close()
     if output is not None and partial is not None:
-        with output.open("wb") as fh:  # input order, whatever order episodes finished in
-            for episode_id in order:
-                fh.write(dump_jsonl_line(results[episode_id].model_dump(mode="json")))
+        # input order, whatever order episodes finished in
+        write_atomically(
+            output, (dump_jsonl_line(results[i].model_dump(mode="json")) for i in order)
+        )
         partial.unlink()
     return [results[i] for i in order], skipped

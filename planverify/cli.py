@@ -7,6 +7,7 @@ import os
 import sys
 from collections import Counter
 from collections.abc import Iterator
+from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -91,9 +92,11 @@ def verify(
         ),
     ] = "given",
     checkpoint: Annotated[
-        Path,
-        typer.Option(help="SQLite checkpoint file; rerunning the same command resumes from it."),
-    ] = DEFAULT_CHECKPOINT,
+        str,
+        typer.Option(
+            help="SQLite checkpoint file, or a postgresql:// URL; rerunning the same command resumes from it."
+        ),
+    ] = str(DEFAULT_CHECKPOINT),
     no_checkpoint: Annotated[
         bool, typer.Option("--no-checkpoint", help="Keep nothing between runs.")
     ] = False,
@@ -129,6 +132,13 @@ def verify(
         str | None,
         typer.Option(help="TEACh inputs: keep only games under a directory of this name."),
     ] = None,
+    retry_failed: Annotated[
+        bool,
+        typer.Option(
+            "--retry-failed",
+            help="Keep the ok records already in --output and verify only the failed or missing episodes.",
+        ),
+    ] = False,
     grounding: Annotated[
         bool,
         typer.Option(
@@ -151,6 +161,13 @@ def verify(
         )
     if grounding and judge in ("rules", "baseline"):
         raise fail(f"--grounding is for model judges; the {judge!r} judge needs no prompt")
+    reuse: dict[str, VerificationResult] = {}
+    if retry_failed:
+        if output is None or not output.is_file():
+            raise fail("--retry-failed needs the --output file of an earlier run")
+        from planverify.batch import read_results
+
+        reuse = {k: r for k, r in read_results(output).items() if r.status == "ok"}
     if review and not sys.stdin.isatty():
         raise fail("--review needs an interactive terminal")
     from planverify.sources import count_inputs, default_workers, iter_inputs
@@ -160,7 +177,12 @@ def verify(
         total = min(total, limit)
 
     async def run() -> tuple[list[VerificationResult], int]:
-        async with open_checkpointer(None if no_checkpoint else checkpoint) as saver:
+        async with AsyncExitStack() as stack:
+            where = None if no_checkpoint else checkpoint
+            try:
+                saver = await stack.enter_async_context(open_checkpointer(where))
+            except Exception as exc:
+                raise fail(f"cannot open the checkpoint {where}: {exc}".splitlines()[0]) from None
             try:
                 verifier = Verifier(
                     judge=judge,
@@ -184,6 +206,7 @@ def verify(
                 goal=goal,  # type: ignore[arg-type]
                 output=output,
                 concurrency=1 if review else concurrency,
+                reuse=reuse,
             )
 
     results, skipped = asyncio.run(run())

@@ -1,0 +1,116 @@
+"""Killing a run at random moments and running the same command again: every episode ends up in
+the output exactly once, no line is torn, and finished episodes are not verified again."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import orjson
+from langgraph.checkpoint.sqlite import SqliteSaver
+
+from planverify.episode import read_episodes
+from planverify.graphs.graph import build_verifier
+from planverify.result import VerificationResult
+from planverify.serde import state_serializer
+
+from .conftest import ROOT
+
+EPISODES = 200
+
+
+def make_input(path: Path) -> list[str]:
+    sample, _ = read_episodes([ROOT / "examples" / "episodes.jsonl"])
+    ids = []
+    with path.open("wb") as fh:
+        for n in range(EPISODES):
+            episode = sample[n % len(sample)].model_copy(update={"id": f"ep{n:03d}"})
+            ids.append(episode.id)
+            fh.write(orjson.dumps(episode.model_dump(mode="json", exclude_none=True)) + b"\n")
+    return ids
+
+
+def command(source: Path, out: Path, db: Path) -> list[str]:
+    script = Path(sys.executable).parent / "planverify"
+    return [
+        str(script),
+        "verify",
+        str(source),
+        "--checkpoint",
+        str(db),
+        "-o",
+        str(out),
+        "--concurrency",
+        "16",
+    ]
+
+
+def finished_threads(db: Path) -> dict[str, int]:
+    """Threads whose latest checkpoint ends the graph, with their checkpoint counts."""
+    if not db.exists():
+        return {}
+    with sqlite3.connect(db) as conn:
+        counts = dict(
+            conn.execute("SELECT thread_id, COUNT(*) FROM checkpoints GROUP BY thread_id")
+        )
+    finished = {}
+    with SqliteSaver.from_conn_string(str(db)) as saver:
+        saver.serde = state_serializer()
+        graph = build_verifier(checkpointer=saver)
+        for thread, count in counts.items():
+            state = graph.get_state({"configurable": {"thread_id": thread}})
+            if not state.next and state.values.get("stop_reason"):
+                finished[thread] = count
+    return finished
+
+
+def test_kill_and_rerun_keeps_every_episode_exactly_once(tmp_path: Path) -> None:
+    source, out, db = tmp_path / "in.jsonl", tmp_path / "out.jsonl", tmp_path / "cp.sqlite"
+    ids = make_input(source)
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    rng = random.Random(7)
+    for _ in range(3):
+        process = subprocess.Popen(
+            command(source, out, db), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        time.sleep(rng.uniform(1.5, 4.0))
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+    before = finished_threads(db)
+    partial = out.with_name(out.name + ".partial")
+    assert before or partial.exists(), "the kills came before any work was done"
+
+    done = subprocess.run(
+        command(source, out, db), env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    lines = out.read_bytes().splitlines()
+    results = [VerificationResult.model_validate_json(line) for line in lines]
+    assert [r.id for r in results] == ids, "each episode once, in input order"
+    assert all(r.status == "ok" for r in results)
+    assert not partial.exists()
+
+    after = finished_threads(db)
+    redone = [t for t, n in before.items() if after.get(t) != n]
+    assert redone == [], f"finished episodes were verified again: {redone[:3]}"
+
+    reference = subprocess.run(
+        [
+            *command(source, tmp_path / "ref.jsonl", db)[:3],
+            "--no-checkpoint",
+            "-o",
+            str(tmp_path / "ref.jsonl"),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert reference.returncode == 0, reference.stderr
+    assert (tmp_path / "ref.jsonl").read_bytes() == out.read_bytes()

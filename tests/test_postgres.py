@@ -1,0 +1,84 @@
+"""The PostgreSQL checkpointer, against a real server on loopback.
+
+The URL comes from PLANVERIFY_TEST_POSTGRES_URL, else the local default; without a reachable
+server the tests skip and say why."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from planverify import averify_many
+from planverify.agents.base import JudgeReply
+from planverify.cli import app
+from planverify.critique import Critique, Flag
+from planverify.episode import Episode, Scene
+
+DEFAULT_URL = "postgresql://postgres@127.0.0.1:5432/test"
+
+
+@pytest.fixture(scope="module")
+def postgres_url() -> str:
+    url = os.environ.get("PLANVERIFY_TEST_POSTGRES_URL", DEFAULT_URL)
+    psycopg = pytest.importorskip(
+        "psycopg", reason="psycopg is not installed (planverify[postgres])"
+    )
+    try:
+        with psycopg.connect(url, connect_timeout=3) as conn:
+            conn.execute("SELECT 1")
+    except psycopg.Error as exc:
+        pytest.skip(
+            f"no PostgreSQL at {url} (set PLANVERIFY_TEST_POSTGRES_URL): {exc}".splitlines()[0]
+        )
+    return url
+
+
+class CountingJudge:
+    """Flags the first Move; counts its calls."""
+
+    name = "counting"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def ajudge(self, goal: str, plan: Sequence[str], scene: Scene | None) -> JudgeReply:
+        self.calls += 1
+        moves = [i for i, line in enumerate(plan) if ".Move(" in line]
+        flags = [Flag(step=moves[0], action=plan[moves[0]], reason="not needed")] if moves else []
+        return JudgeReply(Critique(flags=flags))
+
+
+def episodes(tag: str) -> list[Episode]:
+    plan = ["Driver.PickUp('Mug')", "Driver.Move(1.0)", "Driver.PutAOnB('Mug', 'Sink')"]
+    return [
+        Episode(id=f"{tag}-{n}", goal="Put the mug in the sink.", actions=plan) for n in range(3)
+    ]
+
+
+async def test_results_are_checkpointed_and_reused(postgres_url: str) -> None:
+    batch = episodes(uuid.uuid4().hex)
+    judge = CountingJudge()
+    first = await averify_many(batch, judge=judge, checkpoint=postgres_url)
+    assert [r.refined for r in first] == [
+        ["Driver.PickUp('Mug')", "Driver.PutAOnB('Mug', 'Sink')"]
+    ] * 3
+    assert judge.calls == 6
+    again = CountingJudge()
+    second = await averify_many(batch, judge=again, checkpoint=postgres_url)
+    assert second == first and again.calls == 0
+
+
+def test_the_cli_takes_a_postgres_url(postgres_url: str, tmp_path: Path) -> None:
+    source = tmp_path / "in.jsonl"
+    source.write_text("\n".join(e.model_dump_json() for e in episodes(uuid.uuid4().hex)) + "\n")
+    out = tmp_path / "out.jsonl"
+    result = CliRunner().invoke(
+        app, ["verify", str(source), "--checkpoint", postgres_url, "-o", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    assert len(out.read_text().splitlines()) == 3

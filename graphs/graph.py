@@ -16,7 +16,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command, RetryPolicy, interrupt
 
 from planverify.agents import resolve_judge, resolve_planner
-from planverify.agents.base import Judge, Planner
+from planverify.agents.base import Judge, JudgeReply, Planner
 from planverify.critique import Critique
 from planverify.graphs.context import OutputMode, VerifierContext
 from planverify.graphs.edits import insert_steps, remove_flagged, shift_missing
@@ -63,6 +63,8 @@ def prepare(state: PlanState) -> dict[str, Any]:
         if (why := diagnose(a))
     ]
     dialogue = [f"{a.agent}: {a.text}" for a in actions if a.is_dialogue]
+    if len(dialogue) == len(actions):
+        warnings.append("the plan has no Driver actions: nothing to verify")
     return {
         "actions": lines,
         "plan": [Step(action=line, origin=i) for i, line in enumerate(lines)],
@@ -86,8 +88,15 @@ async def goal(state: PlanState, runtime: Runtime[VerifierContext]) -> dict[str,
 async def judge(
     state: PlanState, runtime: Runtime[VerifierContext]
 ) -> Command[Literal["review", "converge"]]:
-    """One Judge pass over the current plan; on to review when a person reviews critiques."""
-    reply = await judge_of(runtime.context).ajudge(state.goal or "", state.lines(), state.scene)
+    """One Judge pass over the current plan; on to review when a person reviews critiques.
+
+    A plan without Driver actions (empty, or dialogue only) has nothing to judge: no model call.
+    """
+    lines = state.lines()
+    if all(parse_action(line).is_dialogue for line in lines):
+        reply = JudgeReply(Critique())
+    else:
+        reply = await judge_of(runtime.context).ajudge(state.goal or "", lines, state.scene)
     iteration = state.iteration + 1
     update = {
         "iteration": iteration,

@@ -237,3 +237,12 @@ async def test_the_graph_pauses_for_review_and_resumes() -> None:
     final = await graph.ainvoke(Command(resume="accept"), config, context=context)
     assert [s.action for s in final["plan"]] == [PLAN[0], PLAN[1], PLAN[3]]
     assert final["stop_reason"] == "no_objections"
+
+
+@pytest.mark.parametrize("plan", [[], ["Commander.Say('hello')", "Driver.Say('hi')"]])
+def test_plans_without_driver_actions_cost_no_model_call(plan: list[str]) -> None:
+    judge = scripted()  # no replies: a call would fail the run
+    result = verify_plan(plan, GOAL, judge=judge)
+    assert (result.status, result.stop_reason, result.refined) == ("ok", "no_objections", plan)
+    assert judge.prompts == []
+    assert result.warnings == ["the plan has no Driver actions: nothing to verify"]

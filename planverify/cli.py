@@ -13,6 +13,7 @@ from typing import Annotated, Any
 
 import orjson
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
@@ -431,7 +432,7 @@ def score(
                     outcomes.append(VerificationResult.model_validate_json(line))
                 except ValueError as exc:
                     raise fail(
-                        f"{results}:{number}: not a result record ({str(exc).splitlines()[0]})"
+                        f"{results}:{number}: not a result record ({_first_error(exc)})"
                     ) from None
     if mode == "auto":
         mode = (
@@ -468,6 +469,14 @@ def score(
             err.print(f"{name}: {len(ids)} episode(s), e.g. {', '.join(ids[:3])}", highlight=False)
     if report is not None:
         report.write_bytes(orjson.dumps(scored.model_dump(mode="json"), option=orjson.OPT_INDENT_2))
+
+
+def _first_error(exc: ValueError) -> str:
+    if isinstance(exc, ValidationError) and exc.errors():
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "record"
+        return f"{where}: {first['msg']}"
+    return str(exc).splitlines()[0]
 
 
 @app.command("presets")

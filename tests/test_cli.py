@@ -256,3 +256,71 @@ def test_verify_reads_the_shared_teach_split(shared_dir: Path, tmp_path: Path) -
     results = read_results(out)
     assert len(results) == 5 and all(r.status == "ok" for r in results)
     assert all(len(r.verdicts) == len(r.original) > 0 for r in results)
+
+
+def test_corrupt_then_verify_then_score(tmp_path: Path) -> None:
+    annotated = tmp_path / "annotated.jsonl"
+    args = ["corrupt", str(EXAMPLES), "--seed", "3", "--clean-fraction", "0", "-o", str(annotated)]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "read 10" in result.stdout
+    again = tmp_path / "again.jsonl"
+    runner.invoke(app, [*args[:-1], str(again)])
+    assert again.read_bytes() == annotated.read_bytes(), "same seed, same file"
+    records = [orjson.loads(line) for line in annotated.read_bytes().splitlines()]
+    assert all(r["labels"] for r in records)
+
+    results = tmp_path / "results.jsonl"
+    verified = runner.invoke(app, ["verify", str(annotated), "--no-checkpoint", "-o", str(results)])
+    assert verified.exit_code == 0, verified.output
+    report = tmp_path / "report.json"
+    scored = runner.invoke(app, ["score", str(annotated), str(results), "--json", str(report)])
+    assert scored.exit_code == 0, scored.output
+    assert "iterative scores, 10 episodes" in scored.stdout
+    overall = orjson.loads(report.read_bytes())["overall"]
+    assert overall["counts"]["tp"] > 0 and 0 < overall["recall"] <= 1
+
+
+def test_score_rejects_bad_arguments(tmp_path: Path) -> None:
+    bad = runner.invoke(app, ["score", str(EXAMPLES), str(tmp_path / "none.jsonl")])
+    assert bad.exit_code == 2 and "no such file" in bad.stderr
+    garbage = tmp_path / "garbage.jsonl"
+    garbage.write_text('{"id": 1}\nnot json\n', encoding="utf-8")
+    bad = runner.invoke(app, ["score", str(EXAMPLES), str(garbage)])
+    assert (
+        bad.exit_code == 2
+        and "garbage.jsonl:1: not a result record (id: Input should be a valid string)"
+        in bad.stderr.replace("\n", "")
+    )
+    mode = runner.invoke(app, ["score", str(EXAMPLES), str(garbage), "--mode", "both"])
+    assert mode.exit_code == 2 and "--mode must be" in mode.stderr
+    errors = runner.invoke(
+        app, ["corrupt", str(EXAMPLES), "--errors-per-episode", "3..1", "-o", str(tmp_path / "x")]
+    )
+    assert errors.exit_code == 2 and "LOW..HIGH" in errors.stderr
+
+
+def test_retry_failed_keeps_ok_records_and_redoes_the_rest(tmp_path: Path) -> None:
+    source = jsonl(
+        tmp_path / "in.jsonl",
+        {"id": "a", "goal": "Put the mug in the sink.", "actions": PLAN},
+        {"id": "b", "goal": "Put the mug in the sink.", "actions": PLAN},
+    )
+    out = tmp_path / "out.jsonl"
+    first = runner.invoke(app, ["verify", str(source), "--no-checkpoint", "-o", str(out)])
+    assert first.exit_code == 0
+    records = [orjson.loads(line) for line in out.read_bytes().splitlines()]
+    records[0]["refined"] = ["kept as it was"]  # marks the ok record that must be kept
+    records[1].update(status="error", error="boom")
+    out.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in records))
+    retried = runner.invoke(
+        app, ["verify", str(source), "--no-checkpoint", "--retry-failed", "-o", str(out)]
+    )
+    assert retried.exit_code == 0, retried.output
+    a, b = read_results(out)
+    assert a.refined == ["kept as it was"]
+    assert b.status == "ok" and b.refined == [PLAN[0], PLAN[3]]
+    missing = runner.invoke(
+        app, ["verify", str(source), "--retry-failed", "-o", str(tmp_path / "no.jsonl")]
+    )
+    assert missing.exit_code == 2 and "--retry-failed needs" in missing.stderr

@@ -7,10 +7,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.runnables import Runnable, RunnableLambda
 from pydantic import BaseModel
+
+# Shared 2-core machines run the suite: no per-example deadline, no "slow input" failures.
+settings.register_profile("planverify", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("planverify")
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"

@@ -18,7 +18,12 @@ from planverify.notation import (
     parse_action,
 )
 
-object_names = st.from_regex(r"[A-Z][a-z]{1,8}([A-Z][a-z]{1,6})?[0-9]{0,2}", fullmatch=True)
+TYPES = ["Mug", "CoffeeMachine", "SinkBasin", "BreadSliced", "Faucet", "HousePlant", "Knife"]
+object_names = st.builds(
+    lambda kind, number: kind + (str(number) if number > 1 else ""),
+    st.sampled_from(TYPES),
+    st.integers(1, 12),
+)
 numbers = st.one_of(
     st.floats(-1000, 1000, allow_nan=False).map(lambda v: repr(round(v, 2))),
     st.integers(-360, 360).map(str),

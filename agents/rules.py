@@ -71,6 +71,7 @@ class _Plan:
     locations: list[tuple[str, ...] | None] = field(default_factory=list)  # PickUp: from where
     occupied: dict[int, bool] = field(default_factory=dict)  # switch steps: anything inside
     running: dict[int, bool] = field(default_factory=dict)  # puts: the receptacle acts on it
+    full: dict[int, bool] = field(default_factory=dict)  # puts: the object holds liquid
 
     def steps(self, start: int = 0) -> range:
         return range(start, len(self.actions))
@@ -120,6 +121,7 @@ def judge_plan(goal: str, plan: Sequence[str], scene: Scene | None = None) -> Cr
             where = (thing.location, *thing.also_in) if thing.location else None
         elif action.verb == "PutAOnB" and action.known:
             p.running[i] = _running(world, action.objects[1])
+            p.full[i] = world.thing(action.objects[0]).filled is True
         elif action.verb in ("ToggleOn", "ToggleOff") and action.known:
             spaces = _spaces(action.objects[0])
             p.occupied[i] = bool(spaces & resident) or any(world.contents(s) for s in spaces)
@@ -138,6 +140,7 @@ def judge_plan(goal: str, plan: Sequence[str], scene: Scene | None = None) -> Cr
     _appliances_never_on(p, kinds, missing, scene)
     _sink_never_run(p, task_text, missing)
     _stove_never_on(p, kinds, missing, scene)
+    _never_emptied(p, kinds, missing)
     _never_sliced(p, missing, scene)
     _never_watered(p, kinds, missing)
     return Critique(
@@ -558,3 +561,33 @@ def _unused_and_some_off(p: _Plan, i: int, scene_off: set[str]) -> bool:
         for k in p.steps()
         if k != i
     )
+
+
+def _never_emptied(p: _Plan, kinds: list[str], missing: list[Missing]) -> None:
+    """A mug rinsed full of water goes into the coffee machine without being poured out."""
+    if not {"Coffee", "Breakfast"} & set(kinds):
+        return
+    for k in p.steps():
+        if not (_puts_into(p, k, {"CoffeeMachine"}) and p.full.get(k)):
+            continue
+        mug = p.actions[k].objects[0]
+        sinks = [
+            j
+            for j in range(k)
+            if _puts_into(p, j, {"Sink", "SinkBasin"}) and p.actions[j].objects[0] == mug
+        ]
+        if not sinks:
+            return  # filled some other way: not ours to judge
+        sink = p.actions[sinks[-1]].objects[1]
+        pickup = max(
+            (j for j in range(sinks[-1], k) if p.acts(j) and p.actions[j].verb == "PickUp"),
+            default=k - 1,
+        )
+        missing.append(
+            Missing(
+                description=f"{mug} still holds the rinsing water when it goes into the machine",
+                action=f"Driver.PourFromAIntoB('{mug}', '{sink}')",
+                after=pickup,
+            )
+        )
+        return

@@ -177,6 +177,19 @@ def test_without_a_scene_unknown_states_give_no_verdict() -> None:
             ["Driver.PourFromAIntoB('Cup', 'HousePlant')"],
         ),
         (COFFEE, BREW, []),
+        (
+            COFFEE,
+            [
+                "Driver.PickUp('Mug')",
+                "Driver.PutAOnB('Mug', 'SinkBasin')",
+                "Driver.ToggleOn('Faucet')",
+                "Driver.ToggleOff('Faucet')",
+                "Driver.PickUp('Mug')",
+                "Driver.PutAOnB('Mug', 'CoffeeMachine')",
+                "Driver.ToggleOn('CoffeeMachine')",
+            ],
+            ["Driver.PourFromAIntoB('Mug', 'SinkBasin')"],
+        ),
     ],
 )
 def test_missing_essential_steps_are_named_concretely(

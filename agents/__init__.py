@@ -11,6 +11,7 @@ from planverify.agents.baseline import BaselineJudge
 from planverify.agents.judge import ModelJudge
 from planverify.agents.planner import ModelPlanner, RulesPlanner
 from planverify.agents.rules import RulesJudge
+from planverify.calls import CallLimits
 from planverify.models import ModelSpecError, load_chat_model, parse_spec
 
 OFFLINE_JUDGES = ("rules", "baseline")
@@ -23,6 +24,7 @@ def resolve_judge(
     output: Literal["text", "structured"] = "text",
     base_url: str | None = None,
     grounding: bool = False,
+    limits: CallLimits | None = None,
     **model_options: Any,
 ) -> Judge:
     """A Judge from a spec ("rules", "baseline", a preset, "provider:model"), a model or a Judge."""
@@ -33,9 +35,11 @@ def resolve_judge(
             return RulesJudge()
         spec = parse_spec(judge, base_url=base_url)
         model = load_chat_model(spec, **model_options)
-        return ModelJudge(model, output=output, grounding=grounding, name=judge)
+        policy = (limits or CallLimits()).policy(spec.base_url or spec.provider)
+        return ModelJudge(model, output=output, grounding=grounding, name=judge, policy=policy)
     if isinstance(judge, BaseChatModel):
-        return ModelJudge(judge, output=output, grounding=grounding)
+        policy = (limits or CallLimits()).policy(type(judge).__name__)
+        return ModelJudge(judge, output=output, grounding=grounding, policy=policy)
     if isinstance(judge, Judge):
         return judge
     raise ModelSpecError(f"not a judge: {judge!r}")
@@ -46,6 +50,7 @@ def resolve_planner(
     *,
     output: Literal["text", "structured"] = "text",
     base_url: str | None = None,
+    limits: CallLimits | None = None,
     **model_options: Any,
 ) -> Planner:
     """A Planner from a spec ("rules", a preset, "provider:model"), a chat model or a Planner."""
@@ -53,9 +58,12 @@ def resolve_planner(
         if planner == "rules":
             return RulesPlanner()
         spec = parse_spec(planner, base_url=base_url)
-        return ModelPlanner(load_chat_model(spec, **model_options), output=output, name=planner)
+        policy = (limits or CallLimits()).policy(spec.base_url or spec.provider)
+        model = load_chat_model(spec, **model_options)
+        return ModelPlanner(model, output=output, name=planner, policy=policy)
     if isinstance(planner, BaseChatModel):
-        return ModelPlanner(planner, output=output)
+        policy = (limits or CallLimits()).policy(type(planner).__name__)
+        return ModelPlanner(planner, output=output, policy=policy)
     if isinstance(planner, Planner):
         return planner
     raise ModelSpecError(f"not a planner: {planner!r}")

@@ -8,6 +8,7 @@ from typing import Protocol, runtime_checkable
 
 from langchain_core.messages import AIMessage, BaseMessage
 
+from planverify.calls import estimate_tokens
 from planverify.critique import Critique, Dropped, Missing
 from planverify.episode import Scene
 from planverify.usage import TokenUsage
@@ -78,6 +79,11 @@ def usage_of(message: BaseMessage) -> TokenUsage:
         input_tokens=meta.get("input_tokens", 0),
         output_tokens=meta.get("output_tokens", 0),
     )
+
+
+def estimate_messages(messages: Sequence[BaseMessage]) -> int:
+    """Tokens a prompt will probably cost, for rate limiting (about four characters a token)."""
+    return estimate_tokens("".join(str(m.content) for m in messages))
 
 
 def numbered(plan: Sequence[str]) -> str:

@@ -9,7 +9,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
-from planverify.agents.base import JudgeReply, as_data, numbered, usage_of
+from planverify.agents.base import JudgeReply, as_data, estimate_messages, numbered, usage_of
 from planverify.agents.parsing import (
     StepResolver,
     add_flag,
@@ -17,6 +17,7 @@ from planverify.agents.parsing import (
     canonical,
     parse_judge_text,
 )
+from planverify.calls import CallPolicy
 from planverify.critique import Critique
 from planverify.episode import Scene
 from planverify.prompts import render
@@ -91,10 +92,12 @@ class ModelJudge:
         output: Literal["text", "structured"] = "text",
         grounding: bool = False,
         name: str | None = None,
+        policy: CallPolicy | None = None,
     ) -> None:
         self.model = model
         self.output = output
         self.grounding = grounding
+        self.policy = policy or CallPolicy()
         self.name = (
             name
             or getattr(model, "model_name", None)
@@ -113,11 +116,19 @@ class ModelJudge:
             except NotImplementedError:
                 runnable = None
             if runnable is not None:
-                out: dict[str, Any] = await runnable.ainvoke(messages)  # type: ignore[assignment]
+                out: dict[str, Any] = await self.policy.call(
+                    lambda: runnable.ainvoke(messages),  # type: ignore[arg-type, return-value]
+                    estimate=estimate_messages(messages),
+                    spent=lambda o: usage_of(o["raw"]).total,
+                )
                 raw: BaseMessage = out["raw"]
                 usage = usage_of(raw)
                 if isinstance(out.get("parsed"), JudgeVerdict):
                     return JudgeReply(critique_from_verdict(out["parsed"], plan), usage)
                 return JudgeReply(parse_judge_text(raw.text, plan), usage)
-        reply = await self.model.ainvoke(messages)
+        reply = await self.policy.call(
+            lambda: self.model.ainvoke(messages),
+            estimate=estimate_messages(messages),
+            spent=lambda m: usage_of(m).total,
+        )
         return JudgeReply(parse_judge_text(reply.text, plan), usage_of(reply))

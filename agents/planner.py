@@ -15,7 +15,15 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
-from planverify.agents.base import Insertion, PlannerReply, as_data, numbered, usage_of
+from planverify.agents.base import (
+    Insertion,
+    PlannerReply,
+    as_data,
+    estimate_messages,
+    numbered,
+    usage_of,
+)
+from planverify.calls import CallPolicy
 from planverify.critique import Dropped, Missing
 from planverify.notation import NotationError, parse_action
 from planverify.prompts import render
@@ -111,9 +119,11 @@ class ModelPlanner:
         *,
         output: Literal["text", "structured"] = "text",
         name: str | None = None,
+        policy: CallPolicy | None = None,
     ) -> None:
         self.model = model
         self.output = output
+        self.policy = policy or CallPolicy()
         self.name = (
             name
             or getattr(model, "model_name", None)
@@ -150,7 +160,11 @@ class ModelPlanner:
             except NotImplementedError:
                 runnable = None
             if runnable is not None:
-                out: dict[str, Any] = await runnable.ainvoke(messages)  # type: ignore[assignment]
+                out: dict[str, Any] = await self.policy.call(
+                    lambda: runnable.ainvoke(messages),  # type: ignore[arg-type, return-value]
+                    estimate=estimate_messages(messages),
+                    spent=lambda o: usage_of(o["raw"]).total,
+                )
                 usage = usage_of(out["raw"])
                 parsed = out.get("parsed")
                 if isinstance(parsed, Insertions):
@@ -164,17 +178,24 @@ class ModelPlanner:
                 reply = parse_insertions(out["raw"].text, len(plan), reason)
                 reply.usage = usage
                 return reply
-        answer = await self.model.ainvoke(messages)
+        answer = await self._ask(messages)
         reply = parse_insertions(answer.text, len(plan), reason)
         reply.usage = usage_of(answer)
         return reply
+
+    async def _ask(self, messages: list[BaseMessage]) -> BaseMessage:
+        return await self.policy.call(
+            lambda: self.model.ainvoke(messages),
+            estimate=estimate_messages(messages),
+            spent=lambda m: usage_of(m).total,
+        )
 
     async def agoal(self, dialogue: Sequence[str]) -> tuple[str, TokenUsage]:
         messages = [
             SystemMessage(render("goal_system")),
             HumanMessage(render("goal_user", dialogue=as_data("\n".join(dialogue)))),
         ]
-        answer = await self.model.ainvoke(messages)
+        answer = await self._ask(messages)
         text = answer.text.strip()
         m = _GOAL.search(text)
         goal = (m["goal"] if m else text.splitlines()[0] if text else "").strip()

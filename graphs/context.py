@@ -12,7 +12,9 @@ OutputMode = Literal["text", "structured"]
 class VerifierContext:
     """Which models to use and how long to loop; given per run, never stored in state."""
 
-    judge: Any = "rules"  # judge spec ("rules", "baseline", "provider:model", preset), model or Judge
+    judge: Any = (
+        "rules"  # judge spec ("rules", "baseline", "provider:model", preset), model or Judge
+    )
     planner: Any = "rules"  # planner spec ("rules", "provider:model", preset), model or Planner
     max_iterations: int = 5  # cap on Judge passes
     static: bool = False  # one Judge pass, no revision

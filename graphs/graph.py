@@ -17,6 +17,7 @@ from langgraph.types import Command, RetryPolicy, interrupt
 
 from planverify.agents import resolve_judge, resolve_planner
 from planverify.agents.base import Judge, JudgeReply, Planner
+from planverify.calls import ModelCallFailed, retryable
 from planverify.critique import Critique
 from planverify.graphs.context import OutputMode, VerifierContext
 from planverify.graphs.edits import insert_steps, remove_flagged, shift_missing
@@ -24,7 +25,13 @@ from planverify.graphs.review import apply_review
 from planverify.graphs.state import Iteration, PlanState, Step, StopReason, VerifyInput
 from planverify.notation import diagnose, parse_action
 
-MODEL_RETRY = RetryPolicy(max_attempts=3, initial_interval=1.0)
+# Model calls retry themselves (planverify.calls); the node retries once more only for a
+# transient error that escaped them, never one they already gave up on.
+MODEL_RETRY = RetryPolicy(
+    max_attempts=2,
+    initial_interval=1.0,
+    retry_on=lambda exc: retryable(exc) and not isinstance(exc, ModelCallFailed),
+)
 
 
 @lru_cache(maxsize=32)

@@ -28,6 +28,7 @@ from pydantic import BaseModel
 
 from planverify.agents import resolve_judge, resolve_planner
 from planverify.agents.base import Judge, Planner
+from planverify.calls import CallLimits
 from planverify.episode import Episode
 from planverify.graphs.context import VerifierContext
 from planverify.graphs.graph import build_verifier, recursion_limit
@@ -183,6 +184,7 @@ class Verifier:
         base_url: str | None = None,
         checkpointer: BaseCheckpointSaver[Any] | None = None,
         reviewer: Reviewer | None = None,
+        limits: CallLimits | None = None,
     ) -> None:
         if max_iterations < 1:
             raise ValueError("max_iterations must be at least 1")
@@ -198,9 +200,11 @@ class Verifier:
         )
         self.key = settings_key(self.context)
         self.context.judge = resolve_judge(
-            judge, output=judge_output, base_url=base_url, grounding=grounding
+            judge, output=judge_output, base_url=base_url, grounding=grounding, limits=limits
         )
-        self.context.planner = resolve_planner(planner, output=judge_output, base_url=base_url)
+        self.context.planner = resolve_planner(
+            planner, output=judge_output, base_url=base_url, limits=limits
+        )
         self.reviewer = reviewer
         if reviewer is not None and checkpointer is None:
             checkpointer = InMemorySaver(

@@ -133,6 +133,23 @@ def verify(
         str | None,
         typer.Option(help="TEACh inputs: keep only games under a directory of this name."),
     ] = None,
+    rps: Annotated[
+        float | None,
+        typer.Option(min=0.01, help="Model requests per second, per provider (default: no limit)."),
+    ] = None,
+    tpm: Annotated[
+        int | None,
+        typer.Option(min=1, help="Model tokens per minute, per provider (default: no limit)."),
+    ] = None,
+    timeout: Annotated[
+        float, typer.Option(min=1.0, help="Seconds before a model call is abandoned and retried.")
+    ] = 120.0,
+    max_retries: Annotated[
+        int,
+        typer.Option(
+            min=0, help="Retries of a model call on rate limits, server errors and timeouts."
+        ),
+    ] = 5,
     retry_failed: Annotated[
         bool,
         typer.Option(
@@ -151,6 +168,7 @@ def verify(
     """Verify plans: flag unneeded steps, add missing ones, loop until the Judge has no objections."""
     from planverify.api import Verifier, open_checkpointer
     from planverify.batch import run_batch
+    from planverify.calls import CallLimits
 
     if goal not in ("given", "dialogue", "infer"):
         raise fail(f"--goal must be given, dialogue or infer, not {goal!r}")
@@ -195,6 +213,7 @@ def verify(
                     base_url=base_url,
                     checkpointer=saver,
                     reviewer=_ask_review if review else None,
+                    limits=CallLimits(rps=rps, tpm=tpm, timeout=timeout, max_retries=max_retries),
                 )
             except ModelSpecError as exc:
                 raise fail(str(exc)) from None

@@ -124,7 +124,8 @@ def load_chat_model(spec: ModelSpec, **kwargs: Any) -> BaseChatModel:
     from langchain.chat_models import init_chat_model
 
     key = api_key(spec)
-    options: dict[str, Any] = dict(kwargs)
+    # planverify.calls retries and times out every call; the client must not do it again
+    options: dict[str, Any] = {"max_retries": 0, **kwargs}
     if spec.base_url:
         options["base_url"] = spec.base_url
         options["api_key"] = key or "not-needed"

@@ -12,6 +12,11 @@ class TokenUsage(BaseModel):
     input_tokens: int = 0  # prompt tokens
     output_tokens: int = 0  # completion tokens (reasoning included)
 
+    @property
+    def total(self) -> int:
+        """Input and output tokens together."""
+        return self.input_tokens + self.output_tokens
+
     def __add__(self, other: TokenUsage) -> TokenUsage:
         return TokenUsage(
             calls=self.calls + other.calls,

@@ -29,6 +29,7 @@ from pydantic import BaseModel
 from planverify.agents import resolve_judge, resolve_planner
 from planverify.agents.base import Judge, Planner
 from planverify.calls import CallLimits
+from planverify.costs import Spend
 from planverify.episode import Episode
 from planverify.graphs.context import VerifierContext
 from planverify.graphs.graph import build_verifier, recursion_limit
@@ -205,6 +206,11 @@ class Verifier:
         self.context.planner = resolve_planner(
             planner, output=judge_output, base_url=base_url, limits=limits
         )
+        self.models = {
+            "judge": _label(judge),
+            "planner": _label(planner),
+            "goal": _label(planner),
+        }  # role -> model name, for prices
         self.reviewer = reviewer
         if reviewer is not None and checkpointer is None:
             checkpointer = InMemorySaver(
@@ -232,7 +238,11 @@ class Verifier:
     async def averify(self, episode: Episode) -> VerificationResult:
         """Verify one episode; errors become a result with status "error", never an exception."""
         try:
-            return await self._run(episode)
+            result = await self._run(episode)
+            spend = Spend(self.models)
+            spend.add(result.usage)
+            result.cost_usd = None if spend.unpriced else spend.cost
+            return result
         except Exception as exc:  # one bad episode must not stop a batch
             message = f"{type(exc).__name__}: {exc}".strip()
             return VerificationResult.failed(

@@ -20,6 +20,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from planverify.costs import Spend
 from planverify.episode import Episode, EpisodeError, dump_jsonl_line
 from planverify.result import VerificationResult
 
@@ -42,6 +43,7 @@ def progress_bar() -> Progress:
         BarColumn(),
         MofNCompleteColumn(),
         TextColumn("{task.fields[failed]} failed"),
+        TextColumn("{task.fields[tokens]} tokens {task.fields[cost]}"),
         TimeElapsedColumn(),
         TimeRemainingColumn(),
     )
@@ -127,7 +129,8 @@ async def run_batch(
     gate = asyncio.Semaphore(concurrency)
     running: set[asyncio.Task[None]] = set()
     with progress_bar() as progress:
-        task = progress.add_task("verify", total=total, failed=0)
+        spend = Spend(dict(getattr(verifier, "models", {})))
+        task = progress.add_task("verify", total=total, failed=0, tokens=0, cost="")
 
         def finish(result: VerificationResult, *, record: bool) -> None:
             results[result.id] = result
@@ -138,7 +141,10 @@ async def run_batch(
                 )
                 sink.flush()
             failed = sum(r.status == "error" for r in results.values())
-            progress.update(task, advance=1, failed=failed)
+            if record:
+                spend.add(result.usage)
+            cost = spend.describe() if spend.tokens else ""
+            progress.update(task, advance=1, failed=failed, tokens=spend.tokens, cost=cost)
 
         async def one(episode: Episode) -> None:
             try:

@@ -53,8 +53,14 @@ def _summary(results: list[VerificationResult], output: Path | None) -> None:
         table.add_row("steps", f"{before} -> {after} ({removed} removed, {inserted} inserted)")
         table.add_row("mean Judge passes", f"{sum(r.iterations for r in ok) / len(ok):.2f}")
         table.add_row("stop reasons", ", ".join(f"{k}: {v}" for k, v in reasons.most_common()))
-        tokens = sum(u.input_tokens + u.output_tokens for r in ok for u in r.usage.values())
+        tokens = sum(u.total for r in results for u in r.usage.values())
         table.add_row("model tokens", str(tokens))
+        if tokens:
+            costs = [r.cost_usd for r in results if r.usage]
+            known = sum(c for c in costs if c is not None)
+            unknown = sum(c is None for c in costs)
+            note = f" ({unknown} episode(s) use models without a price)" if unknown else ""
+            table.add_row("estimated cost", f"${known:.2f}{note}")
     if output is not None:
         table.add_row("output", str(output))
     out.print(table)

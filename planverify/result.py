@@ -45,6 +45,7 @@ class VerificationResult(BaseModel):
     stop_reason: StopReason | None = None  # why the loop ended
     history: list[Iteration] = Field(default_factory=list)  # critiques, edits and drops per pass
     usage: dict[str, TokenUsage] = Field(default_factory=dict)  # tokens per role
+    cost_usd: float | None = None  # what the tokens cost; None when a model has no known price
     warnings: list[str] = Field(default_factory=list)  # notes about the input
 
     @classmethod

@@ -172,3 +172,37 @@ def test_a_judge_rides_out_a_provider_outage() -> None:
     result = verify_plan(["Driver.Move(1.0)"], "Walk.", judge=judge)
     assert result.status == "ok" and model.failures == [503, 503]
     assert result.usage["judge"].calls == 1
+
+
+def test_cost_per_episode_and_unknown_prices(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from planverify.costs import Spend, prices
+    from planverify.usage import TokenUsage
+
+    from .conftest import scripted
+
+    plan = ["Driver.Move(1.0)"]
+    answer = "ACTION: 1. Driver.Move(1.0)\nANNOTATION: fine"
+    unknown = verify_plan(plan, "Walk.", judge=scripted(answer))
+    assert unknown.usage["judge"].total == 15 and unknown.cost_usd is None
+    assert verify_plan(plan, "Walk.").cost_usd == 0.0  # offline: no tokens, nothing to pay
+
+    table = tmp_path / "prices.toml"
+    table.write_text("[prices.ScriptedChatModel]\ninput = 2.0\noutput = 10.0\n", encoding="utf-8")
+    monkeypatch.setenv("PLANVERIFY_PRICES", str(table))
+    prices.cache_clear()
+    try:
+        priced = verify_plan(plan, "Walk.", judge=scripted(answer))
+        assert priced.cost_usd == pytest.approx((10 * 2.0 + 5 * 10.0) / 1e6)
+        spend = Spend({"judge": "ScriptedChatModel", "planner": "mystery"})
+        spend.add(
+            {
+                "judge": TokenUsage(input_tokens=10, output_tokens=5),
+                "planner": TokenUsage(input_tokens=1),
+            }
+        )
+        assert spend.tokens == 16 and spend.unpriced == {"mystery"}
+        assert spend.describe() == "$0.00 + unpriced (mystery)"
+    finally:
+        prices.cache_clear()

@@ -1,0 +1,102 @@
+"""What model tokens cost: a price table by model id (shipped, overridable) and running totals.
+
+>>> price_of("llama-4-scout").input
+0.11
+>>> round(cost_of(TokenUsage(input_tokens=1_000_000, output_tokens=100_000), "openai:gpt-5.6-terra"), 2)
+4.0
+>>> cost_of(TokenUsage(input_tokens=5), "openai:some-new-model") is None
+True
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from pathlib import Path
+
+from planverify.models import ModelSpecError, presets
+from planverify.usage import TokenUsage
+
+PRICES_ENV = "PLANVERIFY_PRICES"
+
+
+@dataclass(frozen=True)
+class Price:
+    """USD per million tokens."""
+
+    input: float  # prompt tokens
+    output: float  # completion tokens
+
+
+def _read(text: str, where: str) -> dict[str, Price]:
+    try:
+        table = tomllib.loads(text).get("prices", {})
+        return {k: Price(float(v["input"]), float(v["output"])) for k, v in table.items()}
+    except (tomllib.TOMLDecodeError, KeyError, TypeError, ValueError) as exc:
+        raise ModelSpecError(f"price table {where}: {exc}") from None
+
+
+@cache
+def prices(user_file: str | None = None) -> dict[str, Price]:
+    """The shipped price table with the user's file (or $PLANVERIFY_PRICES) over it."""
+    shipped = resources.files("planverify").joinpath("prices.toml").read_text(encoding="utf-8")
+    table = _read(shipped, "prices.toml")
+    user = user_file or os.environ.get(PRICES_ENV)
+    if user:
+        path = Path(user)
+        if not path.is_file():
+            raise ModelSpecError(f"price table not found: {path}")
+        table.update(_read(path.read_text(encoding="utf-8"), str(path)))
+    return table
+
+
+def model_id(name: str) -> str:
+    """The provider's model id behind a preset name, a `provider:model` spec or a bare id."""
+    entry = presets().get(name)
+    if entry and "spec" in entry:
+        name = str(entry["spec"])
+    return name.split(":", 1)[1] if ":" in name else name
+
+
+def price_of(name: str) -> Price | None:
+    """The price of a model, or None when the table does not know it."""
+    table = prices()
+    return table.get(name) or table.get(model_id(name))
+
+
+def cost_of(usage: TokenUsage, name: str) -> float | None:
+    """USD for the tokens, or None for an unknown model."""
+    price = price_of(name)
+    if price is None:
+        return None
+    return (usage.input_tokens * price.input + usage.output_tokens * price.output) / 1e6
+
+
+@dataclass
+class Spend:
+    """Tokens and cost so far, across a batch; roles map to the models that played them."""
+
+    models: dict[str, str]  # role ("judge", "planner", "goal") -> model name
+    tokens: int = 0  # all tokens so far
+    cost: float = 0.0  # USD for the tokens of known models
+    unpriced: set[str] = field(default_factory=set)  # models without a price
+
+    def add(self, usage: dict[str, TokenUsage]) -> None:
+        """Count one episode's usage."""
+        for role, spent in usage.items():
+            self.tokens += spent.total
+            name = self.models.get(role, role)
+            value = cost_of(spent, name)
+            if value is None and spent.total:
+                self.unpriced.add(name)
+            self.cost += value or 0.0
+
+    def describe(self) -> str:
+        """`$1.23`, with a note when some tokens have no price."""
+        text = f"${self.cost:.2f}"
+        if self.unpriced:
+            text += f" + unpriced ({', '.join(sorted(self.unpriced))})"
+        return text

@@ -156,6 +156,12 @@ def verify(
             min=0, help="Retries of a model call on rate limits, server errors and timeouts."
         ),
     ] = 5,
+    server: Annotated[
+        str | None,
+        typer.Option(
+            help="Run on a LangGraph server (e.g. http://127.0.0.1:2024): one thread per episode; checkpoints live there."
+        ),
+    ] = None,
     retry_failed: Annotated[
         bool,
         typer.Option(
@@ -201,6 +207,30 @@ def verify(
     if limit is not None:
         total = min(total, limit)
 
+    if server is not None:
+        if review:
+            raise fail("--review works with local runs only, not with --server")
+        return _verify_on_server(
+            server,
+            inputs,
+            split=split,
+            limit=limit,
+            total=total,
+            goal=goal,
+            output=output,
+            concurrency=concurrency,
+            reuse=reuse,
+            settings={
+                "judge": judge,
+                "planner": planner,
+                "max_iterations": max_iterations,
+                "static": static,
+                "judge_output": judge_output,
+                "grounding": grounding,
+                "base_url": base_url,
+            },
+        )
+
     async def run() -> tuple[list[VerificationResult], int]:
         async with AsyncExitStack() as stack:
             where = None if no_checkpoint else checkpoint
@@ -236,6 +266,49 @@ def verify(
             )
 
     results, skipped = asyncio.run(run())
+    _finish(results, skipped, output)
+
+
+def _verify_on_server(
+    url: str,
+    inputs: list[str],
+    *,
+    split: str | None,
+    limit: int | None,
+    total: int,
+    goal: str,
+    output: Path | None,
+    concurrency: int,
+    reuse: dict[str, VerificationResult],
+    settings: dict[str, Any],
+) -> None:
+    from planverify.batch import run_batch
+    from planverify.remote import RemoteError, RemoteVerifier
+    from planverify.sources import default_workers, iter_inputs
+
+    async def run() -> tuple[list[VerificationResult], int]:
+        verifier = RemoteVerifier(url, api_key=os.environ.get("LANGGRAPH_API_KEY"), **settings)
+        try:
+            await verifier.check()
+        except RemoteError as exc:
+            raise fail(str(exc).splitlines()[0]) from None
+        items = iter_inputs(inputs, split=split, workers=default_workers())
+        return await run_batch(
+            verifier,
+            items,
+            total=total,
+            limit=limit,
+            goal=goal,  # type: ignore[arg-type]
+            output=output,
+            concurrency=concurrency,
+            reuse=reuse,
+        )
+
+    results, skipped = asyncio.run(run())
+    _finish(results, skipped, output)
+
+
+def _finish(results: list[VerificationResult], skipped: int, output: Path | None) -> None:
     if not results:
         raise fail("no episodes to verify", 1)
     _summary(results, output)

@@ -24,6 +24,8 @@ from typing import Any
 
 import pytest
 
+from planverify.result import VerificationResult
+
 from .conftest import COFFEE_PLAN, COFFEE_REFINED, ROOT
 
 pytest.importorskip(
@@ -230,3 +232,55 @@ def test_the_run_context_changes_the_loop(
     assert isinstance(values, dict)
     assert (values["stop_reason"], values["iteration"]) == (stop_reason, iterations)
     assert actions(values) == plan
+
+
+def test_verify_runs_on_the_server_and_resumes_from_its_threads(
+    server: str, tmp_path: Path
+) -> None:
+    from typer.testing import CliRunner
+
+    from planverify.cli import app
+    from planverify.episode import Episode
+
+    source = tmp_path / "in.jsonl"
+    episodes = [
+        Episode(id="srv-a", goal="Make coffee.", actions=PLAN),
+        Episode(id="srv-b", goal="Make coffee.", actions=PLAN[:1] + PLAN[3:]),
+    ]
+    source.write_text("".join(e.model_dump_json() + "\n" for e in episodes), encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    runner = CliRunner()
+    with pytest.MonkeyPatch.context() as patch:
+        for name in PROXY_VARIABLES:
+            patch.delenv(name, raising=False)
+            patch.delenv(name.lower(), raising=False)
+        first = runner.invoke(app, ["verify", str(source), "--server", server, "-o", str(out)])
+        assert first.exit_code == 0, first.output
+        results = [
+            VerificationResult.model_validate_json(line) for line in out.read_bytes().splitlines()
+        ]
+        assert [r.id for r in results] == ["srv-a", "srv-b"]
+        assert results[0].refined == REFINED and results[1].refined == REFINED
+
+        sdk = get_sync_client(url=server, api_key=None)
+        threads = sdk.threads.search(metadata={"episode_id": "srv-a"})
+        assert len(threads) == 1
+        runs_before = len(sdk.runs.list(threads[0]["thread_id"]))
+        again = runner.invoke(app, ["verify", str(source), "--server", server, "-o", str(out)])
+        assert again.exit_code == 0, again.output
+        assert len(sdk.runs.list(threads[0]["thread_id"])) == runs_before, "finished: no new run"
+
+        bad = runner.invoke(
+            app, ["verify", str(source), "--server", server, "--judge", "nope:x", "-o", str(out)]
+        )
+        assert bad.exit_code == 1
+        assert all(
+            r.status == "error"
+            for r in (
+                VerificationResult.model_validate_json(x) for x in out.read_bytes().splitlines()
+            )
+        )
+        down = runner.invoke(
+            app, ["verify", str(source), "--server", "http://127.0.0.1:9", "-o", str(out)]
+        )
+        assert down.exit_code == 2 and "no LangGraph server at http://127.0.0.1:9" in down.stderr

@@ -265,7 +265,7 @@ def verify(
                 reuse=reuse,
             )
 
-    results, skipped = asyncio.run(run())
+    results, skipped = _interruptible(run())
     _finish(results, skipped, output)
 
 
@@ -304,8 +304,16 @@ def _verify_on_server(
             reuse=reuse,
         )
 
-    results, skipped = asyncio.run(run())
+    results, skipped = _interruptible(run())
     _finish(results, skipped, output)
+
+
+def _interruptible(work: Any) -> tuple[list[VerificationResult], int]:
+    try:
+        return asyncio.run(work)  # type: ignore[no-any-return]
+    except KeyboardInterrupt:
+        err.print("interrupted: run the same command again to continue where this run stopped")
+        raise typer.Exit(130) from None
 
 
 def _finish(results: list[VerificationResult], skipped: int, output: Path | None) -> None:

@@ -599,6 +599,15 @@ def list_presets() -> None:
     out.print(table)
 
 
+def _register_eval() -> None:
+    from planverify.eval.cli import eval_command
+
+    app.command("eval")(eval_command)
+
+
+_register_eval()
+
+
 def main() -> None:
     """Entry point of the `planverify` script."""
     app()

@@ -17,6 +17,7 @@ from langgraph.types import Command, RetryPolicy, interrupt
 
 from planverify.agents import resolve_judge, resolve_planner
 from planverify.agents.base import Judge, JudgeReply, Planner
+from planverify.agents.parsing import StepResolver, add_flag
 from planverify.calls import ModelCallFailed, retryable
 from planverify.critique import Critique
 from planverify.graphs.context import OutputMode, VerifierContext
@@ -92,6 +93,21 @@ async def goal(state: PlanState, runtime: Runtime[VerifierContext]) -> dict[str,
     return {"goal": text or "(no goal given)", "usage": {"goal": usage} if usage.calls else {}}
 
 
+def checked(critique: Critique, plan: list[str]) -> Critique:
+    """The critique with only flags tied to one real, non-dialogue step of `plan`.
+
+    Model Judges validate their flags when parsing; any `Judge` object may be custom, so its
+    flags are checked the same way here: the rest are dropped with why, never applied.
+    """
+    result = critique.model_copy(update={"flags": [], "dropped": list(critique.dropped)})
+    resolver = StepResolver(plan)
+    for flag in sorted(critique.flags, key=lambda f: f.step):
+        index = resolver.resolve(flag.step + 1, flag.action.strip() or None)
+        add_flag(result, resolver.plan, index, flag.reason, f"{flag.step + 1}. {flag.action}")
+    result.flags.sort(key=lambda f: f.step)
+    return result
+
+
 async def judge(
     state: PlanState, runtime: Runtime[VerifierContext]
 ) -> Command[Literal["review", "converge"]]:
@@ -104,6 +120,7 @@ async def judge(
         reply = JudgeReply(Critique())
     else:
         reply = await judge_of(runtime.context).ajudge(state.goal or "", lines, state.scene)
+        reply.critique = checked(reply.critique, lines)
     iteration = state.iteration + 1
     update = {
         "iteration": iteration,

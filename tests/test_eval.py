@@ -161,3 +161,26 @@ def test_eval_refuses_unlabelled_data_and_bad_modes(tmp_path: Path) -> None:
         app, ["eval", str(ANNOTATED), "--judge", "nope", "--report", str(tmp_path)]
     )
     assert spec.exit_code == 2 and "unknown model spec 'nope'" in spec.stderr
+
+
+async def test_the_grid_runs_fake_model_judges_next_to_offline_ones() -> None:
+    from planverify.eval.grid import arun_grid
+
+    episode = Episode(
+        id="g",
+        goal="Take the mug.",
+        actions=["Driver.Move(1.0)", "Driver.PickUp('Mug')"],
+        labels=[Label(type="REMOVE", index=0, error="cancelling_navigation")],
+    )
+    flag_move = "ACTION: 1. Driver.Move(1.0)\nANNOTATION: #REMOVE: not needed\nACTION: 2. Driver.PickUp('Mug')\nANNOTATION: fine"
+    fake = scripted(flag_move, flag_move, "ACTION: 1. Driver.PickUp('Mug')\nANNOTATION: fine")
+    cells = await arun_grid([episode], judges=[fake, "baseline"], planners=["rules"])
+    assert [(c.judge, c.planner, c.mode) for c in cells] == [
+        ("ScriptedChatModel", "-", "static"),
+        ("baseline", "-", "static"),
+        ("ScriptedChatModel", "rules", "iterative"),
+        ("baseline", "rules", "iterative"),
+    ]
+    recall = [c.report.overall.recall for c in cells]
+    assert recall == [1.0, 0.0, 1.0, 0.0]
+    assert cells[2].convergence.final_after == [0.0, 1.0]

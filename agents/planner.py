@@ -23,6 +23,7 @@ from planverify.agents.base import (
     numbered,
     usage_of,
 )
+from planverify.agents.parsing import strip_reasoning
 from planverify.calls import CallPolicy
 from planverify.critique import Dropped, Missing
 from planverify.notation import NotationError, parse_action
@@ -99,7 +100,7 @@ class Insertions(BaseModel):
 def parse_insertions(text: str, plan_length: int, reason: str) -> PlannerReply:
     """Parse `INSERT AFTER <n>: <action>` lines; anything invalid is dropped with why."""
     reply = PlannerReply()
-    for line in text.splitlines():
+    for line in strip_reasoning(text).splitlines():
         m = _INSERT.search(line.replace("**", "").replace("`", ""))
         if m is None:
             continue
@@ -196,7 +197,7 @@ class ModelPlanner:
             HumanMessage(render("goal_user", dialogue=as_data("\n".join(dialogue)))),
         ]
         answer = await self._ask(messages)
-        text = answer.text.strip()
+        text = strip_reasoning(answer.text).strip()
         m = _GOAL.search(text)
         goal = (m["goal"] if m else text.splitlines()[0] if text else "").strip()
         return goal or commander_goal(dialogue), usage_of(answer)

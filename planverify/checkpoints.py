@@ -21,7 +21,8 @@ def episode_threads(path: Path, episode_id: str) -> list[str]:
             "GROUP BY thread_id ORDER BY 2",
             (episode_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "#%",),
         ).fetchall()
-    return [row[0] for row in rows]
+    # the settings key never holds '#': "a#b#<key>" is a thread of episode "a#b", not of "a"
+    return [row[0] for row in rows if "#" not in row[0][len(episode_id) + 1 :]]
 
 
 def load_history(path: Path, thread: str) -> tuple[PlanState, int]:

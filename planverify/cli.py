@@ -179,7 +179,6 @@ def verify(
 ) -> None:
     """Verify plans: flag unneeded steps, add missing ones, loop until the Judge has no objections."""
     from planverify.api import Verifier, open_checkpointer
-    from planverify.batch import run_batch
     from planverify.calls import CallLimits
 
     if goal not in ("given", "dialogue", "infer"):
@@ -201,7 +200,7 @@ def verify(
         reuse = {k: r for k, r in read_results(output).items() if r.status == "ok"}
     if review and not sys.stdin.isatty():
         raise fail("--review needs an interactive terminal")
-    from planverify.sources import count_inputs, default_workers, iter_inputs
+    from planverify.sources import count_inputs
 
     total = count_inputs(inputs, split=split)
     if limit is not None:
@@ -253,16 +252,16 @@ def verify(
                 )
             except ModelSpecError as exc:
                 raise fail(str(exc)) from None
-            items = iter_inputs(inputs, split=split, workers=default_workers())
-            return await run_batch(
+            return await _stream(
                 verifier,
-                items,
-                total=total,
-                limit=limit,
-                goal=goal,  # type: ignore[arg-type]
-                output=output,
-                concurrency=1 if review else concurrency,
-                reuse=reuse,
+                inputs,
+                split,
+                total,
+                limit,
+                goal,
+                output,
+                1 if review else concurrency,
+                reuse,
             )
 
     results, skipped = _interruptible(run())
@@ -282,9 +281,7 @@ def _verify_on_server(
     reuse: dict[str, VerificationResult],
     settings: dict[str, Any],
 ) -> None:
-    from planverify.batch import run_batch
     from planverify.remote import RemoteError, RemoteVerifier
-    from planverify.sources import default_workers, iter_inputs
 
     async def run() -> tuple[list[VerificationResult], int]:
         verifier = RemoteVerifier(url, api_key=os.environ.get("LANGGRAPH_API_KEY"), **settings)
@@ -292,20 +289,39 @@ def _verify_on_server(
             await verifier.check()
         except RemoteError as exc:
             raise fail(str(exc).splitlines()[0]) from None
-        items = iter_inputs(inputs, split=split, workers=default_workers())
-        return await run_batch(
-            verifier,
-            items,
-            total=total,
-            limit=limit,
-            goal=goal,  # type: ignore[arg-type]
-            output=output,
-            concurrency=concurrency,
-            reuse=reuse,
+        return await _stream(
+            verifier, inputs, split, total, limit, goal, output, concurrency, reuse
         )
 
     results, skipped = _interruptible(run())
     _finish(results, skipped, output)
+
+
+async def _stream(
+    verifier: Any,
+    inputs: list[str],
+    split: str | None,
+    total: int,
+    limit: int | None,
+    goal: str,
+    output: Path | None,
+    concurrency: int,
+    reuse: dict[str, VerificationResult],
+) -> tuple[list[VerificationResult], int]:
+    """Stream the inputs through a local or remote verifier."""
+    from planverify.batch import run_batch
+    from planverify.sources import default_workers, iter_inputs
+
+    return await run_batch(
+        verifier,
+        iter_inputs(inputs, split=split, workers=default_workers()),
+        total=total,
+        limit=limit,
+        goal=goal,  # type: ignore[arg-type]
+        output=output,
+        concurrency=concurrency,
+        reuse=reuse,
+    )
 
 
 def _interruptible(work: Any) -> tuple[list[VerificationResult], int]:

@@ -79,9 +79,8 @@ class RemoteVerifier:
         try:
             return await self._run(episode)
         except Exception as exc:  # one bad episode must not stop a batch
-            message = f"{type(exc).__name__}: {exc}".strip()
-            return VerificationResult.failed(
-                episode.id, list(episode.actions), message, episode.goal
+            return VerificationResult.from_exception(
+                episode.id, list(episode.actions), exc, episode.goal
             )
 
     async def _run(self, episode: Episode) -> VerificationResult:

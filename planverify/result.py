@@ -107,3 +107,10 @@ class VerificationResult(BaseModel):
         return cls(
             id=id, goal=goal, status="error", error=message, original=actions, refined=actions
         )
+
+    @classmethod
+    def from_exception(
+        cls, id: str, actions: list[str], exc: BaseException, goal: str | None = None
+    ) -> VerificationResult:
+        """`failed`, with the exception's type and message as the error."""
+        return cls.failed(id, actions, f"{type(exc).__name__}: {exc}".strip(), goal)

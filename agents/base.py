@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
+from pydantic import BaseModel
 
-from planverify.calls import estimate_tokens
+from planverify.calls import CallPolicy, estimate_tokens
 from planverify.critique import Critique, Dropped, Missing
 from planverify.episode import Scene
 from planverify.usage import TokenUsage
@@ -38,6 +40,13 @@ class PlannerReply:
     insertions: list[Insertion] = field(default_factory=list)  # valid insertions, in order
     dropped: list[Dropped] = field(default_factory=list)  # proposals that were not valid
     usage: TokenUsage = field(default_factory=TokenUsage)  # tokens spent
+
+    def add(self, item: Insertion | Dropped) -> None:
+        """Keep a validated insertion, or record why a proposal was dropped."""
+        if isinstance(item, Insertion):
+            self.insertions.append(item)
+        else:
+            self.dropped.append(item)
 
 
 @runtime_checkable
@@ -84,6 +93,47 @@ def usage_of(message: BaseMessage) -> TokenUsage:
 def estimate_messages(messages: Sequence[BaseMessage]) -> int:
     """Tokens a prompt will probably cost, for rate limiting (about four characters a token)."""
     return estimate_tokens("".join(str(m.content) for m in messages))
+
+
+S = TypeVar("S", bound=BaseModel)
+
+
+@dataclass
+class Answer(Generic[S]):
+    """A model's answer: the schema object when structured output worked, and always the text."""
+
+    parsed: S | None  # the structured answer, None for text answers and failed parses
+    text: str  # the raw text, for the text protocol or the fallback parser
+    usage: TokenUsage  # tokens spent
+
+
+async def ask(
+    model: BaseChatModel,
+    messages: list[BaseMessage],
+    policy: CallPolicy,
+    schema: type[S] | None = None,
+) -> Answer[S]:
+    """Call a model under a call policy, with structured output when `schema` is given and the
+    model supports it; a reply that ignores the schema comes back as text to parse instead."""
+    estimate = estimate_messages(messages)
+    if schema is not None:
+        try:
+            runnable = model.with_structured_output(schema, include_raw=True)
+        except NotImplementedError:
+            runnable = None
+        if runnable is not None:
+            out: dict[str, Any] = await policy.call(
+                lambda: runnable.ainvoke(messages),  # type: ignore[arg-type, return-value]
+                estimate=estimate,
+                spent=lambda o: usage_of(o["raw"]).total,
+            )
+            parsed = out.get("parsed")
+            raw: BaseMessage = out["raw"]
+            return Answer(parsed if isinstance(parsed, schema) else None, raw.text, usage_of(raw))
+    reply = await policy.call(
+        lambda: model.ainvoke(messages), estimate=estimate, spent=lambda m: usage_of(m).total
+    )
+    return Answer(None, reply.text, usage_of(reply))
 
 
 def numbered(plan: Sequence[str]) -> str:

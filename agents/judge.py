@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
-from planverify.agents.base import JudgeReply, as_data, estimate_messages, numbered, usage_of
+from planverify.agents.base import JudgeReply, as_data, ask, numbered
 from planverify.agents.parsing import (
     StepResolver,
     add_flag,
@@ -110,25 +110,8 @@ class ModelJudge:
     ) -> JudgeReply:
         grounding = grounding_block(plan, scene) if self.grounding else ""
         messages = judge_messages(goal, plan, grounding)
-        if self.output == "structured":
-            try:
-                runnable = self.model.with_structured_output(JudgeVerdict, include_raw=True)
-            except NotImplementedError:
-                runnable = None
-            if runnable is not None:
-                out: dict[str, Any] = await self.policy.call(
-                    lambda: runnable.ainvoke(messages),  # type: ignore[arg-type, return-value]
-                    estimate=estimate_messages(messages),
-                    spent=lambda o: usage_of(o["raw"]).total,
-                )
-                raw: BaseMessage = out["raw"]
-                usage = usage_of(raw)
-                if isinstance(out.get("parsed"), JudgeVerdict):
-                    return JudgeReply(critique_from_verdict(out["parsed"], plan), usage)
-                return JudgeReply(parse_judge_text(raw.text, plan), usage)
-        reply = await self.policy.call(
-            lambda: self.model.ainvoke(messages),
-            estimate=estimate_messages(messages),
-            spent=lambda m: usage_of(m).total,
-        )
-        return JudgeReply(parse_judge_text(reply.text, plan), usage_of(reply))
+        schema = JudgeVerdict if self.output == "structured" else None
+        answer = await ask(self.model, messages, self.policy, schema)
+        if answer.parsed is not None:
+            return JudgeReply(critique_from_verdict(answer.parsed, plan), answer.usage)
+        return JudgeReply(parse_judge_text(answer.text, plan), answer.usage)

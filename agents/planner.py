@@ -9,20 +9,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
-from planverify.agents.base import (
-    Insertion,
-    PlannerReply,
-    as_data,
-    estimate_messages,
-    numbered,
-    usage_of,
-)
+from planverify.agents.base import Answer, Insertion, PlannerReply, as_data, ask, numbered
 from planverify.agents.parsing import strip_reasoning
 from planverify.calls import CallPolicy
 from planverify.critique import Dropped, Missing
@@ -77,7 +70,7 @@ class RulesPlanner:
                 continue
             after = len(plan) - 1 if item.after is None else item.after
             result = validate_insertion(item.action, after, len(plan), item.description)
-            (reply.insertions if isinstance(result, Insertion) else reply.dropped).append(result)  # type: ignore[arg-type]
+            reply.add(result)
         return reply
 
     async def agoal(self, dialogue: Sequence[str]) -> tuple[str, TokenUsage]:
@@ -105,7 +98,7 @@ def parse_insertions(text: str, plan_length: int, reason: str) -> PlannerReply:
         if m is None:
             continue
         result = validate_insertion(m["action"], int(m["n"]) - 1, plan_length, reason)
-        (reply.insertions if isinstance(result, Insertion) else reply.dropped).append(result)  # type: ignore[arg-type]
+        reply.add(result)
     return reply
 
 
@@ -155,49 +148,24 @@ class ModelPlanner:
             return PlannerReply()
         reason = "; ".join(m.description for m in missing)
         messages = self._messages(goal, plan, missing)
-        if self.output == "structured":
-            try:
-                runnable = self.model.with_structured_output(Insertions, include_raw=True)
-            except NotImplementedError:
-                runnable = None
-            if runnable is not None:
-                out: dict[str, Any] = await self.policy.call(
-                    lambda: runnable.ainvoke(messages),  # type: ignore[arg-type, return-value]
-                    estimate=estimate_messages(messages),
-                    spent=lambda o: usage_of(o["raw"]).total,
-                )
-                usage = usage_of(out["raw"])
-                parsed = out.get("parsed")
-                if isinstance(parsed, Insertions):
-                    reply = PlannerReply(usage=usage)
-                    for step in parsed.insert:
-                        result = validate_insertion(step.action, step.after - 1, len(plan), reason)
-                        (
-                            reply.insertions if isinstance(result, Insertion) else reply.dropped
-                        ).append(result)  # type: ignore[arg-type]
-                    return reply
-                reply = parse_insertions(out["raw"].text, len(plan), reason)
-                reply.usage = usage
-                return reply
-        answer = await self._ask(messages)
-        reply = parse_insertions(answer.text, len(plan), reason)
-        reply.usage = usage_of(answer)
+        schema = Insertions if self.output == "structured" else None
+        answer = await ask(self.model, messages, self.policy, schema)
+        if answer.parsed is None:
+            reply = parse_insertions(answer.text, len(plan), reason)
+        else:
+            reply = PlannerReply()
+            for step in answer.parsed.insert:
+                reply.add(validate_insertion(step.action, step.after - 1, len(plan), reason))
+        reply.usage = answer.usage
         return reply
-
-    async def _ask(self, messages: list[BaseMessage]) -> BaseMessage:
-        return await self.policy.call(
-            lambda: self.model.ainvoke(messages),
-            estimate=estimate_messages(messages),
-            spent=lambda m: usage_of(m).total,
-        )
 
     async def agoal(self, dialogue: Sequence[str]) -> tuple[str, TokenUsage]:
         messages = [
             SystemMessage(render("goal_system")),
             HumanMessage(render("goal_user", dialogue=as_data("\n".join(dialogue)))),
         ]
-        answer = await self._ask(messages)
+        answer: Answer[BaseModel] = await ask(self.model, messages, self.policy)
         text = strip_reasoning(answer.text).strip()
         m = _GOAL.search(text)
         goal = (m["goal"] if m else text.splitlines()[0] if text else "").strip()
-        return goal or commander_goal(dialogue), usage_of(answer)
+        return goal or commander_goal(dialogue), answer.usage

@@ -67,6 +67,7 @@ def settings_key(context: VerifierContext) -> str:
         "static": context.static,
         "judge_output": context.judge_output,
         "grounding": context.grounding,
+        "review": context.review,
         "base_url": context.base_url,
         "prompts": PROMPT_VERSION,
     }

@@ -62,15 +62,15 @@ class StructuredFake(ScriptedChatModel):
     """
 
     structured: list[Any] = []
+    answered: int = 0  # structured replies used so far, across calls
 
     def with_structured_output(
         self, schema: Any, *, include_raw: bool = False, **kwargs: Any
     ) -> Runnable[Any, Any]:
-        replies = iter(self.structured)
-
         def answer(messages: Sequence[BaseMessage]) -> dict[str, Any]:
             self.prompts.append(list(messages))
-            reply = next(replies)
+            reply = self.structured[self.answered]  # IndexError when the script runs out
+            self.answered += 1
             raw = AIMessage(
                 content=reply if isinstance(reply, str) else "",
                 usage_metadata={"input_tokens": 10, "output_tokens": 5, "total_tokens": 15},

@@ -75,15 +75,20 @@ def test_kill_and_rerun_keeps_every_episode_exactly_once(tmp_path: Path) -> None
     ids = make_input(source)
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     rng = random.Random(7)
+    partial = out.with_name(out.name + ".partial")
     for _ in range(3):
         process = subprocess.Popen(
             command(source, out, db), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
-        time.sleep(rng.uniform(1.5, 4.0))
+        started = time.monotonic()  # wait for work to be under way, however slow the machine
+        while not (partial.exists() and partial.stat().st_size) and time.monotonic() - started < 60:
+            if process.poll() is not None:
+                break
+            time.sleep(0.05)
+        time.sleep(rng.uniform(0.0, 1.5))  # then kill at a random moment
         process.send_signal(signal.SIGKILL)
         process.wait()
     before = finished_threads(db)
-    partial = out.with_name(out.name + ".partial")
     assert before or partial.exists(), "the kills came before any work was done"
 
     done = subprocess.run(

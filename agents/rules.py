@@ -255,8 +255,8 @@ def _no_effect(
             flags.setdefault(i, f"switches off {a.objects[0]}, which the plan never uses")
             continue
         if a.verb not in STATE_VERBS or outcome.changed:
-            if a.verb == "PickUp" and outcome.problem and "already held" in outcome.problem:
-                flags.setdefault(i, f"picks up {a.objects[0]}, which is already held")
+            if outcome.problem:
+                flags.setdefault(i, f"cannot happen here: {outcome.problem}")
             continue
         if not outcome.known and not repeat:
             continue

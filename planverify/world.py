@@ -119,6 +119,9 @@ class World:
         if verb == "PutAOnB":
             return self._put(objs[0], objs[1])
         if verb == "PourFromAIntoB":
+            if self.held_known and self.held != objs[0]:
+                why = f"{objs[0]} is not held, so nothing can be poured from it"
+                return Outcome(changed=False, known=True, problem=why)
             source = self.thing(objs[0])
             target.uses += 1
             was = target.filled
@@ -151,23 +154,24 @@ class World:
         thing = self.thing(name)
         if self.held_known and self.held == name:
             return Outcome(changed=False, known=True, problem=f"{name} is already held")
-        problem = None
         if self.held_known and self.held is not None:
-            problem = f"the Driver is already holding {self.held}"
+            # an impossible step changes nothing, so later steps are judged without it
+            return Outcome(
+                changed=False, known=True, problem=f"the Driver is already holding {self.held}"
+            )
         self.held, self.held_known = name, True
         thing.location, thing.also_in = None, ()
-        return Outcome(changed=True, known=True, problem=problem)
+        return Outcome(changed=True, known=True)
 
     def _put(self, name: str, receptacle: str) -> Outcome:
         thing = self.thing(name)
         place = self.thing(receptacle)
-        problem = None
         if self.held_known and self.held != name:
-            problem = f"{name} is not held"
+            return Outcome(changed=False, known=True, problem=f"{name} is not held")
         place.uses += 1
         thing.location, thing.also_in = receptacle, ()
         self.held, self.held_known = None, True
-        return Outcome(changed=True, known=True, problem=problem)
+        return Outcome(changed=True, known=True)
 
 
 def simulate(plan: list[str], scene: Scene | None) -> tuple[World, list[Outcome]]:

@@ -9,6 +9,7 @@ import pytest
 from planverify import verify_plan
 from planverify.agents.rules import judge_plan
 from planverify.episode import Scene
+from planverify.notation import parse_action
 from planverify.world import simulate
 
 
@@ -217,8 +218,10 @@ def test_simulation_tracks_holding_and_state() -> None:
         None,
     )
     assert outcomes[1].problem == "the Driver is already holding Mug"
-    assert world.held is None
-    assert world.contents("Plate") == ["Apple"]
+    assert outcomes[2].problem == "Apple is not held", "the impossible pick-up changed nothing"
+    assert world.held == "Mug" and world.contents("Plate") == []
+    world.apply(parse_action("Driver.PutAOnB('Mug', 'Plate')"))
+    assert world.held is None and world.contents("Plate") == ["Mug"]
 
 
 def test_grounding_puts_the_simulator_facts_in_the_model_judge_prompt() -> None:
@@ -237,3 +240,23 @@ def test_grounding_puts_the_simulator_facts_in_the_model_judge_prompt() -> None:
     plain = scripted("ACTION: 1. Driver.ToggleOff('Microwave')\nANNOTATION: fine", "")
     verify_plan(plan, COFFEE, judge=plain, scene=KITCHEN.model_dump())
     assert "<facts>" not in str(plain.prompts[0][-1].content)
+
+
+@pytest.mark.parametrize(
+    ("plan", "step", "why"),
+    [
+        (
+            ["Driver.PutAOnB('Mug', 'CoffeeMachine')", "Driver.ToggleOn('CoffeeMachine')"],
+            0,
+            "Mug is not held",
+        ),
+        (["Driver.PickUp('Mug')", "Driver.PickUp('Apple')", *BREW[1:]], 1, "already holding Mug"),
+        (["Driver.PourFromAIntoB('Cup', 'HousePlant')"], 0, "Cup is not held"),
+    ],
+)
+def test_steps_impossible_in_the_simulated_state_are_flagged(
+    plan: list[str], step: int, why: str
+) -> None:
+    flags = judge_plan("Water the plant and make coffee.", plan, KITCHEN).flags
+    assert [f.step for f in flags] == [step]
+    assert why in flags[0].reason and flags[0].reason.startswith("cannot happen here")

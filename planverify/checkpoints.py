@@ -1,4 +1,4 @@
-"""Reading verification runs back from a SQLite checkpoint file."""
+"""Reading verification runs back from a checkpoint store: a SQLite file or a PostgreSQL URL."""
 
 from __future__ import annotations
 
@@ -13,24 +13,48 @@ from planverify.graphs.state import PlanState
 from planverify.serde import state_serializer
 
 
-def episode_threads(path: Path, episode_id: str) -> list[str]:
+def _is_postgres(store: str | Path) -> bool:
+    return str(store).startswith(("postgresql://", "postgres://"))
+
+
+def _pattern(episode_id: str) -> str:
+    return episode_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "#%"
+
+
+def episode_threads(store: str | Path, episode_id: str) -> list[str]:
     """Checkpoint threads of an episode (one per run settings), oldest first."""
-    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
-        rows = db.execute(
-            "SELECT thread_id, MIN(rowid) FROM checkpoints WHERE thread_id LIKE ? ESCAPE '\\' "
-            "GROUP BY thread_id ORDER BY 2",
-            (episode_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "#%",),
-        ).fetchall()
+    if _is_postgres(store):
+        import psycopg
+
+        with psycopg.connect(str(store)) as db:
+            rows = db.execute(
+                "SELECT thread_id, MIN(checkpoint_id) FROM checkpoints WHERE checkpoint_ns = '' "
+                "AND thread_id LIKE %s GROUP BY thread_id ORDER BY 2",
+                (_pattern(episode_id),),
+            ).fetchall()
+    else:
+        with sqlite3.connect(f"file:{store}?mode=ro", uri=True) as sqlite:
+            rows = sqlite.execute(
+                "SELECT thread_id, MIN(rowid) FROM checkpoints WHERE thread_id LIKE ? ESCAPE '\\' "
+                "GROUP BY thread_id ORDER BY 2",
+                (_pattern(episode_id),),
+            ).fetchall()
     # the settings key never holds '#': "a#b#<key>" is a thread of episode "a#b", not of "a"
     return [row[0] for row in rows if "#" not in row[0][len(episode_id) + 1 :]]
 
 
-def load_history(path: Path, thread: str) -> tuple[PlanState, int]:
+def load_history(store: str | Path, thread: str) -> tuple[PlanState, int]:
     """The latest state of a thread and how many checkpoints it has."""
-    with SqliteSaver.from_conn_string(str(path)) as saver:
-        saver.serde = state_serializer()
-        graph = build_verifier(checkpointer=saver)
-        config: RunnableConfig = {"configurable": {"thread_id": thread}}
-        history = list(graph.get_state_history(config))
-        latest = history[0].values if history else {}
+    config: RunnableConfig = {"configurable": {"thread_id": thread}}
+    if _is_postgres(store):
+        from langgraph.checkpoint.postgres import PostgresSaver
+
+        with PostgresSaver.from_conn_string(str(store)) as postgres:
+            postgres.serde = state_serializer()
+            history = list(build_verifier(checkpointer=postgres).get_state_history(config))
+    else:
+        with SqliteSaver.from_conn_string(str(store)) as saver:
+            saver.serde = state_serializer()
+            history = list(build_verifier(checkpointer=saver).get_state_history(config))
+    latest = history[0].values if history else {}
     return PlanState.model_validate(latest), len(history)

@@ -375,13 +375,14 @@ def _ask_review(payload: dict[str, Any]) -> Any:
 def show(
     episode_id: Annotated[str, typer.Argument(metavar="ID", help="Episode id.")],
     checkpoint: Annotated[
-        Path, typer.Option(help="SQLite checkpoint file written by verify.")
-    ] = DEFAULT_CHECKPOINT,
+        str, typer.Option(help="SQLite checkpoint file or postgresql:// URL written by verify.")
+    ] = str(DEFAULT_CHECKPOINT),
 ) -> None:
-    """Print an episode's iterations (critiques and edits) from the checkpoint file."""
+    """Print an episode's iterations (critiques and edits) from the checkpoint store."""
+    from planverify.api import is_postgres_url
     from planverify.checkpoints import episode_threads, load_history
 
-    if not checkpoint.is_file():
+    if not is_postgres_url(checkpoint) and not Path(checkpoint).is_file():
         raise fail(f"no checkpoint file at {checkpoint}")
     threads = episode_threads(checkpoint, episode_id)
     if not threads:

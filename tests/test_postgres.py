@@ -82,3 +82,20 @@ def test_the_cli_takes_a_postgres_url(postgres_url: str, tmp_path: Path) -> None
     )
     assert result.exit_code == 0, result.output
     assert len(out.read_text().splitlines()) == 3
+
+
+def test_show_reads_a_postgres_store(postgres_url: str, tmp_path: Path) -> None:
+    tag = uuid.uuid4().hex
+    source = tmp_path / "in.jsonl"
+    source.write_text("".join(e.model_dump_json() + "\n" for e in episodes(tag)), encoding="utf-8")
+    runner = CliRunner()
+    done = runner.invoke(
+        app, ["verify", str(source), "--checkpoint", postgres_url, "--no-checkpoint"]
+    )
+    assert done.exit_code == 0
+    runner.invoke(app, ["verify", str(source), "--checkpoint", postgres_url])
+    shown = runner.invoke(app, ["show", f"{tag}-0", "--checkpoint", postgres_url])
+    assert shown.exit_code == 0, shown.output
+    assert "Judge pass 1" in shown.stdout and "stop: no_objections" in shown.stdout
+    missing = runner.invoke(app, ["show", f"{tag}-9", "--checkpoint", postgres_url])
+    assert missing.exit_code == 2 and "is not in" in missing.stderr

@@ -1,146 +1,333 @@
-"""`planverify eval`: the paper's evaluation on an annotated set, as a report."""
+"""`planverify eval`: the paper's evaluation of Judge x Planner pairs on an annotated set.
+
+`eval_command` is a plain Typer command function; the application registers it with
+`app.command("eval")(eval_command)`. Exit codes follow `planverify verify`: 0 when everything
+ran, 1 when some input records were left out or some episodes failed, 2 for usage errors
+(bad option, unknown model spec, missing API key or matplotlib), reported before any work.
+"""
 
 from __future__ import annotations
 
 import asyncio
+from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Literal
 
 import typer
-from langchain_core.globals import get_llm_cache, set_llm_cache
 from rich.console import Console
+from rich.markup import escape
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
 
 from planverify.episode import Episode, EpisodeError, iter_jsonl
+from planverify.models import ModelSpecError
 
-from .cache import SQLiteCache
-from .grid import Mode, arun_grid, plan_runs
-from .report import write_report
-from .smith import run_langsmith
+from .cache import DEFAULT_CACHE, SQLiteCache
+from .grid import Cell, Mode, Run, is_model, plan_runs, run_cells
+from .plots import MissingMatplotlib, require_matplotlib
+from .report import EvalSettings, write_report
+from .smith import API_KEY_ENV, DatasetSync, Experiment, run_langsmith
 
-DEFAULT_CACHE = Path(".planverify") / "model-cache.sqlite"
+__all__ = ["EvalMode", "eval_command", "read_annotated"]
+
 err = Console(stderr=True)
-out = Console()
+out = Console(highlight=False, soft_wrap=True, markup=False)  # names and paths print as they are
+
+
+class EvalMode(StrEnum):
+    """Which tables to compute."""
+
+    static = "static"  # one Judge pass per judge (Table 1)
+    iterative = "iterative"  # the full loop for every Judge x Planner pair (Table 2)
+    both = "both"  # both of them
 
 
 def _fail(message: str, code: int = 2) -> typer.Exit:
-    err.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    # escaped: a message such as "pip install 'planverify[eval]'" is not rich markup
+    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
     return typer.Exit(code)
 
 
-def eval_command(
-    dataset: Annotated[Path, typer.Argument(help="Annotated episodes (JSONL with labels).")],
-    judge: Annotated[
-        list[str],
-        typer.Option(
-            help="Judge spec; repeat for a grid (rules, baseline, presets, provider:model)."
-        ),
-    ] = ["rules", "baseline"],  # noqa: B006 - typer reads the default, nobody mutates it
-    planner: Annotated[
-        list[str],
-        typer.Option(help="Planner spec; repeat for a grid (rules, presets, provider:model)."),
-    ] = ["rules"],  # noqa: B006
-    mode: Annotated[str, typer.Option(help="static, iterative or both.")] = "both",
-    report: Annotated[
-        Path, typer.Option(help="Folder for report.md, results.json and plots.")
-    ] = Path("report"),
-    limit: Annotated[int | None, typer.Option(min=1, help="Only the first N episodes.")] = None,
-    seed: Annotated[int, typer.Option(help="Seed of the bootstrap intervals.")] = 0,
-    max_iterations: Annotated[int, typer.Option(min=1, help="Cap on Judge passes.")] = 5,
-    concurrency: Annotated[int, typer.Option(min=1, help="Episodes verified at once.")] = 8,
-    cache: Annotated[Path, typer.Option(help="Model response cache (SQLite).")] = DEFAULT_CACHE,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Always ask the models.")] = False,
-    langsmith_dataset: Annotated[
-        str | None,
-        typer.Option(
-            help="Also evaluate in LangSmith under this dataset name (local without LANGSMITH_API_KEY)."
-        ),
-    ] = None,
-) -> None:
-    """Score Judge x Planner pairs on an annotated set: the paper's tables, convergence, plots."""
-    modes: tuple[Mode, ...] = {
-        "static": ("static",),
-        "iterative": ("iterative",),
-        "both": ("static", "iterative"),
-    }.get(mode, ())  # type: ignore[assignment]
-    if not modes:
-        raise _fail(f"--mode must be static, iterative or both, not {mode!r}")
-    if not dataset.is_file():
-        raise _fail(f"no such file: {dataset}")
+def _specs(values: list[str] | None, default: str) -> list[str]:
+    """Repeated options, each possibly a comma-separated list; blanks dropped."""
+    specs = [part.strip() for value in values or [default] for part in value.split(",")]
+    return [s for s in specs if s]
+
+
+def read_annotated(path: Path) -> tuple[list[Episode], list[str]]:
+    """The annotated episodes of a JSONL file and what was left out (one line each, and why):
+    unreadable records, episodes without labels, repeated ids."""
     episodes: list[Episode] = []
-    for item in iter_jsonl(dataset):
+    skipped: list[str] = []
+    seen: set[str] = set()
+    for item in iter_jsonl(path):
         if isinstance(item, EpisodeError):
-            raise _fail(str(item))
-        if item.labels is None:
-            raise _fail(
-                f"{dataset}: episode {item.id!r} has no labels (make some with planverify corrupt)"
-            )
-        episodes.append(item)
-    episodes = episodes[:limit]
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        raise _fail("plots need matplotlib: pip install 'planverify[eval]'") from None
-    from planverify.agents import resolve_judge, resolve_planner
-    from planverify.models import ModelSpecError
+            skipped.append(str(item))
+        elif item.labels is None:
+            skipped.append(f"{path}: episode {item.id}: no labels (planverify corrupt makes some)")
+        elif item.id in seen:
+            skipped.append(f"{path}: episode {item.id}: repeated id, the first one is used")
+        else:
+            seen.add(item.id)
+            episodes.append(item)
+    return episodes, skipped
 
-    try:
-        for spec in judge:
-            resolve_judge(spec)
-        for spec in planner:
-            resolve_planner(spec)
-    except ModelSpecError as exc:
-        raise _fail(str(exc)) from None
 
-    previous = get_llm_cache()
-    store = None if no_cache else SQLiteCache(cache)
-    set_llm_cache(store)
-    runs = plan_runs(judge, planner, modes)
-    err.print(f"{len(episodes)} episodes x {len(runs)} runs", highlight=False)
-    try:
-        cells = asyncio.run(
-            arun_grid(
-                episodes,
-                judges=judge,
-                planners=planner,
-                modes=modes,
-                max_iterations=max_iterations,
-                concurrency=concurrency,
-                seed=seed,
-            )
-        )
-    finally:
-        set_llm_cache(previous)
-        if store is not None:
-            store.close()
-    path = write_report(
-        cells, episodes, report, dataset=str(dataset), seed=seed, max_iterations=max_iterations
+def _progress(runs: list[Run], episodes: int) -> tuple[Progress, list[TaskID]]:
+    bar = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[failed]} failed"),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+        disable=not err.is_terminal,
     )
-    for cell in cells:
-        o = cell.report.overall
-        out.print(
-            f"{cell.mode:9} {cell.judge} / {cell.planner}: recall {_pct(o.recall)}, "
-            f"precision {_pct(o.precision)}, F1 {_pct(o.f1)}",
-            highlight=False,
-        )
-    if store is not None:
-        out.print(
-            f"model cache: {store.hits} hits, {store.misses} misses ({cache})", highlight=False
-        )
-    if langsmith_dataset:
-        experiments: list[dict[str, Any]] = run_langsmith(
-            langsmith_dataset, episodes, cells, max_iterations=max_iterations
-        )
-        where = (
-            "LangSmith"
-            if any(e.get("uploaded") for e in experiments)
-            else "locally (no LANGSMITH_API_KEY)"
-        )
-        out.print(
-            f"LangSmith evaluators ran {where} for {len(experiments)} experiment(s)",
-            highlight=False,
-        )
-    out.print(f"report: {path}", highlight=False)
+    tasks = [bar.add_task(escape(run.name), total=episodes, failed=0) for run in runs]
+    return bar, tasks
 
 
 def _pct(value: float | None) -> str:
-    return "-" if value is None else f"{100 * value:.1f}"
+    return "n/a" if value is None else f"{100 * value:.1f}"
+
+
+def _line(cell: Cell) -> str:
+    o = cell.report.overall
+    c = o.counts
+    ci = o.f1_ci
+    text = (
+        f"{cell.mode:9}  {cell.name}: recall {_pct(o.recall)}, precision {_pct(o.precision)}, "
+        f"F1 {_pct(o.f1)}"
+        + (f" [{_pct(ci.low)}, {_pct(ci.high)}]" if ci else "")
+        + f" (TP {c.tp}, FP {c.fp}, FN {c.fn})"
+    )
+    flow = cell.convergence
+    if flow is not None and flow.episodes:
+        shares = ", ".join(f"{k}: {_pct(s)}%" for k, s in enumerate(flow.final_after))
+        text += f"; final after k rounds {shares}; executable {_pct(flow.executable)}%"
+    if cell.failed:
+        text += f"; {len(cell.failed)} failed"
+    return text
+
+
+def eval_command(
+    dataset: Annotated[
+        Path,
+        typer.Argument(
+            help="Annotated episodes: a JSONL file whose records have labels (planverify corrupt writes one)."
+        ),
+    ],
+    report: Annotated[
+        Path,
+        typer.Option(
+            "--report",
+            help="Folder for report.md, results.json, results/*.jsonl and the PNG figures.",
+        ),
+    ],
+    judge: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--judge",
+            "-j",
+            help="Judge: rules, baseline, a preset or provider:model. Repeat the option (or give a comma-separated list) for a grid. Default: rules and baseline.",
+        ),
+    ] = None,
+    planner: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--planner",
+            "-p",
+            help="Planner: rules, a preset or provider:model. Repeat (or comma-separate) for a grid. Default: rules.",
+        ),
+    ] = None,
+    mode: Annotated[
+        EvalMode,
+        typer.Option(
+            help="static: one Judge pass per judge (Table 1); iterative: the loop for every Judge x Planner pair (Table 2); both."
+        ),
+    ] = EvalMode.both,
+    limit: Annotated[
+        int | None, typer.Option(min=1, help="Evaluate only the first N annotated episodes.")
+    ] = None,
+    seed: Annotated[
+        int, typer.Option(help="Seed of the bootstrap resampling behind the 95% intervals.")
+    ] = 0,
+    resamples: Annotated[
+        int, typer.Option(min=0, help="Bootstrap resamples (0: no intervals).")
+    ] = 1000,
+    max_iterations: Annotated[
+        int, typer.Option(min=1, help="Cap on Judge passes per episode.")
+    ] = 5,
+    concurrency: Annotated[
+        int, typer.Option(min=1, help="Episodes verified at once, across all runs.")
+    ] = 8,
+    cache: Annotated[
+        Path,
+        typer.Option(
+            help="SQLite cache of model answers: a rerun makes no model call and gives the same numbers."
+        ),
+    ] = DEFAULT_CACHE,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="Ask the models every time; store nothing.")
+    ] = False,
+    judge_output: Annotated[
+        str,
+        typer.Option(
+            help="How model judges answer: text (the ACTION/ANNOTATION protocol) or structured."
+        ),
+    ] = "text",
+    grounding: Annotated[
+        bool,
+        typer.Option(
+            "--grounding", help="Give model judges the simulator's facts about the scene."
+        ),
+    ] = False,
+    base_url: Annotated[
+        str | None,
+        typer.Option(
+            help="OpenAI-compatible server for openai:MODEL specs (vLLM, llama.cpp, Ollama)."
+        ),
+    ] = None,
+    rps: Annotated[
+        float | None,
+        typer.Option(min=0.01, help="Model requests per second, per provider (default: no limit)."),
+    ] = None,
+    tpm: Annotated[
+        int | None,
+        typer.Option(min=1, help="Model tokens per minute, per provider (default: no limit)."),
+    ] = None,
+    timeout: Annotated[
+        float, typer.Option(min=1.0, help="Seconds before a model call is abandoned and retried.")
+    ] = 120.0,
+    max_retries: Annotated[
+        int,
+        typer.Option(
+            min=0, help="Retries of a model call on rate limits, server errors and timeouts."
+        ),
+    ] = 5,
+    langsmith_dataset: Annotated[
+        str | None,
+        typer.Option(
+            help="Create or update this LangSmith dataset from DATASET and evaluate every run on it with LangSmith's evaluate (uploads with LANGSMITH_API_KEY; without it the same evaluators run locally and nothing is sent)."
+        ),
+    ] = None,
+) -> None:
+    """Score Judge x Planner pairs on an annotated set: the paper's tables, convergence,
+    per-error-type recall, and a report with plots."""
+    if judge_output not in ("text", "structured"):
+        raise _fail(f"--judge-output must be text or structured, not {judge_output!r}")
+    output: Literal["text", "structured"] = "structured" if judge_output == "structured" else "text"
+    table: dict[EvalMode, tuple[Mode, ...]] = {
+        EvalMode.static: ("static",),
+        EvalMode.iterative: ("iterative",),
+        EvalMode.both: ("static", "iterative"),
+    }
+    modes = table[mode]
+    judges = _specs(judge, "rules,baseline")
+    planners = _specs(planner, "rules")
+    try:
+        require_matplotlib()
+    except MissingMatplotlib as exc:
+        raise _fail(str(exc)) from None
+    if not dataset.is_file():
+        raise _fail(f"no such file: {dataset}")
+    episodes, skipped = read_annotated(dataset)
+    for line in skipped:
+        err.print(f"[yellow]skipped:[/] {escape(line)}", highlight=False, soft_wrap=True)
+    if not episodes:
+        raise _fail(f"{dataset}: no annotated episodes (planverify corrupt makes some)")
+    episodes = episodes[:limit]
+
+    from planverify.calls import CallLimits
+
+    wants_cache = any(map(is_model, judges)) or (
+        "iterative" in modes and any(map(is_model, planners))
+    )
+    store = SQLiteCache(cache) if wants_cache and not no_cache else None
+    try:
+        try:
+            runs = plan_runs(
+                judges,
+                planners,
+                modes,
+                max_iterations=max_iterations,
+                cache=store,
+                limits=CallLimits(rps=rps, tpm=tpm, timeout=timeout, max_retries=max_retries),
+                judge_output=output,
+                grounding=grounding,
+                base_url=base_url,
+            )
+        except (ModelSpecError, ValueError) as exc:
+            raise _fail(str(exc)) from None
+        err.print(f"{len(episodes)} episodes x {len(runs)} runs", highlight=False)
+        bar, tasks = _progress(runs, len(episodes))
+
+        def advance(index: int, result: object) -> None:
+            failed = getattr(result, "status", "ok") == "error"
+            task = bar.tasks[index]
+            bar.update(tasks[index], advance=1, failed=task.fields["failed"] + failed)
+
+        async def main() -> tuple[list[Cell], DatasetSync | None, list[Experiment]]:
+            with bar:
+                cells = await run_cells(
+                    runs,
+                    episodes,
+                    concurrency=concurrency,
+                    seed=seed,
+                    resamples=resamples,
+                    on_result=advance,
+                )
+            if not langsmith_dataset:
+                return cells, None, []
+            sync, experiments = await run_langsmith(
+                langsmith_dataset,
+                episodes,
+                cells,
+                max_iterations=max_iterations,
+                dataset=str(dataset),
+                concurrency=concurrency,
+            )
+            return cells, sync, experiments
+
+        cells, sync, experiments = asyncio.run(main())
+    finally:
+        if store is not None:
+            store.close()
+
+    settings = EvalSettings(
+        dataset=str(dataset),
+        judges=list(dict.fromkeys(r.judge for r in runs)),
+        planners=list(dict.fromkeys(r.planner for r in runs if r.mode == "iterative")),
+        modes=list(modes),
+        max_iterations=max_iterations,
+        seed=seed,
+        resamples=resamples,
+        cache=str(cache) if store is not None else None,
+        cache_hits=store.hits if store is not None else 0,
+        cache_misses=store.misses if store is not None else 0,
+        skipped=skipped,
+        langsmith=[e.as_dict() for e in experiments] if langsmith_dataset else None,
+        langsmith_dataset=sync.as_dict() if sync is not None else None,
+    )
+    files = write_report(cells, episodes, report, settings)
+    for cell in cells:
+        out.print(_line(cell))
+    if store is not None:
+        out.print(f"model cache: {store.hits} answers reused, {store.misses} model calls ({cache})")
+    if langsmith_dataset:
+        where = (
+            f"uploaded to dataset {sync.name!r} ({sync.added} examples added, {sync.updated} updated)"
+            if sync is not None
+            else f"run locally (no {API_KEY_ENV}; nothing sent)"
+        )
+        out.print(f"LangSmith: {len(experiments)} experiment(s) {where}")
+    out.print(f"report: {files.report}")
+    if skipped or any(c.failed for c in cells):
+        raise typer.Exit(1)

@@ -1,98 +1,278 @@
-"""Run every Judge x Planner pair over an annotated set and score each run."""
+"""Run every Judge x Planner pair over an annotated set and score each run.
+
+Static mode (the paper's Table 1) runs each judge once: one Judge pass, no Planner. Iterative
+mode (Table 2) runs the full loop for every judge with every planner. Judges and planners are
+specs ("rules", "baseline", a preset, "provider:model"), LangChain chat models, or objects
+with the `Judge` / `Planner` protocol; each is resolved once and shared by its runs, so the
+per-provider call limits hold across the whole grid. Chat models get the response cache.
+
+Episodes of all runs of a phase are verified concurrently under one bound; static runs go
+first, so the iterative runs find their first Judge pass (the same prompt) in the cache.
+
+>>> [run.name for run in plan_runs(["rules", "baseline"], ["rules"], ["static", "iterative"])]
+['rules (static)', 'baseline (static)', 'rules / rules', 'baseline / rules']
+"""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from langchain_core.caches import BaseCache
+from langchain_core.language_models import BaseChatModel
 
-from planverify.api import averify_many
+from planverify.agents import resolve_judge, resolve_planner
+from planverify.agents.base import Judge, Planner
+from planverify.api import JudgeLike, PlannerLike, Verifier
+from planverify.calls import CallLimits
 from planverify.episode import Episode
 from planverify.result import VerificationResult
 from planverify.scoring import Report, score_results
 
+from .cache import with_cache
 from .convergence import Convergence, convergence
 
+__all__ = ["NO_PLANNER", "Cell", "Mode", "Run", "arun_grid", "name_of", "plan_runs", "run_cells"]
+
 Mode = Literal["static", "iterative"]
+NO_PLANNER = "-"  # the planner column of static runs, where no planner runs
 
 
-class Cell(BaseModel):
-    """One run of the grid: a judge, a planner, a mode, its results and their scores."""
+@dataclass
+class Run:
+    """One run of the grid, ready to go."""
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-
-    judge: str  # judge spec or name
-    planner: str  # planner spec or name ("-" in static mode, where no planner runs)
+    judge: str  # judge name (its spec, or the model's name)
+    planner: str  # planner name; NO_PLANNER in static mode
     mode: Mode  # static: one Judge pass; iterative: the full loop
-    report: Report  # scores against the labels
-    convergence: Convergence  # iterative runs only (empty for static)
+    verifier: Verifier  # the resolved settings it runs with
+
+    @property
+    def name(self) -> str:
+        """How tables and plots call the run: `judge / planner`, or `judge (static)`."""
+        return (
+            f"{self.judge} (static)" if self.mode == "static" else f"{self.judge} / {self.planner}"
+        )
+
+
+@dataclass
+class Cell:
+    """A finished run: its results, scores against the labels, and convergence."""
+
+    run: Run  # what ran
     results: list[VerificationResult]  # one per episode, in input order
+    report: Report  # `planverify.scoring` scores (overall, per error type and task, per episode)
+    convergence: Convergence | None  # iterative runs only
+
+    @property
+    def judge(self) -> str:
+        """The judge's name."""
+        return self.run.judge
+
+    @property
+    def planner(self) -> str:
+        """The planner's name (NO_PLANNER in static mode)."""
+        return self.run.planner
+
+    @property
+    def mode(self) -> Mode:
+        """static or iterative."""
+        return self.run.mode
+
+    @property
+    def name(self) -> str:
+        """The run's name."""
+        return self.run.name
+
+    @property
+    def failed(self) -> list[str]:
+        """Ids of episodes whose verification failed (they count as finding nothing)."""
+        return [r.id for r in self.results if r.status == "error"]
 
 
 def name_of(thing: Any) -> str:
-    """A spec string as it is; a model or Judge/Planner object by its name."""
+    """A spec as it is; a chat model by its model name; a Judge or Planner by its name.
+
+    >>> name_of("openai:gpt-4o"), name_of(object())
+    ('openai:gpt-4o', 'object')
+    """
     if isinstance(thing, str):
         return thing
-    return str(
-        getattr(thing, "name", None) or getattr(thing, "model_name", None) or type(thing).__name__
-    )
+    for attribute in ("name", "model_name", "model"):
+        value = getattr(thing, attribute, None)
+        if isinstance(value, str) and value:
+            return value
+    return type(thing).__name__
+
+
+def _unique_names(things: Sequence[Any]) -> list[str]:
+    """Names of the grid's judges or planners; a repeated name gets `#2`, `#3`, ..."""
+    names: list[str] = []
+    for thing in things:
+        base = name_of(thing)
+        name, n = base, 1
+        while name in names:
+            n += 1
+            name = f"{base} #{n}"
+        names.append(name)
+    return names
+
+
+def _cache_option(thing: Any, cache: BaseCache | None) -> dict[str, Any]:
+    # model specs are built by init_chat_model, which takes the cache as a model field
+    return {"cache": cache} if cache is not None and isinstance(thing, str) else {}
 
 
 def plan_runs(
-    judges: Sequence[Any], planners: Sequence[Any], modes: Sequence[Mode]
-) -> list[tuple[Any, Any, Mode]]:
-    """The runs of a grid: static once per judge, iterative for every judge x planner pair.
+    judges: Sequence[JudgeLike],
+    planners: Sequence[PlannerLike],
+    modes: Sequence[Mode],
+    *,
+    max_iterations: int = 5,
+    cache: BaseCache | None = None,
+    limits: CallLimits | None = None,
+    judge_output: Literal["text", "structured"] = "text",
+    grounding: bool = False,
+    base_url: str | None = None,
+) -> list[Run]:
+    """Resolve the judges and planners (a bad spec or a missing key raises `ModelSpecError`
+    here, before any work) and list the runs: static ones first, then every pair."""
+    if not judges:
+        raise ValueError("the grid needs at least one judge")
+    judge_names = _unique_names(judges)
+    resolved_judges: list[Judge] = [
+        resolve_judge(
+            with_cache(j, cache),
+            output=judge_output,
+            base_url=base_url,
+            grounding=grounding,
+            limits=limits,
+            **_cache_option(j, cache),
+        )
+        for j in judges
+    ]
+    runs: list[Run] = []
 
-    >>> plan_runs(["a", "b"], ["p", "q"], ["static", "iterative"])[:3]
-    [('a', '-', 'static'), ('b', '-', 'static'), ('a', 'p', 'iterative')]
-    """
-    runs: list[tuple[Any, Any, Mode]] = []
+    def verifier(judge: Judge, planner: Planner | str, static: bool) -> Verifier:
+        return Verifier(
+            judge=judge,
+            planner=planner,
+            max_iterations=max_iterations,
+            static=static,
+            judge_output=judge_output,
+            grounding=grounding,
+            base_url=base_url,
+            limits=limits,
+        )
+
     if "static" in modes:
-        runs += [(judge, "-", "static") for judge in judges]
+        for name, judge in zip(judge_names, resolved_judges, strict=True):
+            runs.append(Run(name, NO_PLANNER, "static", verifier(judge, "rules", True)))
     if "iterative" in modes:
-        runs += [(judge, planner, "iterative") for judge in judges for planner in planners]
+        if not planners:
+            raise ValueError("iterative runs need at least one planner")
+        planner_names = _unique_names(planners)
+        resolved_planners: list[Planner] = [
+            resolve_planner(
+                with_cache(p, cache),
+                output=judge_output,
+                base_url=base_url,
+                limits=limits,
+                **_cache_option(p, cache),
+            )
+            for p in planners
+        ]
+        for name, judge in zip(judge_names, resolved_judges, strict=True):
+            for planner_name, planner in zip(planner_names, resolved_planners, strict=True):
+                runs.append(Run(name, planner_name, "iterative", verifier(judge, planner, False)))
     return runs
+
+
+async def run_cells(
+    runs: Sequence[Run],
+    episodes: Sequence[Episode],
+    *,
+    concurrency: int = 8,
+    seed: int = 0,
+    resamples: int = 1000,
+    on_result: Callable[[int, VerificationResult], None] | None = None,
+) -> list[Cell]:
+    """Verify the episodes under every run and score each run (`planverify.scoring`).
+
+    At most `concurrency` episodes are in flight across all runs of a phase; `on_result`
+    hears (run index, result) as each episode finishes. The bootstrap intervals use `seed`.
+    """
+    if concurrency < 1:
+        raise ValueError("concurrency must be at least 1")
+    gate = asyncio.Semaphore(concurrency)
+    results: dict[int, list[VerificationResult]] = {}
+
+    async def one(index: int, episode: Episode) -> VerificationResult:
+        async with gate:
+            result = await runs[index].verifier.averify(episode)
+        if on_result is not None:
+            on_result(index, result)
+        return result
+
+    async def whole(index: int) -> None:
+        results[index] = list(await asyncio.gather(*(one(index, e) for e in episodes)))
+
+    for phase in ("static", "iterative"):
+        await asyncio.gather(*(whole(i) for i, run in enumerate(runs) if run.mode == phase))
+    by_id = {e.id: e for e in episodes}
+    cells: list[Cell] = []
+    for index, run in enumerate(runs):
+        found = results[index]
+        report = score_results(episodes, found, mode=run.mode, resamples=resamples, seed=seed)
+        flow = convergence(found, by_id) if run.mode == "iterative" else None
+        cells.append(Cell(run=run, results=found, report=report, convergence=flow))
+    return cells
 
 
 async def arun_grid(
     episodes: Sequence[Episode],
     *,
-    judges: Sequence[Any],
-    planners: Sequence[Any],
+    judges: Sequence[JudgeLike],
+    planners: Sequence[PlannerLike] = ("rules",),
     modes: Sequence[Mode] = ("static", "iterative"),
     max_iterations: int = 5,
     concurrency: int = 8,
     seed: int = 0,
-    on_result: Callable[[VerificationResult], None] | None = None,
+    resamples: int = 1000,
+    cache: BaseCache | None = None,
+    limits: CallLimits | None = None,
+    judge_output: Literal["text", "structured"] = "text",
+    grounding: bool = False,
+    base_url: str | None = None,
+    on_result: Callable[[int, VerificationResult], None] | None = None,
 ) -> list[Cell]:
-    """Verify the episodes under every run of the grid and score each run.
+    """`plan_runs` then `run_cells`: the whole grid over an annotated set, scored."""
+    runs = plan_runs(
+        judges,
+        planners,
+        modes,
+        max_iterations=max_iterations,
+        cache=cache,
+        limits=limits,
+        judge_output=judge_output,
+        grounding=grounding,
+        base_url=base_url,
+    )
+    return await run_cells(
+        runs,
+        episodes,
+        concurrency=concurrency,
+        seed=seed,
+        resamples=resamples,
+        on_result=on_result,
+    )
 
-    Judges and planners are specs ("rules", "o4-mini", "openai:..."), chat models or
-    Judge/Planner objects; runs go one after another, episodes within a run concurrently.
-    """
-    by_id = {e.id: e for e in episodes}
-    cells = []
-    for judge, planner, mode in plan_runs(judges, planners, modes):
-        results = await averify_many(
-            episodes,
-            judge=judge,
-            planner="rules" if isinstance(planner, str) and planner == "-" else planner,
-            max_iterations=max_iterations,
-            static=mode == "static",
-            concurrency=concurrency,
-            on_result=on_result,
-        )
-        report = score_results(episodes, results, mode=mode, seed=seed)
-        flow = convergence(results, by_id) if mode == "iterative" else Convergence()
-        cells.append(
-            Cell(
-                judge=name_of(judge),
-                planner=name_of(planner),
-                mode=mode,
-                report=report,
-                convergence=flow,
-                results=results,
-            )
-        )
-    return cells
+
+def is_model(thing: Any) -> bool:
+    """Whether a judge or planner makes model calls (a spec other than the offline ones, or a
+    chat model)."""
+    if isinstance(thing, str):
+        return thing not in ("rules", "baseline")
+    return isinstance(thing, BaseChatModel)

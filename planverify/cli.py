@@ -15,6 +15,7 @@ import orjson
 import typer
 from pydantic import ValidationError
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from planverify.episode import Episode, EpisodeError, dump_jsonl_line
@@ -36,7 +37,7 @@ DEFAULT_CHECKPOINT = Path(".planverify") / "checkpoints.sqlite"
 
 def fail(message: str, code: int = 2) -> typer.Exit:
     """Print a one-line error and return the exit to raise."""
-    err.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
     return typer.Exit(code)
 
 

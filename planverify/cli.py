@@ -285,14 +285,18 @@ def _verify_on_server(
     from planverify.remote import RemoteError, RemoteVerifier
 
     async def run() -> tuple[list[VerificationResult], int]:
-        verifier = RemoteVerifier(url, api_key=os.environ.get("LANGGRAPH_API_KEY"), **settings)
         try:
-            await verifier.check()
-        except RemoteError as exc:
-            raise fail(str(exc).splitlines()[0]) from None
-        return await _stream(
-            verifier, inputs, split, total, limit, goal, output, concurrency, reuse
-        )
+            verifier = RemoteVerifier(url, **settings)  # the API key comes from the environment
+        except (TypeError, ValueError) as exc:
+            raise fail(str(exc)) from None
+        async with verifier:
+            try:
+                await verifier.check()
+            except RemoteError as exc:
+                raise fail(str(exc).splitlines()[0]) from None
+            return await _stream(
+                verifier, inputs, split, total, limit, goal, output, concurrency, reuse
+            )
 
     results, skipped = _interruptible(run())
     _finish(results, skipped, output)

@@ -1,91 +1,149 @@
 """How close the batch runner gets to the model-latency bound, and what the framework costs.
 
-A fake chat model waits a fixed latency per call and answers in the Judge's text protocol: the
-first pass flags the plan's first Move, the next pass finds nothing, so every episode makes two
-model calls. Prints, for the given episodes, latency and concurrency:
+A fake chat model (a GenericFakeChatModel) waits a fixed latency per call and answers in the
+Judge's text protocol: the first pass flags the plan's first Move, the next pass finds nothing,
+so every episode makes exactly two model calls (checked). Episodes go through
+`planverify.batch.run_batch` with a `Verifier(judge=model, planner="rules")`, the CLI's path.
+Prints:
 
 - wall time, the ideal (total model latency / concurrency) and their ratio, without a
-  checkpointer and with the default SQLite checkpointer;
-- the framework's own time per Judge pass with SQLite (latency 0, so model time is excluded);
+  checkpointer and with the SQLite checkpointer (`open_checkpointer`) in each LangGraph
+  durability mode: "sync" (what `Verifier` uses), "async" and "exit";
+- the framework's own time per Judge pass (latency 0, so model time is excluded), likewise;
 - checkpoint bytes per Judge pass for a 50-step plan;
-- peak memory of a run of --memory-episodes episodes.
+- peak RSS of a run of --memory-episodes episodes with SQLite, in a fresh process;
+- with --breakdown, where the time per episode goes without a checkpointer.
+
+With a fixed latency every episode waits in step with the others, so their CPU bursts coincide;
+`--jitter 0.5` spreads the latency (same mean) as real providers do.
+
+The durability modes other than "sync" are measured by overriding the `durability` argument
+`Verifier` passes to the graph; nothing in planverify is changed.
 
 Usage: python benchmarks/bench_latency.py [--episodes 500] [--latency 0.1] [--concurrency 32]
+       [--repeat 1] [--jitter 0] [--memory-episodes 3000] [--breakdown]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import random
 import re
 import resource
 import sqlite3
+import statistics
+import subprocess
+import sys
 import tempfile
 import time
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from langchain_core.language_models import BaseChatModel
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
+from planverify.agents.base import JudgeReply
+from planverify.agents.judge import judge_messages
+from planverify.agents.parsing import parse_judge_text
 from planverify.api import Verifier, open_checkpointer
 from planverify.batch import run_batch
-from planverify.episode import Episode
+from planverify.episode import Episode, Scene
 
 _STEP = re.compile(r"^(\d+)\. (.+)$", re.M)
+MODES = ("sync", "async", "exit")
 
 
-class SlowJudgeModel(BaseChatModel):
-    """Waits `latency` seconds, then flags the first Move of the plan it was shown."""
+def judge_answer(messages: Sequence[BaseMessage]) -> str:
+    """The Judge's text-protocol answer: the first Move of the plan shown is flagged."""
+    plan = str(messages[-1].content).split("<plan>")[1].split("</plan>")[0]
+    lines = []
+    flagged = False
+    for number, action in _STEP.findall(plan):
+        note = "needed"
+        if not flagged and ".Move(" in action:
+            note, flagged = "goes nowhere #REMOVE: not needed", True
+        lines += [f"ACTION: {number}. {action}", f"ANNOTATION: {note}"]
+    return "\n".join(lines)
 
+
+class SlowJudgeModel(GenericFakeChatModel):
+    """Waits `latency` seconds (asyncio.sleep), then answers as a Judge; counts its calls.
+
+    With `jitter` j each wait is drawn uniformly from latency * [1 - j, 1 + j] (same mean).
+    """
+
+    messages: Iterator[Any] = iter(())  # unused: answers are computed from the prompt
     latency: float = 0.1
+    jitter: float = 0.0
+    calls: int = 0
 
-    @property
-    def _llm_type(self) -> str:
-        return "slow-judge"
+    def _wait(self) -> float:
+        return self.latency * random.uniform(1 - self.jitter, 1 + self.jitter)
 
-    def _answer(self, messages: list[BaseMessage]) -> str:
-        plan = str(messages[-1].content).split("<plan>")[1].split("</plan>")[0]
-        lines = []
-        flagged = False
-        for number, action in _STEP.findall(plan):
-            note = "needed"
-            if not flagged and ".Move(" in action:
-                note, flagged = "goes nowhere #REMOVE: not needed", True
-            lines += [f"ACTION: {number}. {action}", f"ANNOTATION: {note}"]
-        return "\n".join(lines)
+    def _result(self, messages: list[BaseMessage]) -> ChatResult:
+        self.calls += 1
+        message = AIMessage(
+            judge_answer(messages),
+            usage_metadata={"input_tokens": 300, "output_tokens": 100, "total_tokens": 400},
+        )
+        return ChatResult(generations=[ChatGeneration(message=message)])
 
     def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
-        time.sleep(self.latency)
+        time.sleep(self._wait())
         return self._result(messages)
 
     async def _agenerate(
         self, messages: list[BaseMessage], *args: Any, **kwargs: Any
     ) -> ChatResult:
-        await asyncio.sleep(self.latency)
+        await asyncio.sleep(self._wait())
         return self._result(messages)
 
-    def _result(self, messages: list[BaseMessage]) -> ChatResult:
-        message = AIMessage(
-            self._answer(messages),
-            usage_metadata={"input_tokens": 300, "output_tokens": 100, "total_tokens": 400},
-        )
-        return ChatResult(generations=[ChatGeneration(message=message)])
 
-
-def episodes(count: int, steps: int = 8) -> list[Episode]:
+def episodes(count: int, steps: int = 8) -> Iterator[Episode]:
+    """Streamed like the CLI's input: one episode at a time."""
     plan = ["Commander.Say('make coffee')", "Driver.PickUp('Mug')", "Driver.Move(1.0)"]
     plan += [f"Driver.TurnLeft({90 * (n % 3 + 1)}.0)" for n in range(steps - 4)]
     plan += ["Driver.PutAOnB('Mug', 'CoffeeMachine')"]
-    return [Episode(id=f"e{n}", goal="Make coffee.", actions=plan) for n in range(count)]
+    for n in range(count):
+        yield Episode(id=f"e{n}", goal="Make coffee.", actions=plan)
+
+
+class Durability:
+    """The verifier's graph, with the `durability` of every run replaced."""
+
+    def __init__(self, graph: Any, mode: str) -> None:
+        self.graph = graph
+        self.mode = mode
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.graph, name)
+
+    async def ainvoke(self, *args: Any, **kwargs: Any) -> Any:
+        if "durability" in kwargs:  # only set when there is a checkpointer
+            kwargs["durability"] = self.mode
+        return await self.graph.ainvoke(*args, **kwargs)
 
 
 async def run(
-    count: int, latency: float, concurrency: int, checkpoint: Path | None, steps: int = 8
+    count: int,
+    latency: float,
+    concurrency: int,
+    checkpoint: Path | None,
+    *,
+    steps: int = 8,
+    mode: str = "sync",
+    judge: Any = None,
+    jitter: float = 0.0,
 ) -> tuple[float, int]:
+    """Verify `count` episodes; the wall time and the number of Judge passes."""
+    model = SlowJudgeModel(latency=latency, jitter=jitter)
     async with open_checkpointer(checkpoint) as saver:
-        verifier = Verifier(judge=SlowJudgeModel(latency=latency), checkpointer=saver)
+        verifier = Verifier(judge=judge or model, planner="rules", checkpointer=saver)
+        if mode != "sync":
+            verifier.graph = Durability(verifier.graph, mode)  # type: ignore[assignment]
         started = time.perf_counter()
         results, _ = await run_batch(
             verifier,
@@ -98,7 +156,29 @@ async def run(
         )
         elapsed = time.perf_counter() - started
     assert all(r.status == "ok" for r in results), [r.error for r in results if r.error][:1]
+    assert all(r.iterations == 2 for r in results)
+    assert judge is not None or model.calls == 2 * count, model.calls
     return elapsed, sum(r.iterations for r in results)
+
+
+def fresh(directory: Path, name: str) -> Path:
+    path = directory / name
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+    return path
+
+
+def timed(repeat: int, *args: Any, **kwargs: Any) -> tuple[float, float, int]:
+    """Best and median wall time over `repeat` runs (a fresh database each), and passes."""
+    walls = []
+    passes = 0
+    for n in range(repeat):
+        where = args[3]
+        if where is not None:
+            where = fresh(where.parent, f"{where.stem}-{n}.sqlite")
+        wall, passes = asyncio.run(run(*args[:3], where, **kwargs))
+        walls.append(wall)
+    return min(walls), statistics.median(walls), passes
 
 
 def db_bytes(path: Path) -> int:
@@ -111,40 +191,127 @@ def db_bytes(path: Path) -> int:
     return int(rows[0] or 0) + int(writes[0] or 0)
 
 
+def rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def memory_run(count: int, concurrency: int) -> None:
+    """In a fresh process: peak RSS after imports and after a SQLite run of `count` episodes."""
+    before = rss_mb()
+    with tempfile.TemporaryDirectory(prefix="planverify-memory-") as tmp:
+        asyncio.run(run(count, 0.0, concurrency, Path(tmp) / "m.sqlite"))
+    print(f"{before:.0f} {rss_mb():.0f}")
+
+
+class CannedJudge:
+    """The bench's Judge answer without a model call: `parse` decides whether the text is parsed
+    each time or once per plan (a copy of the parsed critique is returned after that)."""
+
+    def __init__(self, parse: bool) -> None:
+        self.name = f"canned-{parse}"
+        self.parse = parse
+        self.seen: dict[tuple[str, ...], Any] = {}
+
+    async def ajudge(self, goal: str, plan: Sequence[str], scene: Scene | None) -> JudgeReply:
+        key = tuple(plan)
+        if self.parse or key not in self.seen:
+            self.seen[key] = parse_judge_text(judge_answer(judge_messages(goal, plan)), plan)
+        return JudgeReply(self.seen[key].model_copy(deep=True))
+
+
+def breakdown(count: int, concurrency: int) -> None:
+    """Time per episode without a checkpointer, latency 0, layer by layer."""
+
+    def per_episode(judge: Any = None) -> float:
+        wall, _ = asyncio.run(run(count, 0.0, concurrency, None, judge=judge))
+        return 1000 * wall / count
+
+    graph = per_episode(CannedJudge(parse=False))
+    parsed = per_episode(CannedJudge(parse=True))
+    full = per_episode()
+    print(f"  graph with a Judge that answers at once (LangGraph + our nodes): {graph:.2f} ms")
+    print(f"  + parsing the Judge's text answer:                               {parsed:.2f} ms")
+    print(f"  + ModelJudge: prompt, call policy, LangChain chat model call:    {full:.2f} ms")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--episodes", type=int, default=500)
     parser.add_argument("--latency", type=float, default=0.1)
     parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--repeat", type=int, default=1, help="runs per figure; best is shown")
+    parser.add_argument(
+        "--jitter",
+        type=float,
+        default=0.0,
+        help="spread model latency uniformly by this fraction (0.5: 50-150 ms for 100 ms)",
+    )
     parser.add_argument("--memory-episodes", type=int, default=3000)
+    parser.add_argument("--breakdown", action="store_true")
+    parser.add_argument("--memory-only", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.memory_only:
+        memory_run(args.memory_only, args.concurrency)
+        return
     calls = 2 * args.episodes
     ideal = calls * args.latency / args.concurrency
+    spread = f" +-{args.jitter:.0%}" if args.jitter else ""
     print(
-        f"{args.episodes} episodes, {calls} model calls of {args.latency * 1000:.0f} ms, concurrency {args.concurrency}"
+        f"{args.episodes} episodes, {calls} model calls of {args.latency * 1000:.0f} ms{spread}, "
+        f"concurrency {args.concurrency}; ideal (total latency / concurrency) {ideal:.2f} s"
     )
-    print(f"ideal (total latency / concurrency): {ideal:.2f} s")
+
+    def line(label: str, best: float, median: float) -> str:
+        spread = f" (median {median:.2f} s)" if args.repeat > 1 else ""
+        return f"  {label:<26} {best:6.2f} s{spread}, ratio {best / ideal:.2f}"
+
     with tempfile.TemporaryDirectory(prefix="planverify-latency-") as tmp:
         work = Path(tmp)
-        wall, _ = asyncio.run(run(args.episodes, args.latency, args.concurrency, None))
-        print(f"no checkpointer: {wall:.2f} s, ratio {wall / ideal:.2f}")
-        wall, _ = asyncio.run(run(args.episodes, args.latency, args.concurrency, work / "a.sqlite"))
-        print(f"SQLite checkpointer: {wall:.2f} s, ratio {wall / ideal:.2f}")
-
-        wall, passes = asyncio.run(run(args.episodes, 0.0, args.concurrency, work / "b.sqlite"))
+        # warm up: first-run costs (imports, compiled patterns, schema caches) stay out of figures
+        asyncio.run(run(100, 0.0, args.concurrency, None))
+        asyncio.run(run(100, 0.0, args.concurrency, work / "warm.sqlite"))
+        setups: list[tuple[str, Path | None, str]] = [("no checkpointer", None, "sync")]
+        setups += [(f"SQLite, durability={m}", work / f"wall-{m}.sqlite", m) for m in MODES]
+        print(f"wall time at {args.latency * 1000:.0f} ms per call (target ratio: 1.2, SQLite 1.3)")
+        for label, where, mode in setups:
+            best, median, _ = timed(
+                args.repeat,
+                args.episodes,
+                args.latency,
+                args.concurrency,
+                where,
+                mode=mode,
+                jitter=args.jitter,
+            )
+            print(line(label, best, median))
+        print("framework time per Judge pass (latency 0: model time excluded)")
+        for label, where, mode in setups:
+            best, _, passes = timed(
+                args.repeat, args.episodes, 0.0, args.concurrency, where, mode=mode
+            )
+            print(f"  {label:<26} {1000 * best / passes:6.2f} ms")
+        where = fresh(work, "bytes.sqlite")
+        _, passes = asyncio.run(run(20, 0.0, 4, where, steps=50))
         print(
-            f"framework time per Judge pass (SQLite, no model latency): {1000 * wall / passes:.2f} ms"
+            f"checkpoint bytes per Judge pass, 50-step plan: {db_bytes(where) / passes / 1000:.1f} kB"
         )
-
-        _, passes = asyncio.run(run(20, 0.0, 4, work / "c.sqlite", steps=50))
-        print(
-            f"checkpoint bytes per Judge pass, 50-step plan: {db_bytes(work / 'c.sqlite') / passes / 1000:.1f} kB"
-        )
-
-        asyncio.run(run(args.memory_episodes, 0.0, args.concurrency, work / "d.sqlite"))
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    if args.breakdown:
+        print(f"time per episode, no checkpointer, latency 0, concurrency {args.concurrency}:")
+        breakdown(args.episodes, args.concurrency)
+    out = subprocess.run(
+        [
+            sys.executable,
+            __file__,
+            *("--memory-only", str(args.memory_episodes)),
+            *("--concurrency", str(args.concurrency)),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
     print(
-        f"peak RSS of the whole benchmark ({args.memory_episodes} episodes the largest run): {peak:.0f} MB"
+        f"peak RSS, {args.memory_episodes} episodes with SQLite in a fresh process: "
+        f"{out[1]} MB ({out[0]} MB after imports)"
     )
 
 

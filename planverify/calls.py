@@ -3,34 +3,52 @@ exponential backoff and full jitter on rate limits, server errors, timeouts and 
 
 Limits are shared by every episode of a process that talks to the same provider (or the same
 OpenAI-compatible server), so `--concurrency 64` never means 64 requests at once against a
-30-requests-per-second quota.
+30-requests-per-second quota. They hold no asyncio objects, so one process can use them from
+several event loops (`verify_plan` called again and again, a thread per run).
+
+Provider errors are recognised by shape, without importing any provider package: an HTTP status
+(`status_code`, `status`, `code`, `response.status_code`), LangChain's `ModelError.is_retryable`
+(what langchain-google-genai raises), or the SDK's class name; wrappers are looked through via
+`raise ... from`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import random
+import re
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from email.utils import parsedate_to_datetime
 from typing import Any, TypeVar
-
-from langchain_core.rate_limiters import InMemoryRateLimiter
 
 T = TypeVar("T")
 
 RETRYABLE_NAMES = frozenset(
     {
+        # openai, groq (and other Stainless-generated SDKs)
         "RateLimitError",
         "APITimeoutError",
         "APIConnectionError",
         "InternalServerError",
         "ServiceUnavailableError",
+        # google-api-core
         "ResourceExhausted",
         "ServiceUnavailable",
         "DeadlineExceeded",
         "TooManyRequests",
+        # httpx and aiohttp, when an SDK lets them through
+        "ConnectError",
+        "ConnectTimeout",
+        "ReadTimeout",
+        "WriteTimeout",
+        "PoolTimeout",
+        "ReadError",
+        "RemoteProtocolError",
+        "ServerDisconnectedError",
+        "ClientConnectorError",
     }
 )
 
@@ -39,46 +57,137 @@ class ModelCallFailed(RuntimeError):
     """A model call that still failed after its retries (the graph does not retry it again)."""
 
 
+def causes(exc: BaseException) -> Iterator[BaseException]:
+    """The exception and the ones it was raised from (`raise X from e`), innermost last."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen and len(seen) < 10:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__
+
+
 def status_of(exc: BaseException) -> int | None:
     """The HTTP status an exception carries, if any (provider SDKs name it differently)."""
     for attribute in ("status_code", "status", "code", "http_status"):
         value = getattr(exc, attribute, None)
-        if isinstance(value, int) and 100 <= value < 600:
+        if isinstance(value, int) and not isinstance(value, bool) and 100 <= value < 600:
             return value
     response = getattr(exc, "response", None)
     value = getattr(response, "status_code", None)
-    return value if isinstance(value, int) else None
+    return value if isinstance(value, int) and 100 <= value < 600 else None
 
 
 def retryable(exc: BaseException) -> bool:
     """Rate limits (429), server errors (5xx), timeouts and lost connections are worth retrying;
-    other client errors (bad request, auth, not found) are not."""
-    if isinstance(exc, TimeoutError | ConnectionError):
-        return True
-    status = status_of(exc)
-    if status is not None:
-        return status == 429 or status >= 500
-    return type(exc).__name__ in RETRYABLE_NAMES
+    other client errors (bad request, auth, not found) are not, nor a call already given up on."""
+    for error in causes(exc):
+        if isinstance(error, ModelCallFailed):
+            return False
+        if isinstance(error, TimeoutError | ConnectionError):
+            return True
+        status = status_of(error)
+        if status is not None:
+            return status == 429 or status >= 500
+        if getattr(error, "is_retryable", None) is True:  # langchain_core ModelError
+            return True
+        if type(error).__name__ in RETRYABLE_NAMES:
+            return True
+    return False
+
+
+_DELAY = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")
+
+
+def _header(headers: Any, name: str) -> str | None:
+    try:
+        value = headers.get(name)
+        if value is None:
+            value = headers.get(name.title())
+    except (AttributeError, TypeError):
+        return None
+    return value if isinstance(value, str) else None
+
+
+def _from_headers(headers: Any) -> float | None:
+    millis = _header(headers, "retry-after-ms")  # OpenAI sends this next to Retry-After
+    if millis is not None:
+        try:
+            return max(float(millis) / 1000, 0.0)
+        except ValueError:
+            pass
+    value = _header(headers, "retry-after")
+    if value is None:
+        return None
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        pass
+    try:  # an HTTP date
+        return max(parsedate_to_datetime(value).timestamp() - time.time(), 0.0)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+
+
+def _retry_delay(details: Any) -> float | None:
+    """Google's `RetryInfo` (`"retryDelay": "17s"`) anywhere in an error's JSON details."""
+    if isinstance(details, Mapping):
+        value = details.get("retryDelay")
+        if isinstance(value, str) and (m := _DELAY.match(value)):
+            return float(m[1])
+        items: Any = details.values()
+    elif isinstance(details, list | tuple):
+        items = details
+    else:
+        return None
+    for item in items:
+        if (found := _retry_delay(item)) is not None:
+            return found
+    return None
 
 
 def retry_after(exc: BaseException) -> float | None:
-    """Seconds a provider asked us to wait (a `Retry-After` header), if it said."""
-    headers = getattr(getattr(exc, "response", None), "headers", None)
-    if headers is None:
-        return None
-    try:
-        value = headers.get("retry-after")
-        return float(value) if value is not None else None
-    except (TypeError, ValueError):
-        return None
+    """Seconds a provider asked us to wait (`Retry-After`, `retry-after-ms`, Google's
+    `RetryInfo`), if it said."""
+    for error in causes(exc):
+        headers = getattr(getattr(error, "response", None), "headers", None)
+        if headers is not None and (seconds := _from_headers(headers)) is not None:
+            return seconds
+        if (seconds := _retry_delay(getattr(error, "details", None))) is not None:
+            return seconds
+    return None
+
+
+@dataclass
+class RequestRate:
+    """Requests per second: each request books the next free slot, first come first served.
+
+    Nothing polls: a request that must wait sleeps exactly until its slot. A request cancelled
+    while it waits leaves its slot unused, which only ever slows the rate down.
+    """
+
+    per_second: float  # the limit
+    clock: Callable[[], float] = time.monotonic  # replaced in tests
+    next_free: float = float("-inf")  # when the next slot opens
+
+    def reserve(self) -> float:
+        """Book the next slot; seconds to wait before sending (0 when it is open now)."""
+        now = self.clock()
+        start = max(now, self.next_free)
+        self.next_free = start + 1.0 / self.per_second
+        return start - now
 
 
 @dataclass
 class TokenWindow:
-    """Tokens spent in the last minute, against a tokens-per-minute budget."""
+    """Tokens spent in the last minute, against a tokens-per-minute budget.
+
+    A call counts its estimate when it is let through; `settle` replaces the estimate with the
+    real count once the provider reports it, at the call's own place in the window.
+    """
 
     per_minute: int  # the budget
-    spent: deque[tuple[float, int]] = field(default_factory=deque)  # (time, tokens)
+    spent: deque[list[float]] = field(default_factory=deque)  # [time, tokens], oldest first
     clock: Callable[[], float] = time.monotonic  # replaced in tests
 
     def used(self) -> int:
@@ -86,32 +195,39 @@ class TokenWindow:
         horizon = self.clock() - 60.0
         while self.spent and self.spent[0][0] <= horizon:
             self.spent.popleft()
-        return sum(n for _, n in self.spent)
+        return int(sum(n for _, n in self.spent))
 
     def wait_for(self, tokens: int) -> float:
-        """Seconds until `tokens` more fit in the budget (0 when they fit now)."""
+        """Seconds until `tokens` more fit in the budget (0 when they fit now); a call larger
+        than the whole budget waits for an empty window."""
         need = min(tokens, self.per_minute)
-        if self.used() + need <= self.per_minute:
+        running = self.used()
+        if running + need <= self.per_minute:
             return 0.0
-        running, now = self.used(), self.clock()
+        now = self.clock()
         for stamp, n in self.spent:
-            running -= n
+            running -= int(n)
             if running + need <= self.per_minute:
                 return max(stamp + 60.0 - now, 0.0)
         return 60.0
 
-    def add(self, tokens: int) -> None:
-        """Count tokens now (negative to correct an estimate)."""
-        self.spent.append((self.clock(), tokens))
+    def add(self, tokens: int) -> list[float]:
+        """Count tokens now; returns the entry to `settle` later."""
+        entry = [self.clock(), float(tokens)]
+        self.spent.append(entry)
+        return entry
+
+    def settle(self, entry: list[float], tokens: int) -> None:
+        """Replace an entry's estimate with the real count."""
+        entry[1] = float(tokens)
 
 
 @dataclass
 class Limits:
     """The shared limits of one provider."""
 
-    requests: InMemoryRateLimiter | None = None  # requests per second
+    requests: RequestRate | None = None  # requests per second
     tokens: TokenWindow | None = None  # tokens per minute
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)  # serialises token bookkeeping
 
 
 _LIMITS: dict[tuple[str, float | None, int | None], Limits] = {}
@@ -122,20 +238,26 @@ def limits_for(key: str, rps: float | None, tpm: int | None) -> Limits:
     found = _LIMITS.get((key, rps, tpm))
     if found is None:
         found = Limits(
-            requests=InMemoryRateLimiter(
-                requests_per_second=rps, check_every_n_seconds=0.02, max_bucket_size=max(1.0, rps)
-            )
-            if rps
-            else None,
+            requests=RequestRate(rps) if rps else None,
             tokens=TokenWindow(tpm) if tpm else None,
         )
         _LIMITS[(key, rps, tpm)] = found
     return found
 
 
+def _attempts(n: int) -> str:
+    return f"{n} attempt" if n == 1 else f"{n} attempts"
+
+
 @dataclass(frozen=True)
 class CallPolicy:
-    """Rate limits, timeout and retries for the model calls of one Judge or Planner."""
+    """Rate limits, timeout and retries for the model calls of one Judge or Planner.
+
+    The only retry layer for model errors: it retries rate limits, server errors, timeouts and
+    lost connections, and whatever it gives up on is raised as `ModelCallFailed`, which the
+    graph's node retry policy leaves alone. Other errors (a bad request, a wrong key) are raised
+    as they are, at once.
+    """
 
     provider: str = "default"  # whose limits apply (provider name, or the server's base URL)
     rps: float | None = None  # requests per second, None = no limit
@@ -144,6 +266,7 @@ class CallPolicy:
     max_retries: int = 5  # retries after the first attempt
     base_delay: float = 1.0  # first backoff ceiling, doubled each retry
     max_delay: float = 60.0  # backoff ceiling
+    max_wait: float = 300.0  # a provider asking for a longer pause (a daily quota) fails the call
     sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep  # replaced in tests
 
     async def call(
@@ -154,11 +277,12 @@ class CallPolicy:
         spent: Callable[[T], int] | None = None,
     ) -> T:
         """Run `make()` under the limits; `estimate` is the call's expected tokens, and
-        `spent(result)` its real count, used to correct the tokens-per-minute window."""
+        `spent(result)` its real count, used to correct the tokens-per-minute window (a reply
+        without a count keeps the estimate)."""
         shared = limits_for(self.provider, self.rps, self.tpm)
         attempt = 0
         while True:
-            await self._admit(shared, estimate)
+            entry = await self._admit(shared, estimate)
             try:
                 if self.timeout is None:
                     result = await make()
@@ -166,30 +290,38 @@ class CallPolicy:
                     async with asyncio.timeout(self.timeout):
                         result = await make()
             except Exception as exc:
-                if not retryable(exc) or attempt >= self.max_retries:
-                    if attempt:
-                        raise ModelCallFailed(
-                            f"{type(exc).__name__}: {exc} (after {attempt + 1} attempts)"
-                        ) from exc
+                if not retryable(exc):
                     raise
+                asked = retry_after(exc)
+                if asked is not None and asked > self.max_wait:
+                    raise ModelCallFailed(
+                        f"{type(exc).__name__}: {exc} (the provider asks to wait {asked:.0f} s; "
+                        f"gave up after {_attempts(attempt + 1)})"
+                    ) from exc
+                if attempt >= self.max_retries:
+                    raise ModelCallFailed(
+                        f"{type(exc).__name__}: {exc} (after {_attempts(attempt + 1)})"
+                    ) from exc
                 attempt += 1
                 ceiling = min(self.max_delay, self.base_delay * 2 ** (attempt - 1))
-                await self.sleep(retry_after(exc) or random.uniform(0, ceiling))
+                await self.sleep(asked or random.uniform(0, ceiling))
                 continue
-            if shared.tokens is not None and spent is not None:
-                async with shared.lock:
-                    shared.tokens.add(spent(result) - estimate)
+            if entry is not None and spent is not None and (real := spent(result)) > 0:
+                assert shared.tokens is not None
+                shared.tokens.settle(entry, real)
             return result
 
-    async def _admit(self, shared: Limits, estimate: int) -> None:
-        if shared.requests is not None:
-            await shared.requests.aacquire()
-        if shared.tokens is None:
-            return
-        async with shared.lock:
+    async def _admit(self, shared: Limits, estimate: int) -> list[float] | None:
+        """Wait until the call fits the token budget, then for its request slot."""
+        entry = None
+        if shared.tokens is not None:
+            # check and count with no await in between: nothing else runs in the meantime
             while (delay := shared.tokens.wait_for(estimate)) > 0:
                 await self.sleep(delay)
-            shared.tokens.add(estimate)
+            entry = shared.tokens.add(estimate)
+        if shared.requests is not None and (delay := shared.requests.reserve()) > 0:
+            await self.sleep(delay)
+        return entry
 
 
 @dataclass(frozen=True)

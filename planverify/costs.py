@@ -31,26 +31,44 @@ class Price:
     output: float  # completion tokens
 
 
-def _read(text: str, where: str) -> dict[str, Price]:
+def _read(text: str, where: str) -> dict[str, dict[str, object]]:
     try:
         table = tomllib.loads(text).get("prices", {})
-        return {k: Price(float(v["input"]), float(v["output"])) for k, v in table.items()}
-    except (tomllib.TOMLDecodeError, KeyError, TypeError, ValueError) as exc:
+    except tomllib.TOMLDecodeError as exc:
         raise ModelSpecError(f"price table {where}: {exc}") from None
+    if not isinstance(table, dict) or not all(isinstance(v, dict) for v in table.values()):
+        raise ModelSpecError(f"price table {where}: [prices.MODEL] entries must be tables")
+    return table
+
+
+def _price(name: str, entry: dict[str, object], where: str) -> Price:
+    values = []
+    for key in ("input", "output"):
+        value = entry.get(key)
+        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            raise ModelSpecError(
+                f"price table {where}: {name!r} needs {key} = USD per million tokens (>= 0)"
+            )
+        values.append(float(value))
+    return Price(*values)
 
 
 @cache
 def prices(user_file: str | None = None) -> dict[str, Price]:
-    """The shipped price table with the user's file (or $PLANVERIFY_PRICES) over it."""
+    """The shipped price table with the user's file (or $PLANVERIFY_PRICES) over it, merged
+    entry by entry and key by key (an override may give only `output`)."""
     shipped = resources.files("planverify").joinpath("prices.toml").read_text(encoding="utf-8")
     table = _read(shipped, "prices.toml")
+    where = dict.fromkeys(table, "prices.toml")
     user = user_file or os.environ.get(PRICES_ENV)
     if user:
         path = Path(user)
         if not path.is_file():
             raise ModelSpecError(f"price table not found: {path}")
-        table.update(_read(path.read_text(encoding="utf-8"), str(path)))
-    return table
+        for name, entry in _read(path.read_text(encoding="utf-8"), str(path)).items():
+            table[name] = {**table.get(name, {}), **entry}
+            where[name] = str(path)
+    return {name: _price(name, entry, where[name]) for name, entry in table.items()}
 
 
 def model_id(name: str) -> str:

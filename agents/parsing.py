@@ -33,6 +33,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from planverify.critique import Critique, Dropped, Flag, Missing
 from planverify.notation import SAY, VERBS, Action, NotationError, parse_action
@@ -103,6 +104,7 @@ def _parse(line: str) -> Action | None:
         return None
 
 
+@lru_cache(maxsize=1 << 16)  # plans repeat their lines, and each pass re-reads the plan
 def canonical(line: str) -> str | None:
     """The canonical text of an action, or None when the text is not an action.
 
@@ -114,6 +116,7 @@ def canonical(line: str) -> str | None:
     return None if action is None else str(action)
 
 
+@lru_cache(maxsize=1 << 16)
 def _key(line: str) -> str:
     """What two copies of one step share: the canonical text, with motion amounts as numbers."""
     action = _parse(line)

@@ -8,7 +8,8 @@ Prints:
 
 - wall time, the ideal (total model latency / concurrency) and their ratio, without a
   checkpointer and with the SQLite checkpointer (`open_checkpointer`) in each LangGraph
-  durability mode: "sync" (what `Verifier` uses), "async" and "exit";
+  durability mode: "sync" (what `Verifier` uses), "async" and "exit"; and, for comparison,
+  with episodes interleaved on the event loop instead of taking turns (`planverify.turns`);
 - the framework's own time per Judge pass (latency 0, so model time is excluded), likewise;
 - checkpoint bytes per Judge pass for a 50-step plan;
 - peak RSS of a run of --memory-episodes episodes with SQLite, in a fresh process;
@@ -111,6 +112,12 @@ def episodes(count: int, steps: int = 8) -> Iterator[Episode]:
         yield Episode(id=f"e{n}", goal="Make coffee.", actions=plan)
 
 
+class Interleaved(Verifier):
+    """The CLI's verifier with turns off: asyncio interleaves the episodes step by step."""
+
+    takes_turns = False  # type: ignore[assignment]
+
+
 class Durability:
     """The verifier's graph, with the `durability` of every run replaced."""
 
@@ -137,11 +144,13 @@ async def run(
     mode: str = "sync",
     judge: Any = None,
     jitter: float = 0.0,
+    turns: bool = True,
 ) -> tuple[float, int]:
     """Verify `count` episodes; the wall time and the number of Judge passes."""
     model = SlowJudgeModel(latency=latency, jitter=jitter)
     async with open_checkpointer(checkpoint) as saver:
-        verifier = Verifier(judge=judge or model, planner="rules", checkpointer=saver)
+        kind = Verifier if turns else Interleaved
+        verifier = kind(judge=judge or model, planner="rules", checkpointer=saver)
         if mode != "sync":
             verifier.graph = Durability(verifier.graph, mode)  # type: ignore[assignment]
         started = time.perf_counter()
@@ -263,7 +272,7 @@ def main() -> None:
 
     def line(label: str, best: float, median: float) -> str:
         spread = f" (median {median:.2f} s)" if args.repeat > 1 else ""
-        return f"  {label:<26} {best:6.2f} s{spread}, ratio {best / ideal:.2f}"
+        return f"  {label:<39} {best:6.2f} s{spread}, ratio {best / ideal:.2f}"
 
     with tempfile.TemporaryDirectory(prefix="planverify-latency-") as tmp:
         work = Path(tmp)
@@ -273,7 +282,8 @@ def main() -> None:
         setups: list[tuple[str, Path | None, str]] = [("no checkpointer", None, "sync")]
         setups += [(f"SQLite, durability={m}", work / f"wall-{m}.sqlite", m) for m in MODES]
         print(f"wall time at {args.latency * 1000:.0f} ms per call (target ratio: 1.2, SQLite 1.3)")
-        for label, where, mode in setups:
+        interleaved = [(f"{label}, interleaved", where, mode) for label, where, mode in setups[:2]]
+        for label, where, mode in setups + interleaved:
             best, median, _ = timed(
                 args.repeat,
                 args.episodes,
@@ -282,6 +292,7 @@ def main() -> None:
                 where,
                 mode=mode,
                 jitter=args.jitter,
+                turns=not label.endswith("interleaved"),
             )
             print(line(label, best, median))
         print("framework time per Judge pass (latency 0: model time excluded)")
@@ -289,7 +300,7 @@ def main() -> None:
             best, _, passes = timed(
                 args.repeat, args.episodes, 0.0, args.concurrency, where, mode=mode
             )
-            print(f"  {label:<26} {1000 * best / passes:6.2f} ms")
+            print(f"  {label:<39} {1000 * best / passes:6.2f} ms")
         where = fresh(work, "bytes.sqlite")
         _, passes = asyncio.run(run(20, 0.0, 4, where, steps=50))
         print(

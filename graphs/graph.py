@@ -61,7 +61,7 @@ def planner_of(context: VerifierContext) -> Planner:
     return resolve_planner(context.planner, output=context.judge_output)
 
 
-def prepare(state: PlanState) -> dict[str, Any]:
+async def prepare(state: PlanState) -> dict[str, Any]:
     """Parse the input plan into steps; unknown verbs are kept, with a warning."""
     actions = [parse_action(line) for line in state.actions]
     lines = [str(a) for a in actions]
@@ -132,7 +132,7 @@ async def judge(
     return Command(update=update, goto="review" if review_it else "converge")
 
 
-def review(state: PlanState, runtime: Runtime[VerifierContext]) -> dict[str, Any]:
+async def review(state: PlanState, runtime: Runtime[VerifierContext]) -> dict[str, Any]:
     """Pause so a person can accept or edit the critique (only reached with review on)."""
     if state.pending is None or not state.pending.objections:
         return {}
@@ -153,7 +153,7 @@ def _stop(reason: StopReason) -> Command[Any]:
     return Command(update={"stop_reason": reason, "pending": None}, goto=END)
 
 
-def converge(
+async def converge(
     state: PlanState, runtime: Runtime[VerifierContext]
 ) -> Command[Literal["planner", "judge", "__end__"]]:
     """Decide whether the loop goes on, and record why it stops."""

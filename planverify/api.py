@@ -15,7 +15,7 @@ from collections.abc import (
     Mapping,
     Sequence,
 )
-from contextlib import asynccontextmanager, suppress
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from pathlib import Path
 from typing import Any, Literal, TypeAlias, TypeVar
 
@@ -28,6 +28,10 @@ from pydantic import BaseModel
 
 from planverify.agents import resolve_judge, resolve_planner
 from planverify.agents.base import Judge, Planner
+from planverify.agents.baseline import BaselineJudge
+from planverify.agents.judge import ModelJudge
+from planverify.agents.planner import ModelPlanner, RulesPlanner
+from planverify.agents.rules import RulesJudge
 from planverify.calls import CallLimits
 from planverify.costs import Spend
 from planverify.episode import Episode
@@ -36,13 +40,16 @@ from planverify.graphs.graph import build_verifier, recursion_limit
 from planverify.graphs.state import PlanState
 from planverify.prompts import PROMPT_VERSION
 from planverify.result import VerificationResult
+from planverify.savers import BatchedSqliteSaver
 from planverify.serde import state_serializer
+from planverify.turns import Turns, waiting
 
 T = TypeVar("T")
 JudgeLike: TypeAlias = str | BaseChatModel | Judge
 PlannerLike: TypeAlias = str | BaseChatModel | Planner
 Checkpoint: TypeAlias = str | Path | BaseCheckpointSaver[Any] | None
 Reviewer: TypeAlias = Callable[[dict[str, Any]], Any | Awaitable[Any]]
+QUIET_SAVERS = (InMemorySaver, BatchedSqliteSaver)  # savers whose puts never wait on I/O
 
 
 def _label(thing: Any) -> str:
@@ -101,18 +108,20 @@ async def open_checkpointer(
         async with _postgres(str(checkpoint)) as saver:
             yield saver
         return
-    import aiosqlite
-    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+    import sqlite3
 
     path = Path(checkpoint)
     path.parent.mkdir(parents=True, exist_ok=True)
-    async with aiosqlite.connect(str(path)) as conn:
+    conn = sqlite3.connect(str(path), check_same_thread=False)
+    try:
         # WAL with synchronous=NORMAL: a killed process loses no committed checkpoint and the
-        # file never corrupts; only a power cut may drop the last few. It saves an fsync per step.
-        await conn.execute("PRAGMA journal_mode=WAL")
-        await conn.execute("PRAGMA synchronous=NORMAL")
-        async with group_commits(conn):
-            yield AsyncSqliteSaver(conn, serde=state_serializer())
+        # file never corrupts; only a power cut may drop the last few. It saves an fsync per batch.
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        async with BatchedSqliteSaver(conn, serde=state_serializer()) as saver:
+            yield saver
+    finally:
+        conn.close()
 
 
 def is_postgres_url(checkpoint: object) -> bool:
@@ -131,40 +140,6 @@ async def _postgres(url: str) -> AsyncIterator[BaseCheckpointSaver[Any]]:
     async with AsyncPostgresSaver.from_conn_string(url, serde=state_serializer()) as saver:
         await saver.setup()
         yield saver
-
-
-@asynccontextmanager
-async def group_commits(conn: Any, interval: float = 0.05) -> AsyncIterator[None]:
-    """Commit a SQLite connection at most every `interval` seconds instead of after every write.
-
-    The checkpointer commits after each checkpoint and each batch of writes; with many episodes
-    in flight those commits, each a round trip to the database thread under one lock, dominate
-    a run. Grouping them keeps every write (the connection reads its own uncommitted rows); a
-    killed process loses at most the last `interval` of work, which a rerun redoes.
-    """
-    commit = conn.commit
-    dirty = asyncio.Event()
-
-    async def deferred() -> None:
-        dirty.set()
-
-    async def flusher() -> None:
-        while True:
-            await dirty.wait()
-            await asyncio.sleep(interval)
-            dirty.clear()
-            await commit()
-
-    conn.commit = deferred
-    task = asyncio.create_task(flusher())
-    try:
-        yield
-    finally:
-        task.cancel()
-        with suppress(asyncio.CancelledError):
-            await task
-        conn.commit = commit
-        await commit()
 
 
 class Verifier:
@@ -219,6 +194,7 @@ class Verifier:
             )  # interrupts need somewhere to pause
         self.checkpointer = checkpointer
         self.graph = build_verifier(checkpointer=checkpointer)
+        self._turns: tuple[asyncio.AbstractEventLoop, Turns] | None = None
 
     def config(self, episode_id: str) -> RunnableConfig:
         """The run config of an episode: its thread and a recursion limit from the cap."""
@@ -236,10 +212,32 @@ class Verifier:
             values = await self.graph.ainvoke(Command(resume=answer), config, context=self.context)
         return values
 
+    @property
+    def takes_turns(self) -> bool:
+        """Whether episodes take turns on the event loop (`planverify.turns`): only when every
+        wait inside an episode is known to give the turn up (model calls through a call policy,
+        checkpoints kept in memory or queued for SQLite), never with a reviewer or custom agents."""
+        own = (ModelJudge, RulesJudge, BaselineJudge, ModelPlanner, RulesPlanner)
+        return (
+            self.reviewer is None
+            and isinstance(self.context.judge, own)
+            and isinstance(self.context.planner, own)
+            and (self.checkpointer is None or type(self.checkpointer) in QUIET_SAVERS)
+        )
+
+    def _turn(self) -> AbstractAsyncContextManager[None]:
+        if not self.takes_turns:
+            return nullcontext()
+        loop = asyncio.get_running_loop()
+        if self._turns is None or self._turns[0] is not loop:
+            self._turns = (loop, Turns())
+        return self._turns[1].hold()
+
     async def averify(self, episode: Episode) -> VerificationResult:
         """Verify one episode; errors become a result with status "error", never an exception."""
         try:
-            result = await self._run(episode)
+            async with self._turn():
+                result = await self._run(episode)
             spend = Spend(self.models)
             spend.add(result.usage)
             result.cost_usd = None if spend.unpriced else spend.cost
@@ -261,7 +259,8 @@ class Verifier:
         if self.checkpointer is not None:
             # The live snapshot includes the output of steps that finished after the last
             # checkpoint; a stop reason means the loop ended, anything else is resumed.
-            snapshot = await self.graph.aget_state(config)
+            async with waiting():
+                snapshot = await self.graph.aget_state(config)
             if snapshot.values.get("stop_reason") and not snapshot.interrupts:
                 return VerificationResult.from_state(PlanState.model_validate(snapshot.values))
             if snapshot.values:

@@ -128,11 +128,14 @@ async def run_batch(
     skipped = 0
     gate = asyncio.Semaphore(concurrency)
     running: set[asyncio.Task[None]] = set()
+    failed: set[str] = set()  # ids of episodes that ended in an error
     with progress_bar() as progress:
         spend = Spend(dict(getattr(verifier, "models", {})))
         task = progress.add_task("verify", total=total, failed=0, tokens=0, cost="")
 
         def finish(result: VerificationResult, *, record: bool) -> None:
+            if result.status == "error":
+                failed.add(result.id)
             results[result.id] = result
             if sink is not None and record:
                 sink.write(
@@ -140,11 +143,10 @@ async def run_batch(
                     + b"\n"
                 )
                 sink.flush()
-            failed = sum(r.status == "error" for r in results.values())
             if record:
                 spend.add(result.usage)
             cost = spend.describe() if spend.tokens else ""
-            progress.update(task, advance=1, failed=failed, tokens=spend.tokens, cost=cost)
+            progress.update(task, advance=1, failed=len(failed), tokens=spend.tokens, cost=cost)
 
         async def one(episode: Episode) -> None:
             try:

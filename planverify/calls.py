@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from typing import Any, TypeVar
 
+from planverify.turns import waiting
+
 T = TypeVar("T")
 
 RETRYABLE_NAMES = frozenset(
@@ -279,6 +281,16 @@ class CallPolicy:
         """Run `make()` under the limits; `estimate` is the call's expected tokens, and
         `spent(result)` its real count, used to correct the tokens-per-minute window (a reply
         without a count keeps the estimate)."""
+        async with waiting():  # other episodes compute while this one waits on the provider
+            return await self._call(make, estimate=estimate, spent=spent)
+
+    async def _call(
+        self,
+        make: Callable[[], Awaitable[T]],
+        *,
+        estimate: int,
+        spent: Callable[[T], int] | None,
+    ) -> T:
         shared = limits_for(self.provider, self.rps, self.tpm)
         attempt = 0
         while True:

@@ -1,0 +1,160 @@
+"""The batched SQLite checkpointer: queued puts, reads that see them, a stored prefix, failures
+reported, the file readable by LangGraph's own SqliteSaver."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langgraph.checkpoint.base import empty_checkpoint
+from langgraph.checkpoint.sqlite import SqliteSaver
+
+from planverify.api import Verifier, open_checkpointer
+from planverify.episode import Episode
+from planverify.savers import BatchedSqliteSaver
+from planverify.serde import state_serializer
+
+from .conftest import COFFEE_PLAN, COFFEE_REFINED
+
+
+def config(thread: str, checkpoint_id: str | None = None) -> Any:
+    configurable = {"thread_id": thread, "checkpoint_ns": ""}
+    if checkpoint_id is not None:
+        configurable["checkpoint_id"] = checkpoint_id
+    return {"configurable": configurable}
+
+
+def stored(path: Path, thread: str) -> list[str]:
+    """Checkpoint ids of a thread as another connection sees the file, oldest first."""
+    with sqlite3.connect(path) as db:
+        rows = db.execute(
+            "SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? ORDER BY checkpoint_id",
+            (thread,),
+        ).fetchall()
+    return [row[0] for row in rows]
+
+
+@pytest.fixture
+async def opened(tmp_path: Path) -> AsyncIterator[tuple[BatchedSqliteSaver, Path]]:
+    path = tmp_path / "cp.sqlite"
+    conn = sqlite3.connect(path, check_same_thread=False)
+    saver = BatchedSqliteSaver(conn, serde=state_serializer(), interval=3600)  # stores on demand
+    async with saver:
+        yield saver, path
+    conn.close()
+
+
+async def put_chain(saver: BatchedSqliteSaver, thread: str, count: int) -> list[str]:
+    """Put `count` checkpoints, each the child of the one before; return their ids."""
+    ids: list[str] = []
+    for _ in range(count):
+        checkpoint = empty_checkpoint()
+        parent = config(thread, ids[-1] if ids else None)
+        await saver.aput(parent, checkpoint, {"step": len(ids)}, {})
+        await saver.aput_writes(
+            config(thread, checkpoint["id"]), [("plan", len(ids))], task_id=f"t{len(ids)}"
+        )
+        ids.append(checkpoint["id"])
+    return ids
+
+
+async def test_puts_wait_for_the_batch_but_reads_see_them_at_once(
+    opened: tuple[BatchedSqliteSaver, Path],
+) -> None:
+    saver, path = opened
+    ids = await put_chain(saver, "t", 3)
+    assert stored(path, "t") == [], "nothing is stored before the batch"
+    latest = await saver.aget_tuple(config("t"))
+    assert latest is not None and latest.checkpoint["id"] == ids[-1]
+    assert latest.pending_writes == [("t2", "plan", 2)]
+    assert stored(path, "t") == ids, "reading a thread with queued rows stores them"
+
+
+async def test_the_file_holds_a_prefix_of_what_was_put(
+    opened: tuple[BatchedSqliteSaver, Path],
+) -> None:
+    saver, path = opened
+    first = await put_chain(saver, "t", 2)
+    saver.flush()
+    await put_chain(saver, "u", 2)  # queued, as a killed process would leave them
+    assert stored(path, "t") == first
+    assert stored(path, "u") == []
+
+
+async def test_the_background_store_runs_every_interval(tmp_path: Path) -> None:
+    path = tmp_path / "cp.sqlite"
+    conn = sqlite3.connect(path, check_same_thread=False)
+    async with BatchedSqliteSaver(conn, interval=0.01) as saver:
+        ids = await put_chain(saver, "t", 2)
+        for _ in range(200):
+            if stored(path, "t") == ids:
+                break
+            await asyncio.sleep(0.01)
+        assert stored(path, "t") == ids
+    conn.close()
+
+
+async def test_closing_stores_what_is_queued_and_sqlite_saver_reads_it(tmp_path: Path) -> None:
+    path = tmp_path / "cp.sqlite"
+    async with open_checkpointer(path) as saver:
+        verifier = Verifier(checkpointer=saver)
+        result = await verifier.averify(Episode(id="coffee", goal="Coffee.", actions=COFFEE_PLAN))
+        assert result.refined == COFFEE_REFINED
+        thread = verifier.config("coffee")["configurable"]["thread_id"]
+    with SqliteSaver.from_conn_string(str(path)) as plain:
+        plain.serde = state_serializer()
+        history = list(plain.list({"configurable": {"thread_id": thread}}))
+    assert history and history[0].checkpoint["channel_values"]["stop_reason"] == "no_objections"
+
+
+async def test_a_thread_from_an_earlier_run_is_found(tmp_path: Path) -> None:
+    path = tmp_path / "cp.sqlite"
+    conn = sqlite3.connect(path, check_same_thread=False)
+    async with BatchedSqliteSaver(conn) as saver:
+        ids = await put_chain(saver, "old", 2)
+    conn.close()
+    conn = sqlite3.connect(path, check_same_thread=False)
+    async with BatchedSqliteSaver(conn) as saver:
+        found = await saver.aget_tuple(config("old"))
+    conn.close()
+    assert found is not None and found.checkpoint["id"] == ids[-1]
+
+
+async def test_new_threads_are_looked_up_without_a_query(
+    opened: tuple[BatchedSqliteSaver, Path],
+) -> None:
+    saver, _ = opened
+    statements: list[str] = []
+    saver.conn.set_trace_callback(statements.append)
+    assert await saver.aget_tuple(config("never-seen")) is None
+    assert [c async for c in saver.alist(config("never-seen"))] == []
+    assert statements == []
+
+
+async def test_a_failed_store_fails_the_next_put(tmp_path: Path) -> None:
+    path = tmp_path / "cp.sqlite"
+    conn = sqlite3.connect(path, check_same_thread=False)
+    async with BatchedSqliteSaver(conn, interval=0.01) as saver:
+        with sqlite3.connect(path) as other:
+            other.execute("DROP TABLE writes")
+        await put_chain(saver, "t", 1)
+        with pytest.raises(RuntimeError, match="storing checkpoints failed"):
+            for _ in range(200):
+                await asyncio.sleep(0.01)
+                await put_chain(saver, "t", 1)
+        saver._queue.clear()  # the table is gone: nothing left to store on close
+    conn.close()
+
+
+def test_without_an_event_loop_puts_are_stored_at_once(tmp_path: Path) -> None:
+    path = tmp_path / "cp.sqlite"
+    conn = sqlite3.connect(path, check_same_thread=False)
+    saver = BatchedSqliteSaver(conn)
+    checkpoint = empty_checkpoint()
+    saver.put(config("t"), checkpoint, {"step": 0}, {})
+    assert stored(path, "t") == [checkpoint["id"]]
+    conn.close()

@@ -22,7 +22,7 @@ The durability modes other than "sync" are measured by overriding the `durabilit
 `Verifier` passes to the graph; nothing in planverify is changed.
 
 Usage: python benchmarks/bench_latency.py [--episodes 500] [--latency 0.1] [--concurrency 32]
-       [--repeat 1] [--jitter 0] [--memory-episodes 3000] [--breakdown]
+       [--repeat 1] [--jitter 0] [--memory-episodes 3000] [--breakdown] [--postgres URL]
 """
 
 from __future__ import annotations
@@ -138,7 +138,7 @@ async def run(
     count: int,
     latency: float,
     concurrency: int,
-    checkpoint: Path | None,
+    checkpoint: Path | str | None,
     *,
     steps: int = 8,
     mode: str = "sync",
@@ -183,11 +183,27 @@ def timed(repeat: int, *args: Any, **kwargs: Any) -> tuple[float, float, int]:
     passes = 0
     for n in range(repeat):
         where = args[3]
-        if where is not None:
+        if isinstance(where, str):
+            emptied(where)
+        elif where is not None:
             where = fresh(where.parent, f"{where.stem}-{n}.sqlite")
         wall, passes = asyncio.run(run(*args[:3], where, **kwargs))
         walls.append(wall)
     return min(walls), statistics.median(walls), passes
+
+
+def emptied(url: str) -> str:
+    """A PostgreSQL checkpoint database with no threads left from an earlier run."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as db:
+        tables = db.execute(
+            "SELECT tablename FROM pg_tables WHERE tablename IN "
+            "('checkpoints', 'checkpoint_writes', 'checkpoint_blobs')"
+        ).fetchall()
+        if tables:
+            db.execute(f"TRUNCATE {', '.join(t[0] for t in tables)}")
+    return url
 
 
 def db_bytes(path: Path) -> int:
@@ -257,6 +273,9 @@ def main() -> None:
     )
     parser.add_argument("--memory-episodes", type=int, default=3000)
     parser.add_argument("--breakdown", action="store_true")
+    parser.add_argument(
+        "--postgres", metavar="URL", help="also measure a PostgreSQL checkpointer (emptied first)"
+    )
     parser.add_argument("--memory-only", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.memory_only:
@@ -279,8 +298,10 @@ def main() -> None:
         # warm up: first-run costs (imports, compiled patterns, schema caches) stay out of figures
         asyncio.run(run(100, 0.0, args.concurrency, None))
         asyncio.run(run(100, 0.0, args.concurrency, work / "warm.sqlite"))
-        setups: list[tuple[str, Path | None, str]] = [("no checkpointer", None, "sync")]
+        setups: list[tuple[str, Path | str | None, str]] = [("no checkpointer", None, "sync")]
         setups += [(f"SQLite, durability={m}", work / f"wall-{m}.sqlite", m) for m in MODES]
+        if args.postgres:
+            setups.append(("PostgreSQL, durability=sync", args.postgres, "sync"))
         print(f"wall time at {args.latency * 1000:.0f} ms per call (target ratio: 1.2, SQLite 1.3)")
         interleaved = [(f"{label}, interleaved", where, mode) for label, where, mode in setups[:2]]
         for label, where, mode in setups + interleaved:

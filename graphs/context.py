@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from planverify.calls import CallLimits
+
 OutputMode = Literal["text", "structured"]
 
 
@@ -22,3 +24,14 @@ class VerifierContext:
     judge_output: OutputMode = "text"  # protocol the model Judge answers in
     grounding: bool = False  # give model Judges the simulator's facts about the plan
     base_url: str | None = None  # OpenAI-compatible server for "openai:" specs (vLLM, Ollama...)
+    # How model calls of Judges and Planners given as specs go out (objects bring their own):
+    rps: float | None = None  # requests per second per provider, None = no limit
+    tpm: int | None = None  # tokens per minute per provider, None = no limit
+    timeout: float | None = 120.0  # seconds per model call
+    max_retries: int = 5  # retries on rate limits, server errors and timeouts
+
+    def limits(self) -> CallLimits:
+        """The call limits these settings describe."""
+        return CallLimits(
+            rps=self.rps, tpm=self.tpm, timeout=self.timeout, max_retries=self.max_retries
+        )

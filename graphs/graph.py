@@ -18,7 +18,7 @@ from langgraph.types import Command, RetryPolicy, interrupt
 from planverify.agents import resolve_judge, resolve_planner
 from planverify.agents.base import Judge, JudgeReply, Planner
 from planverify.agents.parsing import StepResolver, add_flag
-from planverify.calls import ModelCallFailed, retryable
+from planverify.calls import CallLimits, ModelCallFailed, retryable
 from planverify.critique import Critique
 from planverify.graphs.context import OutputMode, VerifierContext
 from planverify.graphs.edits import insert_steps, remove_flagged, shift_missing
@@ -36,29 +36,44 @@ MODEL_RETRY = RetryPolicy(
 
 
 @lru_cache(maxsize=32)
-def _cached_judge(spec: str, output: OutputMode, base_url: str | None, grounding: bool) -> Judge:
-    return resolve_judge(spec, output=output, base_url=base_url, grounding=grounding)
+def _cached_judge(
+    spec: str, output: OutputMode, base_url: str | None, grounding: bool, limits: CallLimits
+) -> Judge:
+    return resolve_judge(spec, output=output, base_url=base_url, grounding=grounding, limits=limits)
 
 
 @lru_cache(maxsize=32)
-def _cached_planner(spec: str, output: OutputMode, base_url: str | None) -> Planner:
-    return resolve_planner(spec, output=output, base_url=base_url)
+def _cached_planner(
+    spec: str, output: OutputMode, base_url: str | None, limits: CallLimits
+) -> Planner:
+    return resolve_planner(spec, output=output, base_url=base_url, limits=limits)
 
 
 def judge_of(context: VerifierContext) -> Judge:
-    """The Judge a run uses (specs are resolved once per process)."""
+    """The Judge a run uses (specs are resolved once per process and settings)."""
     if isinstance(context.judge, str):
         return _cached_judge(
-            context.judge, context.judge_output, context.base_url, context.grounding
+            context.judge,
+            context.judge_output,
+            context.base_url,
+            context.grounding,
+            context.limits(),
         )
-    return resolve_judge(context.judge, output=context.judge_output, grounding=context.grounding)
+    return resolve_judge(
+        context.judge,
+        output=context.judge_output,
+        grounding=context.grounding,
+        limits=context.limits(),
+    )
 
 
 def planner_of(context: VerifierContext) -> Planner:
-    """The Planner a run uses (specs are resolved once per process)."""
+    """The Planner a run uses (specs are resolved once per process and settings)."""
     if isinstance(context.planner, str):
-        return _cached_planner(context.planner, context.judge_output, context.base_url)
-    return resolve_planner(context.planner, output=context.judge_output)
+        return _cached_planner(
+            context.planner, context.judge_output, context.base_url, context.limits()
+        )
+    return resolve_planner(context.planner, output=context.judge_output, limits=context.limits())
 
 
 async def prepare(state: PlanState) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from collections.abc import (
     Sequence,
 )
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal, TypeAlias, TypeVar
 
@@ -49,7 +50,6 @@ JudgeLike: TypeAlias = str | BaseChatModel | Judge
 PlannerLike: TypeAlias = str | BaseChatModel | Planner
 Checkpoint: TypeAlias = str | Path | BaseCheckpointSaver[Any] | None
 Reviewer: TypeAlias = Callable[[dict[str, Any]], Any | Awaitable[Any]]
-QUIET_SAVERS = (InMemorySaver, BatchedSqliteSaver)  # savers whose puts never wait on I/O
 
 
 def _label(thing: Any) -> str:
@@ -132,12 +132,12 @@ def is_postgres_url(checkpoint: object) -> bool:
 @asynccontextmanager
 async def _postgres(url: str) -> AsyncIterator[BaseCheckpointSaver[Any]]:
     try:
-        from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+        from planverify.postgres import TurnTakingPostgresSaver
     except ImportError:
         raise RuntimeError(
             "a postgresql:// checkpoint needs: pip install 'planverify[postgres]'"
         ) from None
-    async with AsyncPostgresSaver.from_conn_string(url, serde=state_serializer()) as saver:
+    async with TurnTakingPostgresSaver.from_conn_string(url, serde=state_serializer()) as saver:
         await saver.setup()
         yield saver
 
@@ -175,6 +175,14 @@ class Verifier:
             grounding=grounding,
             base_url=base_url,
         )
+        if limits is not None:
+            self.context = replace(
+                self.context,
+                rps=limits.rps,
+                tpm=limits.tpm,
+                timeout=limits.timeout,
+                max_retries=limits.max_retries,
+            )
         self.key = settings_key(self.context)
         self.context.judge = resolve_judge(
             judge, output=judge_output, base_url=base_url, grounding=grounding, limits=limits
@@ -216,13 +224,18 @@ class Verifier:
     def takes_turns(self) -> bool:
         """Whether episodes take turns on the event loop (`planverify.turns`): only when every
         wait inside an episode is known to give the turn up (model calls through a call policy,
-        checkpoints kept in memory or queued for SQLite), never with a reviewer or custom agents."""
+        checkpoints in memory, queued for SQLite or sent to PostgreSQL by our savers), never
+        with a reviewer or custom agents."""
         own = (ModelJudge, RulesJudge, BaselineJudge, ModelPlanner, RulesPlanner)
         return (
             self.reviewer is None
             and isinstance(self.context.judge, own)
             and isinstance(self.context.planner, own)
-            and (self.checkpointer is None or type(self.checkpointer) in QUIET_SAVERS)
+            and (
+                self.checkpointer is None
+                or type(self.checkpointer) is InMemorySaver  # never waits
+                or getattr(self.checkpointer, "takes_turns", False)  # ours: waits give it up
+            )
         )
 
     def _turn(self) -> AbstractAsyncContextManager[None]:

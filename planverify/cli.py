@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from planverify.calls import CallLimits
 from planverify.episode import Episode, EpisodeError, dump_jsonl_line
 from planverify.models import ModelSpecError, presets
 from planverify.result import VerificationResult
@@ -180,7 +181,6 @@ def verify(
 ) -> None:
     """Verify plans: flag unneeded steps, add missing ones, loop until the Judge has no objections."""
     from planverify.api import Verifier, open_checkpointer
-    from planverify.calls import CallLimits
 
     if goal not in ("given", "dialogue", "infer"):
         raise fail(f"--goal must be given, dialogue or infer, not {goal!r}")
@@ -207,9 +207,15 @@ def verify(
     if limit is not None:
         total = min(total, limit)
 
+    limits = CallLimits(rps=rps, tpm=tpm, timeout=timeout, max_retries=max_retries)
     if server is not None:
         if review:
             raise fail("--review works with local runs only, not with --server")
+        if no_checkpoint or checkpoint != str(DEFAULT_CHECKPOINT):
+            raise fail(
+                "--checkpoint and --no-checkpoint are for local runs: with --server the "
+                "server keeps the checkpoints (its own database)"
+            )
         return _verify_on_server(
             server,
             inputs,
@@ -220,6 +226,7 @@ def verify(
             output=output,
             concurrency=concurrency,
             reuse=reuse,
+            limits=limits,
             settings={
                 "judge": judge,
                 "planner": planner,
@@ -249,7 +256,7 @@ def verify(
                     base_url=base_url,
                     checkpointer=saver,
                     reviewer=_ask_review if review else None,
-                    limits=CallLimits(rps=rps, tpm=tpm, timeout=timeout, max_retries=max_retries),
+                    limits=limits,
                 )
             except ModelSpecError as exc:
                 raise fail(str(exc)) from None
@@ -280,13 +287,15 @@ def _verify_on_server(
     output: Path | None,
     concurrency: int,
     reuse: dict[str, VerificationResult],
+    limits: CallLimits,
     settings: dict[str, Any],
 ) -> None:
     from planverify.remote import RemoteError, RemoteVerifier
 
     async def run() -> tuple[list[VerificationResult], int]:
         try:
-            verifier = RemoteVerifier(url, **settings)  # the API key comes from the environment
+            # the API key comes from the environment
+            verifier = RemoteVerifier(url, limits=limits, **settings)
         except (TypeError, ValueError) as exc:
             raise fail(str(exc)) from None
         async with verifier:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import os
 import uuid
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from types import TracebackType
 from typing import Any, Literal
 
@@ -23,6 +23,7 @@ from langgraph_sdk import __version__ as SDK_VERSION
 from langgraph_sdk.client import LangGraphClient
 
 from planverify.api import settings_key, thread_id
+from planverify.calls import CallLimits
 from planverify.costs import Spend
 from planverify.episode import Episode
 from planverify.graphs.context import VerifierContext
@@ -95,8 +96,10 @@ class RemoteVerifier:
     Settings are those of `Verifier`, but Judge and Planner must be specs (strings): they are
     resolved on the server, whose environment holds the provider keys. `api_key` is sent to the
     server; when None the first of LANGGRAPH_API_KEY, LANGSMITH_API_KEY and LANGCHAIN_API_KEY
-    that is set is used (pass "" to send none). Call `check` once before a batch, and close the
-    verifier (`aclose`, or `async with`) when done.
+    that is set is used (pass "" to send none). `timeout` is the HTTP timeout of one request;
+    `limits` (rates, timeout and retries of model calls) travel with each run and hold in each
+    server worker process. Call `check` once before a batch, and close the verifier (`aclose`,
+    or `async with`) when done.
     """
 
     def __init__(
@@ -112,6 +115,7 @@ class RemoteVerifier:
         base_url: str | None = None,
         api_key: str | None = None,
         timeout: float = 300.0,
+        limits: CallLimits | None = None,
     ) -> None:
         if not url.startswith(("http://", "https://")):
             raise ValueError(f"the server must be an http:// or https:// URL, not {url!r}")
@@ -134,6 +138,14 @@ class RemoteVerifier:
             grounding=grounding,
             base_url=base_url,
         )
+        if limits is not None:  # sent with every run: the server's model calls obey them
+            self.context = replace(
+                self.context,
+                rps=limits.rps,
+                tpm=limits.tpm,
+                timeout=limits.timeout,
+                max_retries=limits.max_retries,
+            )
         self.key = settings_key(self.context)  # same settings, same key as a local run
         self.models = {"judge": judge, "planner": planner, "goal": planner}  # for prices
         self.client = connect(self.url, api_key, timeout=timeout)

@@ -63,6 +63,8 @@ class BatchedSqliteSaver(SqliteSaver):
     at once.
     """
 
+    takes_turns = True  # puts never wait and reads are inline: no wait keeps the turn
+
     def __init__(self, conn: Any, *, serde: Any = None, interval: float = 0.05) -> None:
         super().__init__(conn, serde=serde)
         self.interval = interval  # seconds between stores

@@ -85,6 +85,7 @@ def test_bad_lines_are_reported_and_the_rest_is_verified(tmp_path: Path) -> None
         (["--goal", "infer"], "--goal infer needs a model planner"),
         (["--goal", "guess"], "--goal must be given, dialogue or infer"),
         (["--judge-output", "xml"], "--judge-output must be text or structured"),
+        (["--server", "http://127.0.0.1:9"], "with --server the server keeps the checkpoints"),
     ],
 )
 def test_setting_errors_stop_before_any_work(tmp_path: Path, args: list[str], message: str) -> None:

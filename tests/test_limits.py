@@ -504,3 +504,49 @@ def test_specs_share_limits_per_provider_or_server() -> None:
     shared = limits_for(local, 2.0, 50_000)
     assert limits_for(planner.policy.provider, 2.0, 50_000) is shared  # type: ignore[attr-defined]
     assert limits_for(other.policy.provider, 2.0, 50_000) is not shared  # type: ignore[attr-defined]
+
+
+def test_limits_travel_in_the_context_to_specs_resolved_by_the_graph() -> None:
+    """A server resolves Judge and Planner specs from the run's context: the limits go along."""
+    pytest.importorskip("langchain_openai")
+    from dataclasses import asdict
+
+    from planverify.graphs.context import VerifierContext
+    from planverify.graphs.graph import judge_of, planner_of
+    from planverify.remote import RemoteVerifier
+
+    limits = CallLimits(rps=3.0, tpm=40_000, timeout=20.0, max_retries=2)
+    remote = RemoteVerifier(
+        "http://127.0.0.1:9",
+        judge="openai:qwen2.5-7b",
+        planner="openai:qwen2.5-7b",
+        base_url="http://127.0.0.1:9/v1",
+        api_key="",
+        limits=limits,
+    )
+    sent = asdict(remote.context)  # what a run carries to the server, as JSON
+    assert (sent["rps"], sent["tpm"], sent["timeout"], sent["max_retries"]) == (
+        3.0,
+        40_000,
+        20.0,
+        2,
+    )
+    context = VerifierContext(**sent)
+    for agent in (judge_of(context), planner_of(context)):
+        policy = agent.policy  # type: ignore[attr-defined]
+        assert (policy.rps, policy.tpm, policy.timeout, policy.max_retries) == (
+            3.0,
+            40_000,
+            20.0,
+            2,
+        )
+    unlimited = VerifierContext(**{**sent, "rps": None, "tpm": None})
+    assert judge_of(unlimited).policy.rps is None  # type: ignore[attr-defined]
+    plain = RemoteVerifier(
+        "http://127.0.0.1:9",
+        judge="openai:qwen2.5-7b",
+        planner="openai:qwen2.5-7b",
+        base_url="http://127.0.0.1:9/v1",
+        api_key="",
+    )
+    assert plain.key == remote.key, "limits do not change results, so not the settings key"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,7 +13,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langgraph.checkpoint.memory import InMemorySaver
 
 from planverify.agents.base import JudgeReply
-from planverify.api import Verifier, averify_many
+from planverify.api import Verifier, averify_many, open_checkpointer
 from planverify.critique import Critique
 from planverify.episode import Episode, Scene
 from planverify.turns import Turns, waiting
@@ -114,3 +115,10 @@ def test_only_known_agents_and_quiet_savers_take_turns() -> None:
     assert not Verifier(judge=CustomJudge()).takes_turns  # its waits may keep the turn
     assert not Verifier(reviewer=lambda _: True).takes_turns  # waits on a person
     assert not Verifier(checkpointer=NetworkSaver()).takes_turns  # its puts wait on I/O
+
+
+async def test_the_savers_opened_for_a_path_or_url_take_turns(tmp_path: Path) -> None:
+    async with open_checkpointer(tmp_path / "cp.sqlite") as saver:
+        assert Verifier(checkpointer=saver).takes_turns
+    postgres = pytest.importorskip("planverify.postgres")
+    assert postgres.TurnTakingPostgresSaver.takes_turns

@@ -132,13 +132,12 @@ def is_postgres_url(checkpoint: object) -> bool:
 @asynccontextmanager
 async def _postgres(url: str) -> AsyncIterator[BaseCheckpointSaver[Any]]:
     try:
-        from planverify.postgres import TurnTakingPostgresSaver
+        from planverify.postgres import BatchedPostgresSaver
     except ImportError:
         raise RuntimeError(
             "a postgresql:// checkpoint needs: pip install 'planverify[postgres]'"
         ) from None
-    async with TurnTakingPostgresSaver.from_conn_string(url, serde=state_serializer()) as saver:
-        await saver.setup()
+    async with BatchedPostgresSaver.open(url, serde=state_serializer()) as saver:
         yield saver
 
 

@@ -24,7 +24,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from contextlib import suppress
 from itertools import groupby
 from typing import Any
@@ -54,6 +62,97 @@ _IGNORE_WRITE = _WRITE.format(verb="IGNORE")
 Row = tuple[str, tuple[Any, ...]]  # (statement, parameters)
 
 
+class WriteQueue:
+    """Rows a checkpointer has put but not stored yet, in put order, and the background task
+    that has them stored every `interval` seconds (by calling `store`).
+
+    When given the threads the store already holds (`know`), it also answers, without a query,
+    that a thread neither stored nor queued is absent.
+    """
+
+    def __init__(
+        self, store: Callable[[], Awaitable[None]], *, interval: float, limit: int = 5000
+    ) -> None:
+        self.store = store  # stores everything `take()` returns
+        self.interval = interval  # seconds between stores
+        self.limit = limit  # rows queued before a put has them stored at once
+        self.rows: list[Row] = []
+        self.threads: set[str] = set()  # threads with queued rows
+        self.known: set[str] | None = None  # threads stored or queued, once `know` was called
+        self._dirty: asyncio.Event | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._failure: BaseException | None = None
+
+    def know(self, stored: Iterable[Any]) -> None:
+        """Remember the threads the store holds now (their ids)."""
+        self.known = {str(thread) for thread in stored}
+
+    def absent(self, config: RunnableConfig | None) -> bool:
+        """Whether the thread a read names is known to have no checkpoint."""
+        thread = (config or {}).get("configurable", {}).get("thread_id")
+        return thread is not None and self.known is not None and str(thread) not in self.known
+
+    def forget(self, thread_id: str) -> None:
+        """A thread was deleted."""
+        if self.known is not None:
+            self.known.discard(str(thread_id))
+
+    def start(self) -> None:
+        """Store in the background, in the running event loop."""
+        self._dirty = asyncio.Event()
+        self._task = asyncio.create_task(self._store_periodically())
+
+    async def stop(self) -> None:
+        """Stop the background task and store what is left."""
+        if self._task is not None:
+            self._task.cancel()
+            with suppress(asyncio.CancelledError):
+                await self._task
+            self._task = self._dirty = None
+        await self.store()
+
+    async def _store_periodically(self) -> None:
+        assert self._dirty is not None
+        while True:
+            await self._dirty.wait()
+            await asyncio.sleep(self.interval)
+            self._dirty.clear()
+            try:
+                await self.store()
+            except Exception as exc:  # reported by the next put, which the graph awaits
+                self._failure = exc
+
+    def add(self, thread_id: str, rows: list[Row]) -> bool:
+        """Queue rows; True when they should be stored now (no background task, or too many)."""
+        if self._failure is not None:
+            failure, self._failure = self._failure, None
+            raise RuntimeError(f"storing checkpoints failed: {failure}") from failure
+        self.rows.extend(rows)
+        self.threads.add(thread_id)
+        if self.known is not None:
+            self.known.add(thread_id)
+        if self._dirty is None or len(self.rows) >= self.limit:
+            return True
+        self._dirty.set()
+        return False
+
+    def take(self) -> list[Row]:
+        """Everything queued, in put order; the queue is left empty."""
+        rows, self.rows, self.threads = self.rows, [], set()
+        return rows
+
+    def needed_by(self, config: RunnableConfig | None) -> bool:
+        """Whether a read of `config` must wait for queued rows to be stored."""
+        thread = (config or {}).get("configurable", {}).get("thread_id")
+        return bool(self.rows) if thread is None else str(thread) in self.threads
+
+
+def grouped(rows: list[Row]) -> Iterator[tuple[str, list[tuple[Any, ...]]]]:
+    """Consecutive rows of one statement together, for `executemany`."""
+    for statement, group in groupby(rows, key=lambda item: item[0]):
+        yield statement, [params for _, params in group]
+
+
 class BatchedSqliteSaver(SqliteSaver):
     """`SqliteSaver` for async graphs, with puts queued and stored in one transaction per
     `interval` seconds.
@@ -67,71 +166,38 @@ class BatchedSqliteSaver(SqliteSaver):
 
     def __init__(self, conn: Any, *, serde: Any = None, interval: float = 0.05) -> None:
         super().__init__(conn, serde=serde)
-        self.interval = interval  # seconds between stores
-        self.max_queued = 5000  # rows queued before a put stores them at once
-        self._queue: list[Row] = []  # in put order
-        self._queued_threads: set[str] = set()
-        self._known: set[str] | None = None  # threads in the file or queued, once started
-        self._dirty: asyncio.Event | None = None
-        self._flusher: asyncio.Task[None] | None = None
-        self._failure: BaseException | None = None
+        self.pending = WriteQueue(self._store, interval=interval)
 
     async def __aenter__(self) -> BatchedSqliteSaver:
         self.setup()
         with self.cursor(transaction=False) as cur:
             cur.execute("SELECT DISTINCT thread_id FROM checkpoints")
-            self._known = {str(row[0]) for row in cur.fetchall()}
-        self._dirty = asyncio.Event()
-        self._flusher = asyncio.create_task(self._store_periodically())
+            self.pending.know(row[0] for row in cur.fetchall())
+        self.pending.start()
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
-        if self._flusher is not None:
-            self._flusher.cancel()
-            with suppress(asyncio.CancelledError):
-                await self._flusher
-            self._flusher = None
-        self.flush()
+        await self.pending.stop()
 
-    async def _store_periodically(self) -> None:
-        assert self._dirty is not None
-        while True:
-            await self._dirty.wait()
-            await asyncio.sleep(self.interval)
-            self._dirty.clear()
-            try:
-                self.flush()
-            except Exception as exc:  # reported by the next put, which the graph awaits
-                self._failure = exc
+    async def _store(self) -> None:
+        self.flush()
 
     def flush(self) -> None:
         """Store every queued row now, in one transaction."""
         self.setup()
         with self.cursor() as cur:  # holds the saver's lock, commits at the end
-            queue, self._queue = self._queue, []
-            self._queued_threads = set()
-            for statement, rows in groupby(queue, key=lambda item: item[0]):
-                cur.executemany(statement, [row for _, row in rows])
+            for statement, rows in grouped(self.pending.take()):
+                cur.executemany(statement, rows)
 
     def _enqueue(self, thread_id: str, rows: list[Row]) -> None:
-        if self._failure is not None:
-            failure, self._failure = self._failure, None
-            raise RuntimeError(f"storing checkpoints failed: {failure}") from failure
-        self._queue.extend(rows)
-        self._queued_threads.add(thread_id)
-        if self._known is not None:
-            self._known.add(thread_id)
-        if self._dirty is None or len(self._queue) >= self.max_queued:
+        if self.pending.add(thread_id, rows):
             self.flush()
-        else:
-            self._dirty.set()
 
     def _before_read(self, config: RunnableConfig | None) -> bool:
         """Store queued rows the read needs; False when the thread is known to be absent."""
-        thread = (config or {}).get("configurable", {}).get("thread_id")
-        if thread is not None and self._known is not None and str(thread) not in self._known:
+        if self.pending.absent(config):
             return False
-        if (thread is None and self._queue) or str(thread) in self._queued_threads:
+        if self.pending.needed_by(config):
             self.flush()
         return True
 
@@ -212,8 +278,7 @@ class BatchedSqliteSaver(SqliteSaver):
     def delete_thread(self, thread_id: str) -> None:
         self.flush()
         super().delete_thread(thread_id)
-        if self._known is not None:
-            self._known.discard(str(thread_id))
+        self.pending.forget(thread_id)
 
     def get_delta_channel_history(
         self, *, config: RunnableConfig, channels: Sequence[str]

@@ -9,6 +9,7 @@ import os
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -99,3 +100,45 @@ def test_show_reads_a_postgres_store(postgres_url: str, tmp_path: Path) -> None:
     assert "Judge pass 1" in shown.stdout and "stop: no_objections" in shown.stdout
     missing = runner.invoke(app, ["show", f"{tag}-9", "--checkpoint", postgres_url])
     assert missing.exit_code == 2 and "is not in" in missing.stderr
+
+
+async def test_the_batched_saver_queues_puts_and_reads_see_them(postgres_url: str) -> None:
+    import psycopg
+    from langgraph.checkpoint.base import empty_checkpoint
+    from langgraph.checkpoint.postgres import PostgresSaver
+
+    from planverify.postgres import BatchedPostgresSaver
+
+    thread = uuid.uuid4().hex
+
+    def stored() -> int:
+        with psycopg.connect(postgres_url) as db:
+            row = db.execute(
+                "SELECT COUNT(*) FROM checkpoints WHERE thread_id = %s", (thread,)
+            ).fetchone()
+        return int(row[0]) if row else 0
+
+    async with BatchedPostgresSaver.open(postgres_url, interval=3600) as saver:
+        ids: list[str] = []
+        for step in range(3):
+            checkpoint = empty_checkpoint()
+            checkpoint["channel_values"] = {"plan": [f"step {step}"], "iteration": step}
+            checkpoint["channel_versions"] = {"plan": f"{step + 1}", "iteration": f"{step + 1}"}
+            configurable: dict[str, Any] = {"thread_id": thread, "checkpoint_ns": ""}
+            if ids:
+                configurable["checkpoint_id"] = ids[-1]
+            await saver.aput(
+                {"configurable": configurable}, checkpoint, {"step": step}, {"plan": f"{step + 1}"}
+            )
+            ids.append(checkpoint["id"])
+        assert stored() == 0, "nothing is stored before the batch"
+        latest = await saver.aget_tuple(
+            {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
+        )
+        assert latest is not None and latest.checkpoint["id"] == ids[-1]
+        assert latest.checkpoint["channel_values"] == {"plan": ["step 2"], "iteration": 2}
+        assert stored() == 3, "reading a thread with queued rows stores them"
+    with PostgresSaver.from_conn_string(postgres_url) as plain:  # LangGraph's own reader
+        history = list(plain.list({"configurable": {"thread_id": thread}}))
+    assert [h.checkpoint["id"] for h in history] == ids[::-1]
+    assert history[0].checkpoint["channel_values"]["plan"] == ["step 2"]

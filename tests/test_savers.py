@@ -146,7 +146,7 @@ async def test_a_failed_store_fails_the_next_put(tmp_path: Path) -> None:
             for _ in range(200):
                 await asyncio.sleep(0.01)
                 await put_chain(saver, "t", 1)
-        saver._queue.clear()  # the table is gone: nothing left to store on close
+        saver.pending.take()  # the table is gone: nothing left to store on close
     conn.close()
 
 
@@ -158,3 +158,18 @@ def test_without_an_event_loop_puts_are_stored_at_once(tmp_path: Path) -> None:
     saver.put(config("t"), checkpoint, {"step": 0}, {})
     assert stored(path, "t") == [checkpoint["id"]]
     conn.close()
+
+
+def test_postgres_batches_write_each_key_once_per_statement() -> None:
+    postgres = pytest.importorskip("planverify.postgres", reason="needs planverify[postgres]")
+    upsert = postgres._UPSERTS["checkpoints"]  # DO UPDATE: the last row of a key wins
+    rows = [("t", "", "c1", None, "old", "m"), ("t", "", "c2", "c1", "x", "m")]
+    rows.append(("t", "", "c1", None, "new", "m"))
+    [(sql, flat)] = list(upsert.statements(rows))
+    assert sql.count("(%s, %s, %s, %s, %s, %s)") == 2 and "ON CONFLICT" in sql
+    assert flat == ["t", "", "c1", None, "new", "m", "t", "", "c2", "c1", "x", "m"]
+    ignore = postgres._UPSERTS["blobs"]  # DO NOTHING: the first row of a key stays
+    blobs = [("t", "", "plan", "1", "msgpack", b"a"), ("t", "", "plan", "1", "msgpack", b"b")]
+    assert [flat for _, flat in ignore.statements(blobs)] == [list(blobs[0])]
+    many = [("t", "", "plan", str(n), "msgpack", b"") for n in range(2500)]
+    assert [len(flat) // 6 for _, flat in ignore.statements(many)] == [1000, 1000, 500]

@@ -121,4 +121,4 @@ async def test_the_savers_opened_for_a_path_or_url_take_turns(tmp_path: Path) ->
     async with open_checkpointer(tmp_path / "cp.sqlite") as saver:
         assert Verifier(checkpointer=saver).takes_turns
     postgres = pytest.importorskip("planverify.postgres")
-    assert postgres.TurnTakingPostgresSaver.takes_turns
+    assert postgres.BatchedPostgresSaver.takes_turns

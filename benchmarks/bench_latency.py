@@ -21,8 +21,12 @@ With a fixed latency every episode waits in step with the others, so their CPU b
 The durability modes other than "sync" are measured by overriding the `durability` argument
 `Verifier` passes to the graph; nothing in planverify is changed.
 
+Episodes run on the CLI's event loop (`planverify.runner`: uvloop where installed); --asyncio
+measures asyncio's own loop instead.
+
 Usage: python benchmarks/bench_latency.py [--episodes 500] [--latency 0.1] [--concurrency 32]
        [--repeat 1] [--jitter 0] [--memory-episodes 3000] [--breakdown] [--postgres URL]
+       [--asyncio]
 """
 
 from __future__ import annotations
@@ -46,12 +50,21 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
+from planverify import runner
 from planverify.agents.base import JudgeReply
 from planverify.agents.judge import judge_messages
 from planverify.agents.parsing import parse_judge_text
 from planverify.api import Verifier, open_checkpointer
 from planverify.batch import run_batch
 from planverify.episode import Episode, Scene
+
+PLAIN_ASYNCIO = False  # --asyncio: asyncio's own event loop instead of the CLI's (uvloop)
+
+
+def arun(coro: Any) -> Any:
+    """Run as the CLI does (`planverify.runner`), or on plain asyncio with --asyncio."""
+    return asyncio.run(coro) if PLAIN_ASYNCIO else runner.run(coro)
+
 
 _STEP = re.compile(r"^(\d+)\. (.+)$", re.M)
 MODES = ("sync", "async", "exit")
@@ -187,7 +200,7 @@ def timed(repeat: int, *args: Any, **kwargs: Any) -> tuple[float, float, int]:
             emptied(where)
         elif where is not None:
             where = fresh(where.parent, f"{where.stem}-{n}.sqlite")
-        wall, passes = asyncio.run(run(*args[:3], where, **kwargs))
+        wall, passes = arun(run(*args[:3], where, **kwargs))
         walls.append(wall)
     return min(walls), statistics.median(walls), passes
 
@@ -224,7 +237,7 @@ def memory_run(count: int, concurrency: int) -> None:
     """In a fresh process: peak RSS after imports and after a SQLite run of `count` episodes."""
     before = rss_mb()
     with tempfile.TemporaryDirectory(prefix="planverify-memory-") as tmp:
-        asyncio.run(run(count, 0.0, concurrency, Path(tmp) / "m.sqlite"))
+        arun(run(count, 0.0, concurrency, Path(tmp) / "m.sqlite"))
     print(f"{before:.0f} {rss_mb():.0f}")
 
 
@@ -248,7 +261,7 @@ def breakdown(count: int, concurrency: int) -> None:
     """Time per episode without a checkpointer, latency 0, layer by layer."""
 
     def per_episode(judge: Any = None) -> float:
-        wall, _ = asyncio.run(run(count, 0.0, concurrency, None, judge=judge))
+        wall, _ = arun(run(count, 0.0, concurrency, None, judge=judge))
         return 1000 * wall / count
 
     graph = per_episode(CannedJudge(parse=False))
@@ -276,17 +289,24 @@ def main() -> None:
     parser.add_argument(
         "--postgres", metavar="URL", help="also measure a PostgreSQL checkpointer (emptied first)"
     )
+    parser.add_argument(
+        "--asyncio", action="store_true", help="asyncio's own event loop, not the CLI's uvloop"
+    )
     parser.add_argument("--memory-only", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    global PLAIN_ASYNCIO
+    PLAIN_ASYNCIO = args.asyncio
     if args.memory_only:
         memory_run(args.memory_only, args.concurrency)
         return
     calls = 2 * args.episodes
     ideal = calls * args.latency / args.concurrency
     spread = f" +-{args.jitter:.0%}" if args.jitter else ""
+    loop = "asyncio" if args.asyncio or runner.loop_factory() is None else "uvloop"
     print(
         f"{args.episodes} episodes, {calls} model calls of {args.latency * 1000:.0f} ms{spread}, "
-        f"concurrency {args.concurrency}; ideal (total latency / concurrency) {ideal:.2f} s"
+        f"concurrency {args.concurrency}, {loop} event loop; "
+        f"ideal (total latency / concurrency) {ideal:.2f} s"
     )
 
     def line(label: str, best: float, median: float) -> str:
@@ -296,8 +316,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="planverify-latency-") as tmp:
         work = Path(tmp)
         # warm up: first-run costs (imports, compiled patterns, schema caches) stay out of figures
-        asyncio.run(run(100, 0.0, args.concurrency, None))
-        asyncio.run(run(100, 0.0, args.concurrency, work / "warm.sqlite"))
+        arun(run(100, 0.0, args.concurrency, None))
+        arun(run(100, 0.0, args.concurrency, work / "warm.sqlite"))
         setups: list[tuple[str, Path | str | None, str]] = [("no checkpointer", None, "sync")]
         setups += [(f"SQLite, durability={m}", work / f"wall-{m}.sqlite", m) for m in MODES]
         if args.postgres:
@@ -323,7 +343,7 @@ def main() -> None:
             )
             print(f"  {label:<39} {1000 * best / passes:6.2f} ms")
         where = fresh(work, "bytes.sqlite")
-        _, passes = asyncio.run(run(20, 0.0, 4, where, steps=50))
+        _, passes = arun(run(20, 0.0, 4, where, steps=50))
         print(
             f"checkpoint bytes per Judge pass, 50-step plan: {db_bytes(where) / passes / 1000:.1f} kB"
         )
@@ -336,6 +356,7 @@ def main() -> None:
             __file__,
             *("--memory-only", str(args.memory_episodes)),
             *("--concurrency", str(args.concurrency)),
+            *(["--asyncio"] if args.asyncio else []),
         ],
         check=True,
         capture_output=True,

@@ -10,7 +10,6 @@ Usage: python benchmarks/bench_verify.py [--count 3000] [--games DIR] [--concurr
 from __future__ import annotations
 
 import argparse
-import asyncio
 import itertools
 import resource
 import sys
@@ -19,6 +18,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from planverify import runner
 from planverify.api import Verifier, open_checkpointer
 from planverify.batch import run_batch
 from planverify.episode import Episode, EpisodeError
@@ -69,7 +69,7 @@ def main() -> None:
         sys.exit(f"no TEACh games under {args.games}; pass --games DIR")
     with tempfile.TemporaryDirectory(prefix="planverify-bench-") as tmp:
         work = Path(tmp)
-        done, elapsed = asyncio.run(run(args, games, work))
+        done, elapsed = runner.run(run(args, games, work))
         size = (work / "checkpoints.sqlite").stat().st_size
         wal = work / "checkpoints.sqlite-wal"
         size += wal.stat().st_size if wal.exists() else 0

@@ -8,7 +8,6 @@ ran, 1 when some input records were left out or some episodes failed, 2 for usag
 
 from __future__ import annotations
 
-import asyncio
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Literal
@@ -27,6 +26,7 @@ from rich.progress import (
 
 from planverify.episode import Episode, EpisodeError, iter_jsonl
 from planverify.models import ModelSpecError
+from planverify.runner import run
 
 from .cache import DEFAULT_CACHE, SQLiteCache
 from .grid import Cell, Mode, Run, is_model, plan_runs, run_cells
@@ -296,7 +296,7 @@ def eval_command(
             )
             return cells, sync, experiments
 
-        cells, sync, experiments = asyncio.run(main())
+        cells, sync, experiments = run(main())
     finally:
         if store is not None:
             store.close()

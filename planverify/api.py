@@ -41,6 +41,7 @@ from planverify.graphs.graph import build_verifier, recursion_limit
 from planverify.graphs.state import PlanState
 from planverify.prompts import PROMPT_VERSION
 from planverify.result import VerificationResult
+from planverify.runner import run
 from planverify.savers import BatchedSqliteSaver
 from planverify.serde import state_serializer
 from planverify.turns import Turns, waiting
@@ -292,12 +293,12 @@ def _run_sync(coro: Coroutine[Any, Any, T]) -> T:
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(coro)
+        return run(coro)
     box: dict[str, Any] = {}
 
     def target() -> None:
         try:
-            box["value"] = asyncio.run(coro)
+            box["value"] = run(coro)
         except BaseException as exc:
             box["error"] = exc
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import sys
 from collections import Counter
@@ -22,6 +21,7 @@ from planverify.calls import CallLimits
 from planverify.episode import Episode, EpisodeError, dump_jsonl_line
 from planverify.models import ModelSpecError, presets
 from planverify.result import VerificationResult
+from planverify.runner import run
 
 app = typer.Typer(
     name="planverify",
@@ -340,7 +340,7 @@ async def _stream(
 
 def _interruptible(work: Any) -> tuple[list[VerificationResult], int]:
     try:
-        return asyncio.run(work)  # type: ignore[no-any-return]
+        return run(work)  # type: ignore[no-any-return]
     except KeyboardInterrupt:
         err.print("interrupted: run the same command again to continue where this run stopped")
         raise typer.Exit(130) from None

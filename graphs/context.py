@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from planverify.calls import CallLimits
@@ -29,6 +29,18 @@ class VerifierContext:
     tpm: int | None = None  # tokens per minute per provider, None = no limit
     timeout: float | None = 120.0  # seconds per model call
     max_retries: int = 5  # retries on rate limits, server errors and timeouts
+
+    def with_limits(self, limits: CallLimits | None) -> VerifierContext:
+        """These settings with the model-call limits of `limits` (the same when None)."""
+        if limits is None:
+            return self
+        return replace(
+            self,
+            rps=limits.rps,
+            tpm=limits.tpm,
+            timeout=limits.timeout,
+            max_retries=limits.max_retries,
+        )
 
     def limits(self) -> CallLimits:
         """The call limits these settings describe."""

@@ -16,7 +16,6 @@ from collections.abc import (
     Sequence,
 )
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal, TypeAlias, TypeVar
 
@@ -175,14 +174,7 @@ class Verifier:
             grounding=grounding,
             base_url=base_url,
         )
-        if limits is not None:
-            self.context = replace(
-                self.context,
-                rps=limits.rps,
-                tpm=limits.tpm,
-                timeout=limits.timeout,
-                max_retries=limits.max_retries,
-            )
+        self.context = self.context.with_limits(limits)
         self.key = settings_key(self.context)
         self.context.judge = resolve_judge(
             judge, output=judge_output, base_url=base_url, grounding=grounding, limits=limits

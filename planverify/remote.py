@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import os
 import uuid
-from dataclasses import asdict, replace
+from dataclasses import asdict
 from types import TracebackType
 from typing import Any, Literal
 
@@ -138,14 +138,8 @@ class RemoteVerifier:
             grounding=grounding,
             base_url=base_url,
         )
-        if limits is not None:  # sent with every run: the server's model calls obey them
-            self.context = replace(
-                self.context,
-                rps=limits.rps,
-                tpm=limits.tpm,
-                timeout=limits.timeout,
-                max_retries=limits.max_retries,
-            )
+        # limits travel with every run: the server's model calls obey them
+        self.context = self.context.with_limits(limits)
         self.key = settings_key(self.context)  # same settings, same key as a local run
         self.models = {"judge": judge, "planner": planner, "goal": planner}  # for prices
         self.client = connect(self.url, api_key, timeout=timeout)

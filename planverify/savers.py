@@ -4,9 +4,10 @@ LangGraph's `AsyncSqliteSaver` hands every checkpoint and every batch of writes 
 thread, one round trip each under one lock, and commits after each. With many episodes in
 flight those round trips cost more than the writes: each wakes the event loop, and the database
 thread and the loop take the GIL from each other on every row. `BatchedSqliteSaver` keeps
-LangGraph's SQLite tables (any `SqliteSaver` reads the file) but queues rows in memory and
-stores all that is queued in one transaction every `interval` seconds, on the event loop's own
-thread: a local SQLite transaction of a few hundred rows takes about a millisecond.
+LangGraph's SQLite tables (a `SqliteSaver` with `planverify.serde.state_serializer()` reads the
+file) but queues rows in memory and stores all that is queued in one transaction every
+`interval` seconds, on the event loop's own thread: a local SQLite transaction of a few hundred
+rows takes about a millisecond.
 
 What this changes, and what it does not:
 - order: rows are stored in the order they were put, so the file always holds a prefix of each

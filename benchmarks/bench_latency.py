@@ -125,12 +125,6 @@ def episodes(count: int, steps: int = 8) -> Iterator[Episode]:
         yield Episode(id=f"e{n}", goal="Make coffee.", actions=plan)
 
 
-class Interleaved(Verifier):
-    """The CLI's verifier with turns off: asyncio interleaves the episodes step by step."""
-
-    takes_turns = False  # type: ignore[assignment]
-
-
 class Durability:
     """The verifier's graph, with the `durability` of every run replaced."""
 
@@ -162,8 +156,8 @@ async def run(
     """Verify `count` episodes; the wall time and the number of Judge passes."""
     model = SlowJudgeModel(latency=latency, jitter=jitter)
     async with open_checkpointer(checkpoint) as saver:
-        kind = Verifier if turns else Interleaved
-        verifier = kind(judge=judge or model, planner="rules", checkpointer=saver)
+        verifier = Verifier(judge=judge or model, planner="rules", checkpointer=saver)
+        verifier.takes_turns &= turns  # off: asyncio interleaves the episodes step by step
         if mode != "sync":
             verifier.graph = Durability(verifier.graph, mode)  # type: ignore[assignment]
         started = time.perf_counter()

@@ -194,6 +194,7 @@ class Verifier:
             )  # interrupts need somewhere to pause
         self.checkpointer = checkpointer
         self.graph = build_verifier(checkpointer=checkpointer)
+        self.takes_turns = self._can_take_turns()  # episodes take turns on the event loop
         self._turns: tuple[asyncio.AbstractEventLoop, Turns] | None = None
 
     def config(self, episode_id: str) -> RunnableConfig:
@@ -212,12 +213,11 @@ class Verifier:
             values = await self.graph.ainvoke(Command(resume=answer), config, context=self.context)
         return values
 
-    @property
-    def takes_turns(self) -> bool:
-        """Whether episodes take turns on the event loop (`planverify.turns`): only when every
-        wait inside an episode is known to give the turn up (model calls through a call policy,
-        checkpoints in memory, queued for SQLite or sent to PostgreSQL by our savers), never
-        with a reviewer or custom agents."""
+    def _can_take_turns(self) -> bool:
+        """Whether episodes can take turns on the event loop (`planverify.turns`): only when
+        every wait inside an episode is known to give the turn up (model calls through a call
+        policy, checkpoints in memory, queued for SQLite or sent to PostgreSQL by our savers),
+        never with a reviewer or custom agents."""
         own = (ModelJudge, RulesJudge, BaselineJudge, ModelPlanner, RulesPlanner)
         return (
             self.reviewer is None

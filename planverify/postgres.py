@@ -36,7 +36,7 @@ from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
-from planverify.savers import Row, WriteQueue
+from planverify.savers import Row, WriteQueue, grouped
 from planverify.turns import waiting
 
 try:  # delta channels' snapshots are marked in the checkpoint row, as LangGraph's saver does
@@ -76,10 +76,7 @@ _WRITES = (
     "INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path,"
     " idx, channel, type, blob) VALUES"
 )
-# One statement per table and kind, in this order. Rows of one kind keep their put order; across
-# tables order does not matter, and on the writes table a key in both kinds (a task's special
-# write, idx < 0) ends with the upsert, the latest one, as LangGraph intends for errors and
-# interrupts.
+# Stored in this order (see `planverify.savers.grouped`).
 _UPSERTS = {
     "blobs": _Upsert(
         "INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob) "
@@ -157,8 +154,8 @@ class BatchedPostgresSaver(AsyncPostgresSaver):
             conn.transaction(),
             conn.cursor() as cur,
         ):
-            for kind, upsert in _UPSERTS.items():
-                for statement, flat in upsert.statements([r for k, r in rows if k == kind]):
+            for kind, params in grouped(rows, list(_UPSERTS)):
+                for statement, flat in _UPSERTS[kind].statements(params):
                     await cur.execute(statement, flat)
 
     @asynccontextmanager
@@ -230,14 +227,17 @@ class BatchedPostgresSaver(AsyncPostgresSaver):
         )
         await self._enqueue(thread_id, [(statement, row) for row in dumped])
 
-    async def _before_read(self, config: RunnableConfig | None) -> None:
+    async def _before_read(self, config: RunnableConfig | None) -> bool:
+        """Store queued rows the read needs; False when the thread is known to be absent."""
+        if self.pending.absent(config):
+            return False
         if self.pending.needed_by(config):
             await self.flush()
+        return True
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        if self.pending.absent(config):
+        if not await self._before_read(config):
             return None
-        await self._before_read(config)
         async with waiting():
             return await super().aget_tuple(config)
 
@@ -249,9 +249,8 @@ class BatchedPostgresSaver(AsyncPostgresSaver):
         before: RunnableConfig | None = None,
         limit: int | None = None,
     ) -> AsyncIterator[CheckpointTuple]:
-        if self.pending.absent(config):
+        if not await self._before_read(config):
             return
-        await self._before_read(config)
         async with waiting():
             found = [
                 item

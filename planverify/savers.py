@@ -35,7 +35,6 @@ from collections.abc import (
     Sequence,
 )
 from contextlib import suppress
-from itertools import groupby
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -59,6 +58,7 @@ _WRITE = (
 )
 _REPLACE_WRITE = _WRITE.format(verb="REPLACE")
 _IGNORE_WRITE = _WRITE.format(verb="IGNORE")
+_ORDER = (_PUT, _IGNORE_WRITE, _REPLACE_WRITE)  # see `grouped`
 
 Row = tuple[str, tuple[Any, ...]]  # (statement, parameters)
 
@@ -148,10 +148,17 @@ class WriteQueue:
         return bool(self.rows) if thread is None else str(thread) in self.threads
 
 
-def grouped(rows: list[Row]) -> Iterator[tuple[str, list[tuple[Any, ...]]]]:
-    """Consecutive rows of one statement together, for `executemany`."""
-    for statement, group in groupby(rows, key=lambda item: item[0]):
-        yield statement, [params for _, params in group]
+def grouped(rows: list[Row], order: Sequence[str]) -> Iterator[tuple[str, list[tuple[Any, ...]]]]:
+    """The rows of each statement in `order`, each statement's in put order: one `executemany`
+    a statement per batch. Rows of different tables never depend on each other; on the writes
+    table a key in both kinds (a task's special write, idx < 0) ends with the upsert, the
+    latest one, as LangGraph intends for errors and interrupts."""
+    by_statement: dict[str, list[tuple[Any, ...]]] = {statement: [] for statement in order}
+    for statement, params in rows:
+        by_statement[statement].append(params)
+    for statement in order:
+        if by_statement[statement]:
+            yield statement, by_statement[statement]
 
 
 class BatchedSqliteSaver(SqliteSaver):
@@ -187,7 +194,7 @@ class BatchedSqliteSaver(SqliteSaver):
         """Store every queued row now, in one transaction."""
         self.setup()
         with self.cursor() as cur:  # holds the saver's lock, commits at the end
-            for statement, rows in grouped(self.pending.take()):
+            for statement, rows in grouped(self.pending.take(), _ORDER):
                 cur.executemany(statement, rows)
 
     def _enqueue(self, thread_id: str, rows: list[Row]) -> None:

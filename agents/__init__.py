@@ -18,6 +18,18 @@ OFFLINE_JUDGES = ("rules", "baseline")
 OFFLINE_PLANNERS = ("rules",)
 
 
+def version_of_spec(spec: str, role: Literal["judge", "planner"]) -> str:
+    """The version of the logic a spec resolves to: the offline agents' own, or the prompts'."""
+    from planverify.prompts import PROMPT_VERSION
+
+    offline = (
+        {"rules": RulesJudge.version, "baseline": BaselineJudge.version}
+        if role == "judge"
+        else {"rules": RulesPlanner.version}
+    )
+    return offline.get(spec, PROMPT_VERSION)
+
+
 def resolve_judge(
     judge: str | BaseChatModel | Judge,
     *,
@@ -79,4 +91,5 @@ __all__ = [
     "RulesPlanner",
     "resolve_judge",
     "resolve_planner",
+    "version_of_spec",
 ]

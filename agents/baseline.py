@@ -65,6 +65,7 @@ class BaselineJudge:
     """Rule-based Judge of the paper's baseline (low recall, no model, deterministic)."""
 
     name = "baseline"
+    version = "1"  # bump whenever a change can alter a verdict
 
     async def ajudge(
         self, goal: str, plan: Sequence[str], scene: Scene | None = None

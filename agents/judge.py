@@ -20,7 +20,7 @@ from planverify.agents.parsing import (
 from planverify.calls import CallPolicy
 from planverify.critique import Critique
 from planverify.episode import Scene
-from planverify.prompts import render
+from planverify.prompts import PROMPT_VERSION, render
 from planverify.world import facts
 
 
@@ -84,6 +84,8 @@ def critique_from_verdict(verdict: JudgeVerdict, plan: Sequence[str]) -> Critiqu
 
 class ModelJudge:
     """A Judge backed by any LangChain chat model."""
+
+    version = PROMPT_VERSION  # the prompts are its logic
 
     def __init__(
         self,

@@ -20,7 +20,7 @@ from planverify.agents.parsing import strip_reasoning
 from planverify.calls import CallPolicy
 from planverify.critique import Dropped, Missing
 from planverify.notation import NotationError, parse_action
-from planverify.prompts import render
+from planverify.prompts import PROMPT_VERSION, render
 from planverify.usage import TokenUsage
 
 _INSERT = re.compile(r"INSERT\s+AFTER\s+(?:step\s*)?(?P<n>-?\d+)\s*[:\-]\s*(?P<action>.+)", re.I)
@@ -53,6 +53,7 @@ class RulesPlanner:
     """Applies critiques without a model: inserts only the concrete actions the Judge named."""
 
     name = "rules"
+    version = "1"  # bump whenever a change can alter an insertion
     uses_model = False
 
     async def ainsert(
@@ -104,6 +105,8 @@ def parse_insertions(text: str, plan_length: int, reason: str) -> PlannerReply:
 
 class ModelPlanner:
     """A Planner backed by any LangChain chat model."""
+
+    version = PROMPT_VERSION  # the prompts are its logic
 
     uses_model = True
 

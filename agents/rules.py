@@ -93,6 +93,7 @@ class RulesJudge:
     """Grounded rule-based Judge (offline, deterministic)."""
 
     name = "rules"
+    version = "1"  # bump whenever a change can alter a verdict
 
     async def ajudge(
         self, goal: str, plan: Sequence[str], scene: Scene | None = None

@@ -161,15 +161,16 @@ async def run(
         if mode != "sync":
             verifier.graph = Durability(verifier.graph, mode)  # type: ignore[assignment]
         started = time.perf_counter()
-        results, _ = await run_batch(
-            verifier,
-            episodes(count, steps),
-            total=count,
-            limit=None,
-            goal="given",
-            output=None,
-            concurrency=concurrency,
-        )
+        results = (
+            await run_batch(
+                verifier,
+                episodes(count, steps),
+                total=count,
+                limit=None,
+                output=None,
+                concurrency=concurrency,
+            )
+        ).results
         elapsed = time.perf_counter() - started
     assert all(r.status == "ok" for r in results), [r.error for r in results if r.error][:1]
     assert all(r.iterations == 2 for r in results)

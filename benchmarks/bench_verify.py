@@ -41,17 +41,17 @@ async def run(args: argparse.Namespace, games: list[Path], work: Path) -> tuple[
     async with open_checkpointer(work / "checkpoints.sqlite") as saver:
         verifier = Verifier(judge=args.judge, checkpointer=saver)
         started = time.perf_counter()
-        results, skipped = await run_batch(
+        report = await run_batch(
             verifier,
             cycled(games, args.count, default_workers()),
             total=args.count,
             limit=None,
-            goal="given",
             output=work / "results.jsonl",
             concurrency=args.concurrency,
         )
         elapsed = time.perf_counter() - started
-    failed = sum(r.status == "error" for r in results) + skipped
+    results = report.results
+    failed = sum(r.status == "error" for r in results) + len(report.skipped)
     if failed:
         print(f"warning: {failed} episode(s) failed or were skipped", file=sys.stderr)
     return len(results), elapsed

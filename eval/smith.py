@@ -69,9 +69,16 @@ _NAMESPACE = uuid.UUID("5d0f3a52-8f0e-4c3b-9a55-2b7c1f4e9d61")  # example ids: u
 
 
 def example_inputs(episode: Episode) -> dict[str, Any]:
-    """What the target sees: the goal, the plan and the scene."""
+    """What the target sees: the episode's whole input (goal, plan, scene, task, teach_task),
+    so the result it returns is computed on exactly the annotated content."""
     scene = episode.scene.model_dump(mode="json") if episode.scene is not None else None
-    return {"goal": episode.goal, "actions": list(episode.actions), "scene": scene}
+    return {
+        "goal": episode.goal,
+        "actions": list(episode.actions),
+        "scene": scene,
+        "task": episode.task,
+        "teach_task": episode.teach_task,
+    }
 
 
 def example_outputs(episode: Episode) -> dict[str, Any]:
@@ -93,14 +100,20 @@ def example_id(dataset_id: uuid.UUID | str, episode_id: str) -> uuid.UUID:
     return uuid.uuid5(_NAMESPACE, f"{dataset_id}/{episode_id}")
 
 
-def _episode(inputs: dict[str, Any], reference: dict[str, Any], id: str = "example") -> Episode:
+def _episode(
+    inputs: dict[str, Any], reference: dict[str, Any] | None = None, id: str = "example"
+) -> Episode:
     scene = inputs.get("scene")
     return Episode(
         id=id,
         goal=inputs.get("goal"),
         actions=list(inputs["actions"]),
         scene=Scene.model_validate(scene) if scene else None,
-        labels=[Label.model_validate(x) for x in reference.get("labels", [])],
+        task=inputs.get("task"),
+        teach_task=inputs.get("teach_task"),
+        labels=None
+        if reference is None
+        else [Label.model_validate(x) for x in reference.get("labels", [])],
     )
 
 
@@ -436,12 +449,7 @@ async def _online(
         verifier = cell.run.verifier
 
         async def target(inputs: dict[str, Any], verifier: Any = verifier) -> dict[str, Any]:
-            episode = Episode(
-                id="langsmith",
-                goal=inputs.get("goal"),
-                actions=list(inputs["actions"]),
-                scene=Scene.model_validate(inputs["scene"]) if inputs.get("scene") else None,
-            )
+            episode = _episode(inputs, id="langsmith")
             result: VerificationResult = await verifier.averify(episode)
             return result.model_dump(mode="json")
 

@@ -6,8 +6,49 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from planverify.calls import CallLimits
+from planverify.result import GoalSource, RunSettings
 
 OutputMode = Literal["text", "structured"]
+
+
+def label(thing: Any) -> str:
+    """The name of a Judge, Planner or chat model in settings and price lookups."""
+    from langchain_core.language_models import BaseChatModel
+
+    if isinstance(thing, str):
+        return thing
+    model = getattr(thing, "model", None)
+    if isinstance(thing, BaseChatModel) or not isinstance(model, BaseChatModel):
+        return str(
+            getattr(thing, "name", None)
+            or getattr(thing, "model_name", None)
+            or type(thing).__name__
+        )
+    return label(model)
+
+
+def version_of(thing: Any, role: Literal["judge", "planner"]) -> str | None:
+    """The version of a Judge's or Planner's own logic (specs resolve to the built-in ones)."""
+    from planverify.agents import version_of_spec
+
+    if isinstance(thing, str):
+        return version_of_spec(thing, role)
+    value = getattr(thing, "version", None)
+    return str(value) if value is not None else None
+
+
+def model_parameters(thing: Any) -> dict[str, Any]:
+    """The parameters of a chat model given as an object (temperature, seed, ...) that can
+    change its answers: scalar values of LangChain's `_identifying_params`."""
+    model = getattr(thing, "model", thing)
+    params = getattr(model, "_identifying_params", None)
+    if not isinstance(params, dict):
+        return {}
+    return {
+        str(k): v
+        for k, v in sorted(params.items())
+        if isinstance(v, str | int | float | bool) and "key" not in str(k).lower()
+    }
 
 
 @dataclass(kw_only=True)
@@ -21,6 +62,7 @@ class VerifierContext:
     max_iterations: int = 5  # cap on Judge passes
     static: bool = False  # one Judge pass, no revision
     review: bool = False  # pause after each Judge pass for a person to edit the critique
+    goal_source: GoalSource = "given"  # the record's goal; the Commander's words; or inferred
     judge_output: OutputMode = "text"  # protocol the model Judge answers in
     grounding: bool = False  # give model Judges the simulator's facts about the plan
     base_url: str | None = None  # OpenAI-compatible server for "openai:" specs (vLLM, Ollama...)
@@ -40,6 +82,31 @@ class VerifierContext:
             tpm=limits.tpm,
             timeout=limits.timeout,
             max_retries=limits.max_retries,
+        )
+
+    def settings(self) -> RunSettings:
+        """What these settings mean for results (Judge and Planner may be specs or objects)."""
+        from planverify.prompts import PROMPT_VERSION
+
+        models = {
+            role: params
+            for role, thing in (("judge", self.judge), ("planner", self.planner))
+            if (params := model_parameters(thing))
+        }
+        return RunSettings(
+            judge=label(self.judge),
+            planner=label(self.planner),
+            mode="static" if self.static else "iterative",
+            max_iterations=self.max_iterations,
+            judge_output=self.judge_output,
+            grounding=self.grounding,
+            review=self.review,
+            goal=self.goal_source,
+            base_url=self.base_url,
+            prompts=PROMPT_VERSION,
+            judge_version=version_of(self.judge, "judge"),
+            planner_version=version_of(self.planner, "planner"),
+            models=models,
         )
 
     def limits(self) -> CallLimits:

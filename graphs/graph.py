@@ -18,8 +18,10 @@ from langgraph.types import Command, RetryPolicy, interrupt
 from planverify.agents import resolve_judge, resolve_planner
 from planverify.agents.base import Judge, JudgeReply, Planner
 from planverify.agents.parsing import StepResolver, add_flag
+from planverify.agents.planner import commander_goal
 from planverify.calls import CallLimits, ModelCallFailed, retryable
 from planverify.critique import Critique
+from planverify.episode import input_digest
 from planverify.graphs.context import OutputMode, VerifierContext
 from planverify.graphs.edits import insert_steps, remove_flagged, shift_missing
 from planverify.graphs.review import apply_review
@@ -76,8 +78,18 @@ def planner_of(context: VerifierContext) -> Planner:
     return resolve_planner(context.planner, output=context.judge_output, limits=context.limits())
 
 
-async def prepare(state: PlanState) -> dict[str, Any]:
-    """Parse the input plan into steps; unknown verbs are kept, with a warning."""
+async def prepare(
+    state: PlanState, runtime: Runtime[VerifierContext]
+) -> Command[Literal["goal", "judge"]]:
+    """Parse the input plan into steps (unknown verbs are kept, with a warning) and record the
+    digest of the input as given, which ties the result to it."""
+    digest = input_digest(
+        goal=state.goal,
+        actions=state.actions,
+        scene=state.scene,
+        task=state.task,
+        teach_task=state.teach_task,
+    )
     actions = [parse_action(line) for line in state.actions]
     lines = [str(a) for a in actions]
     warnings = [
@@ -88,21 +100,24 @@ async def prepare(state: PlanState) -> dict[str, Any]:
     dialogue = [f"{a.agent}: {a.text}" for a in actions if a.is_dialogue]
     if len(dialogue) == len(actions):
         warnings.append("the plan has no Driver actions: nothing to verify")
-    return {
+    update = {
+        "input_digest": digest,
         "actions": lines,
         "plan": [Step(action=line, origin=i) for i, line in enumerate(lines)],
         "dialogue": dialogue,
         "warnings": warnings,
     }
-
-
-def needs_goal(state: PlanState) -> Literal["goal", "judge"]:
-    """Infer a goal only when none was given."""
-    return "judge" if state.goal and state.goal.strip() else "goal"
+    given = bool(state.goal and state.goal.strip())
+    use_given = runtime.context.goal_source == "given" and given
+    return Command(update=update, goto="judge" if use_given else "goal")
 
 
 async def goal(state: PlanState, runtime: Runtime[VerifierContext]) -> dict[str, Any]:
-    """Infer a one-line goal from the dialogue (the Commander's words without a model)."""
+    """Set the goal: the Commander's words (`goal_source="dialogue"`), or one inferred from the
+    dialogue by the Planner (`"infer"`, or no goal given; without a model, the Commander's
+    words)."""
+    if runtime.context.goal_source == "dialogue":
+        return {"goal": commander_goal(state.dialogue) or state.goal or "(no goal given)"}
     planner = planner_of(runtime.context)
     text, usage = await planner.agoal(state.dialogue)
     return {"goal": text or "(no goal given)", "usage": {"goal": usage} if usage.calls else {}}
@@ -174,10 +189,10 @@ async def converge(
     """Decide whether the loop goes on, and record why it stops."""
     context = runtime.context
     if state.pending is not None:
+        if context.static:  # whatever the Judge said: a static result is always marked so
+            return _stop("static")
         if not state.pending.objections:
             return _stop("no_objections")
-        if context.static:
-            return _stop("static")
         return Command(goto="planner")
     if not state.history[-1].edits:
         return _stop("no_change")
@@ -219,7 +234,6 @@ def build_verifier(
     builder.add_node("converge", converge)
     builder.add_node("planner", planner, retry_policy=MODEL_RETRY)
     builder.add_edge(START, "prepare")
-    builder.add_conditional_edges("prepare", needs_goal)
     builder.add_edge("goal", "judge")
     builder.add_edge("review", "converge")
     builder.add_edge("planner", "converge")

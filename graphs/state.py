@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -57,11 +57,14 @@ class VerifyInput(BaseModel):
     goal: str | None = None  # inferred from the dialogue when missing
     actions: list[str] = Field(default_factory=list)  # the plan, one action per line
     scene: Scene | None = None  # initial object states, when known
+    task: str | None = None  # task family, e.g. TEACh's "Coffee"
+    teach_task: dict[str, Any] | None = None  # TEACh's task definition, when known
 
 
 class PlanState(VerifyInput):
     """The whole state of one verification."""
 
+    input_digest: str | None = None  # digest of the input as given (`Episode.input_digest`)
     plan: list[Step] = Field(default_factory=list)  # the current plan
     dialogue: list[str] = Field(default_factory=list)  # utterances, as context
     iteration: int = 0  # Judge passes so far

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
 import threading
 from collections.abc import (
     AsyncIterator,
@@ -32,14 +30,13 @@ from planverify.agents.baseline import BaselineJudge
 from planverify.agents.judge import ModelJudge
 from planverify.agents.planner import ModelPlanner, RulesPlanner
 from planverify.agents.rules import RulesJudge
-from planverify.calls import CallLimits
+from planverify.calls import CallLimits, unreachable_provider
 from planverify.costs import Spend
 from planverify.episode import Episode
 from planverify.graphs.context import VerifierContext
 from planverify.graphs.graph import build_verifier, recursion_limit
 from planverify.graphs.state import PlanState
-from planverify.prompts import PROMPT_VERSION
-from planverify.result import VerificationResult
+from planverify.result import GoalSource, VerificationResult
 from planverify.runner import run
 from planverify.savers import BatchedSqliteSaver
 from planverify.serde import state_serializer
@@ -52,38 +49,10 @@ Checkpoint: TypeAlias = str | Path | BaseCheckpointSaver[Any] | None
 Reviewer: TypeAlias = Callable[[dict[str, Any]], Any | Awaitable[Any]]
 
 
-def _label(thing: Any) -> str:
-    if isinstance(thing, str):
-        return thing
-    model = getattr(thing, "model", None)
-    if isinstance(thing, BaseChatModel) or model is None or not isinstance(model, BaseChatModel):
-        return str(
-            getattr(thing, "name", None)
-            or getattr(thing, "model_name", None)
-            or type(thing).__name__
-        )
-    return _label(model)
-
-
-def settings_key(context: VerifierContext) -> str:
-    """A short hash of everything that changes a result; part of each checkpoint thread id."""
-    settings = {
-        "judge": _label(context.judge),
-        "planner": _label(context.planner),
-        "max_iterations": context.max_iterations,
-        "static": context.static,
-        "judge_output": context.judge_output,
-        "grounding": context.grounding,
-        "review": context.review,
-        "base_url": context.base_url,
-        "prompts": PROMPT_VERSION,
-    }
-    return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:10]
-
-
-def thread_id(episode_id: str, context: VerifierContext) -> str:
-    """The checkpoint thread of an episode under given settings."""
-    return f"{episode_id}#{settings_key(context)}"
+def thread_id(episode: Episode, key: str) -> str:
+    """The checkpoint thread of an episode under settings with hash `key`: its id, the settings
+    and a digest of its content, so an edited episode under the same id starts afresh."""
+    return f"{episode.id}#{key}.{episode.input_digest[:16]}"
 
 
 def as_episode(item: Episode | Mapping[str, Any] | BaseModel) -> Episode:
@@ -158,12 +127,15 @@ class Verifier:
         judge_output: Literal["text", "structured"] = "text",
         grounding: bool = False,
         base_url: str | None = None,
+        goal_source: GoalSource = "given",
         checkpointer: BaseCheckpointSaver[Any] | None = None,
         reviewer: Reviewer | None = None,
         limits: CallLimits | None = None,
     ) -> None:
         if max_iterations < 1:
             raise ValueError("max_iterations must be at least 1")
+        if goal_source not in ("given", "dialogue", "infer"):
+            raise ValueError(f"goal_source must be given, dialogue or infer, not {goal_source!r}")
         self.context = VerifierContext(
             judge=judge,
             planner=planner,
@@ -173,9 +145,11 @@ class Verifier:
             judge_output=judge_output,
             grounding=grounding,
             base_url=base_url,
+            goal_source=goal_source,
         )
         self.context = self.context.with_limits(limits)
-        self.key = settings_key(self.context)
+        self.settings = self.context.settings()  # what the results are computed under
+        self.key = self.settings.key
         self.context.judge = resolve_judge(
             judge, output=judge_output, base_url=base_url, grounding=grounding, limits=limits
         )
@@ -183,9 +157,9 @@ class Verifier:
             planner, output=judge_output, base_url=base_url, limits=limits
         )
         self.models = {
-            "judge": _label(judge),
-            "planner": _label(planner),
-            "goal": _label(planner),
+            "judge": self.settings.judge,
+            "planner": self.settings.planner,
+            "goal": self.settings.planner,
         }  # role -> model name, for prices
         self.reviewer = reviewer
         if reviewer is not None and checkpointer is None:
@@ -196,11 +170,15 @@ class Verifier:
         self.graph = build_verifier(checkpointer=checkpointer)
         self.takes_turns = self._can_take_turns()  # episodes take turns on the event loop
         self._turns: tuple[asyncio.AbstractEventLoop, Turns] | None = None
+        self.unreachable: str | None = None  # set when a model server could not be reached
 
-    def config(self, episode_id: str) -> RunnableConfig:
-        """The run config of an episode: its thread and a recursion limit from the cap."""
+    def config(self, episode: Episode) -> RunnableConfig:
+        """The run config of an episode: its thread (id, settings, content), the settings as
+        checkpoint metadata (for `planverify show`) and a recursion limit from the cap."""
         return {
-            "configurable": {"thread_id": f"{episode_id}#{self.key}"},
+            "configurable": {"thread_id": thread_id(episode, self.key)},
+            # checkpoint metadata keeps only scalar values, so the settings travel as JSON text
+            "metadata": {"settings": self.settings.model_dump_json(exclude_none=True)},
             "recursion_limit": recursion_limit(self.context.max_iterations),
         }
 
@@ -243,23 +221,23 @@ class Verifier:
         try:
             async with self._turn():
                 result = await self._run(episode)
+            if result.input_digest != episode.input_digest:
+                raise RuntimeError(
+                    f"the checkpoint thread of {episode.id!r} holds a run on other content"
+                )
+            result.settings = self.settings
             spend = Spend(self.models)
             spend.add(result.usage)
             result.cost_usd = None if spend.unpriced else spend.cost
             return result
         except Exception as exc:  # one bad episode must not stop a batch
-            return VerificationResult.from_exception(
-                episode.id, list(episode.actions), exc, episode.goal
-            )
+            if (down := unreachable_provider(exc)) is not None:
+                self.unreachable = str(down)  # a batch starts no further episode
+            return VerificationResult.from_exception(episode, exc, self.settings)
 
     async def _run(self, episode: Episode) -> VerificationResult:
-        config = self.config(episode.id)
-        payload: Any = {
-            "episode_id": episode.id,
-            "goal": episode.goal,
-            "actions": list(episode.actions),
-            "scene": episode.scene,
-        }
+        config = self.config(episode)
+        payload: Any = graph_input(episode)
         options: dict[str, Any] = {}
         if self.checkpointer is not None:
             # The live snapshot includes the output of steps that finished after the last
@@ -278,6 +256,18 @@ class Verifier:
         elif values.get("__interrupt__"):
             raise RuntimeError("the graph paused for review but no reviewer was given")
         return VerificationResult.from_state(PlanState.model_validate(values))
+
+
+def graph_input(episode: Episode) -> dict[str, Any]:
+    """The graph's input for an episode: every field that is part of its content."""
+    return {
+        "episode_id": episode.id,
+        "goal": episode.goal,
+        "actions": list(episode.actions),
+        "scene": episode.scene,
+        "task": episode.task,
+        "teach_task": episode.teach_task,
+    }
 
 
 def _run_sync(coro: Coroutine[Any, Any, T]) -> T:
@@ -308,6 +298,8 @@ async def averify_plan(
     *,
     id: str | None = None,
     scene: Mapping[str, Any] | None = None,
+    task: str | None = None,
+    teach_task: Mapping[str, Any] | None = None,
     judge: JudgeLike = "rules",
     planner: PlannerLike = "rules",
     max_iterations: int = 5,
@@ -315,12 +307,20 @@ async def averify_plan(
     judge_output: Literal["text", "structured"] = "text",
     grounding: bool = False,
     base_url: str | None = None,
+    goal_source: GoalSource = "given",
     checkpoint: Checkpoint = None,
     reviewer: Reviewer | None = None,
 ) -> VerificationResult:
     """Verify one plan (async). See `verify_plan`."""
     episode = Episode.model_validate(
-        {"id": id or "plan", "goal": goal, "actions": list(actions), "scene": scene}
+        {
+            "id": id or "plan",
+            "goal": goal,
+            "actions": list(actions),
+            "scene": scene,
+            "task": task,
+            "teach_task": teach_task,
+        }
     )
     async with open_checkpointer(checkpoint) as saver:
         verifier = Verifier(
@@ -331,6 +331,7 @@ async def averify_plan(
             judge_output=judge_output,
             grounding=grounding,
             base_url=base_url,
+            goal_source=goal_source,
             checkpointer=saver,
             reviewer=reviewer,
         )
@@ -343,6 +344,8 @@ def verify_plan(
     *,
     id: str | None = None,
     scene: Mapping[str, Any] | None = None,
+    task: str | None = None,
+    teach_task: Mapping[str, Any] | None = None,
     judge: JudgeLike = "rules",
     planner: PlannerLike = "rules",
     max_iterations: int = 5,
@@ -350,6 +353,7 @@ def verify_plan(
     judge_output: Literal["text", "structured"] = "text",
     grounding: bool = False,
     base_url: str | None = None,
+    goal_source: GoalSource = "given",
     checkpoint: Checkpoint = None,
     reviewer: Reviewer | None = None,
 ) -> VerificationResult:
@@ -371,6 +375,8 @@ def verify_plan(
             goal,
             id=id,
             scene=scene,
+            task=task,
+            teach_task=teach_task,
             judge=judge,
             planner=planner,
             max_iterations=max_iterations,
@@ -378,6 +384,7 @@ def verify_plan(
             judge_output=judge_output,
             grounding=grounding,
             base_url=base_url,
+            goal_source=goal_source,
             checkpoint=checkpoint,
             reviewer=reviewer,
         )
@@ -396,6 +403,7 @@ async def averify_many(
     judge_output: Literal["text", "structured"] = "text",
     grounding: bool = False,
     base_url: str | None = None,
+    goal_source: GoalSource = "given",
     on_result: Callable[[VerificationResult], None] | None = None,
 ) -> list[VerificationResult]:
     """Verify many plans concurrently (async); results come back in input order."""
@@ -411,6 +419,7 @@ async def averify_many(
             judge_output=judge_output,
             grounding=grounding,
             base_url=base_url,
+            goal_source=goal_source,
             checkpointer=saver,
         )
         gate = asyncio.Semaphore(concurrency)
@@ -437,6 +446,7 @@ def verify_many(
     judge_output: Literal["text", "structured"] = "text",
     grounding: bool = False,
     base_url: str | None = None,
+    goal_source: GoalSource = "given",
     on_result: Callable[[VerificationResult], None] | None = None,
 ) -> list[VerificationResult]:
     """Verify many plans; each episode is a dict or model with the JSONL input keys.
@@ -460,6 +470,7 @@ def verify_many(
             judge_output=judge_output,
             grounding=grounding,
             base_url=base_url,
+            goal_source=goal_source,
             on_result=on_result,
         )
     )

@@ -1,61 +1,52 @@
 """Verifying a stream of episodes: bounded concurrency, progress, and an output file that is
-written as results arrive and rewritten in input order at the end."""
+written as results arrive and rewritten in input order at the end.
+
+A result is reused (from `OUTPUT.partial` left by an interrupted run, or from `--retry-failed`)
+only when it belongs to the episode: same id, same input digest, same settings. An existing
+output file is only replaced by a run that read at least one episode.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
-from collections.abc import Iterable, Mapping
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import IO, Any
 
 import orjson
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 
+from planverify.console import err, say
 from planverify.costs import Spend
 from planverify.episode import Episode, EpisodeError, dump_jsonl_line
+from planverify.progress import PLAIN_INTERVAL, Tally, progress_for
 from planverify.result import VerificationResult
-
-GoalMode = Literal["given", "dialogue", "infer"]
-err = Console(stderr=True)
+from planverify.teach import reason_of
 
 
-def with_goal(episode: Episode, mode: GoalMode) -> Episode:
-    if mode == "given":
-        return episode
-    if mode == "infer":
-        return episode.model_copy(update={"goal": None})
-    said = [a.text or "" for a in episode.parsed() if a.is_dialogue and a.agent == "Commander"]
-    return episode.model_copy(update={"goal": " ".join(said) or episode.goal})
+@dataclass
+class BatchReport:
+    """What a batch did."""
+
+    results: list[VerificationResult]  # one per episode read, in input order
+    skipped: list[EpisodeError] = field(default_factory=list)  # inputs that could not be read
+    stopped: str | None = None  # why the batch stopped starting episodes, if it did
+    not_started: int = 0  # episodes read but never started because the batch stopped
+
+    def skipped_by_reason(self) -> Counter[str]:
+        """Skipped lines and files, by the kind of problem."""
+        return Counter(reason_of(error) for error in self.skipped)
 
 
-def progress_bar() -> Progress:
-    columns = (
-        TextColumn("[bold]verifying"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[failed]} failed"),
-        TextColumn("{task.fields[tokens]} tokens {task.fields[cost]}"),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-    )
-    return Progress(*columns, console=err, transient=True, disable=not err.is_terminal)
-
-
-def read_journal(path: Path, key: str) -> dict[str, VerificationResult]:
+def read_journal(path: Path, key: str) -> list[VerificationResult]:
     """Finished results in a partial output written under the same settings (`key`).
 
     A line cut short by a kill, or written under other settings, is ignored.
     """
-    done: dict[str, VerificationResult] = {}
+    done: list[VerificationResult] = []
     if not path.is_file():
         return done
     with path.open("rb") as fh:
@@ -68,20 +59,19 @@ def read_journal(path: Path, key: str) -> dict[str, VerificationResult]:
             except (orjson.JSONDecodeError, ValueError, KeyError, TypeError, AttributeError):
                 continue
             if result.status == "ok":
-                done[result.id] = result
+                done.append(result)
     return done
 
 
-def read_results(path: Path) -> dict[str, VerificationResult]:
-    """The records of an output file by id (unreadable lines are skipped)."""
-    found: dict[str, VerificationResult] = {}
+def read_results(path: Path) -> list[VerificationResult]:
+    """The records of an output file (unreadable lines are skipped)."""
+    found: list[VerificationResult] = []
     with path.open("rb") as fh:
         for line in fh:
             try:
-                result = VerificationResult.model_validate_json(line)
+                found.append(VerificationResult.model_validate_json(line))
             except ValueError:
                 continue
-            found.setdefault(result.id, result)
     return found
 
 
@@ -96,57 +86,76 @@ def write_atomically(path: Path, lines: Iterable[bytes]) -> None:
     os.replace(temporary, path)
 
 
+class _Journal:
+    """`OUTPUT.partial`: each result appended as it finishes, with the run's settings key."""
+
+    def __init__(self, path: Path | None, key: str) -> None:
+        self.path, self.key = path, key
+        self.sink: IO[bytes] | None = None
+
+    def write(self, result: VerificationResult) -> None:
+        if self.path is None:
+            return
+        if self.sink is None:  # opened on the first result: a run that reads nothing leaves no file
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.sink = self.path.open("ab")
+        record = {"settings": self.key, "result": result.model_dump(mode="json")}
+        self.sink.write(orjson.dumps(record) + b"\n")
+        self.sink.flush()
+
+    def close(self) -> None:
+        if self.sink is not None:
+            self.sink.close()
+
+
 async def run_batch(
     verifier: Any,
     items: Iterable[Episode | EpisodeError],
     *,
     total: int,
     limit: int | None,
-    goal: GoalMode,
     output: Path | None,
     concurrency: int,
-    reuse: Mapping[str, VerificationResult] | None = None,
-) -> tuple[list[VerificationResult], int]:
+    reuse: Iterable[VerificationResult] = (),
+    progress_interval: float = PLAIN_INTERVAL,
+) -> BatchReport:
     """Verify episodes as they stream in, at most `concurrency` at once.
 
     Each result is appended to `OUTPUT.partial` (with the run's settings key) as it finishes;
     at the end `OUTPUT` is written in input order, atomically, and the partial file removed.
     Results in `reuse`, and finished results in a partial file left by an interrupted run with
-    the same settings, are taken as they are instead of verifying those episodes again.
-    Returns the results and the number of skipped inputs.
+    the same settings, are taken as they are instead of verifying those episodes again, but
+    only for the input they were computed on. When the verifier reports a model server it
+    cannot reach (`verifier.unreachable`), no further episode is started.
     """
     key = str(getattr(verifier, "key", ""))
     partial = output.with_name(output.name + ".partial") if output else None
-    known: dict[str, VerificationResult] = dict(reuse or {})
-    if partial is not None:
-        partial.parent.mkdir(parents=True, exist_ok=True)
-        known.update(read_journal(partial, key))
-    sink = partial.open("ab") if partial else None
+    known: dict[tuple[str, str | None], VerificationResult] = {}
+    for result in [*reuse, *(read_journal(partial, key) if partial else [])]:
+        if result.settings is None or result.settings.key == key:
+            known[(result.id, result.input_digest)] = result
+    journal = _Journal(partial, key)
+    report = BatchReport(results=[])
     order: list[str] = []
-    seen: set[str] = set()
+    first_seen: dict[str, str] = {}  # id -> where it was read
     results: dict[str, VerificationResult] = {}
-    skipped = 0
     gate = asyncio.Semaphore(concurrency)
     running: set[asyncio.Task[None]] = set()
-    failed: set[str] = set()  # ids of episodes that ended in an error
-    with progress_bar() as progress:
-        spend = Spend(dict(getattr(verifier, "models", {})))
-        task = progress.add_task("verify", total=total, failed=0, tokens=0, cost="")
+    spend = Spend(dict(getattr(verifier, "models", {})))
+    tally = Tally(total=total, extra=getattr(verifier, "describe_limits", None))
+
+    with progress_for(tally, err) as progress:
 
         def finish(result: VerificationResult, *, record: bool) -> None:
-            if result.status == "error":
-                failed.add(result.id)
             results[result.id] = result
-            if sink is not None and record:
-                sink.write(
-                    orjson.dumps({"settings": key, "result": result.model_dump(mode="json")})
-                    + b"\n"
-                )
-                sink.flush()
+            tally.done += 1
+            tally.failed += result.status == "error"
             if record:
+                journal.write(result)
                 spend.add(result.usage)
-            cost = spend.describe() if spend.tokens else ""
-            progress.update(task, advance=1, failed=len(failed), tokens=spend.tokens, cost=cost)
+                tally.tokens = spend.tokens
+                tally.cost = spend.describe() if spend.tokens else ""
+            progress.refresh()
 
         async def one(episode: Episode) -> None:
             try:
@@ -155,39 +164,60 @@ async def run_batch(
                 gate.release()
             finish(result, record=True)
 
+        async def tick() -> None:
+            while True:
+                await asyncio.sleep(progress_interval)
+                progress.refresh()
+
+        ticker = asyncio.create_task(tick())
         try:
             for item in items:
                 if limit is not None and len(order) >= limit:
                     break
-                if isinstance(item, Episode) and item.id in seen:
-                    where = (item.model_extra or {}).get("source", "input")
-                    message = f"episode id {item.id!r} appears more than once; ids must be unique"
-                    item = EpisodeError(str(where), 0, message)
+                if isinstance(item, Episode) and item.id in first_seen:
+                    message = (
+                        f"episode id {item.id!r} appears more than once (first at "
+                        f"{first_seen[item.id]}); ids must be unique"
+                    )
+                    item = EpisodeError(item.origin, 0, message)
                 if isinstance(item, EpisodeError):
-                    skipped += 1
-                    err.print(f"[red]skipped[/] {item}", highlight=False, soft_wrap=True)
-                    progress.update(task, total=max(total - skipped, 0))
+                    report.skipped.append(item)
+                    say(err, "skipped", "red", str(item))
+                    tally.total = max(tally.total - 1, tally.done)
+                    continue
+                first_seen[item.id] = item.origin
+                if report.stopped is not None:
+                    report.not_started += 1
                     continue
                 order.append(item.id)
-                seen.add(item.id)
-                if item.id in known:
-                    finish(known[item.id], record=False)
+                reused = known.get((item.id, item.input_digest))
+                if reused is not None:
+                    finish(reused, record=False)
                     continue
                 await gate.acquire()
-                job = asyncio.create_task(one(with_goal(item, goal)))
+                if (why := getattr(verifier, "unreachable", None)) is not None:
+                    gate.release()
+                    order.pop()
+                    report.stopped, report.not_started = why, report.not_started + 1
+                    continue
+                job = asyncio.create_task(one(item))
                 running.add(job)
                 job.add_done_callback(running.discard)
             if running:
                 await asyncio.gather(*running)
         finally:
+            ticker.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await ticker
             for job in running:
                 job.cancel()
-            if sink is not None:
-                sink.close()
-    if output is not None and partial is not None:
+            journal.close()
+    report.stopped = report.stopped or getattr(verifier, "unreachable", None)
+    report.results = [results[i] for i in order]
+    if output is not None and partial is not None and order:
         # input order, whatever order episodes finished in
         write_atomically(
-            output, (dump_jsonl_line(results[i].model_dump(mode="json")) for i in order)
+            output, (dump_jsonl_line(r.model_dump(mode="json")) for r in report.results)
         )
-        partial.unlink()
-    return [results[i] for i in order], skipped
+        partial.unlink(missing_ok=True)
+    return report

@@ -59,6 +59,35 @@ class ModelCallFailed(RuntimeError):
     """A model call that still failed after its retries (the graph does not retry it again)."""
 
 
+class ProviderUnreachable(ModelCallFailed):
+    """The provider or server could not be connected to at all, even after retries; later calls
+    to it fail at once with this error, and a batch stops starting new episodes."""
+
+    def __init__(self, provider: str, message: str) -> None:
+        super().__init__(f"cannot reach {provider}: {message}")
+        self.provider = provider
+
+
+CONNECTION_NAMES = frozenset({"ConnectError", "ClientConnectorError", "gaierror"})
+
+
+def unreachable(exc: BaseException) -> bool:
+    """Whether an error means no connection could be made at all (refused, unknown host), as
+    opposed to a slow or failing server that was reached."""
+    for error in causes(exc):
+        name = type(error).__name__
+        if name == "APITimeoutError":
+            return False
+        if isinstance(error, ConnectionRefusedError) or name in CONNECTION_NAMES:
+            return True
+    return False
+
+
+def unreachable_provider(exc: BaseException) -> ProviderUnreachable | None:
+    """The `ProviderUnreachable` behind an error, if there is one."""
+    return next((e for e in causes(exc) if isinstance(e, ProviderUnreachable)), None)
+
+
 def causes(exc: BaseException) -> Iterator[BaseException]:
     """The exception and the ones it was raised from (`raise X from e`), innermost last."""
     seen: set[int] = set()
@@ -230,6 +259,16 @@ class Limits:
 
     requests: RequestRate | None = None  # requests per second
     tokens: TokenWindow | None = None  # tokens per minute
+    down: ProviderUnreachable | None = None  # the last failure to reach the provider at all
+    down_until: float = float("-inf")  # until when calls fail at once with `down`
+
+    def mark_down(self, error: ProviderUnreachable, now: float) -> ProviderUnreachable:
+        """Fail calls at once for `DOWN_FOR` seconds: the provider could not be reached."""
+        self.down, self.down_until = error, now + DOWN_FOR
+        return error
+
+
+DOWN_FOR = 30.0  # seconds an unreachable provider is not tried again
 
 
 _LIMITS: dict[tuple[str, float | None, int | None], Limits] = {}
@@ -294,6 +333,8 @@ class CallPolicy:
         shared = limits_for(self.provider, self.rps, self.tpm)
         attempt = 0
         while True:
+            if shared.down is not None and time.monotonic() < shared.down_until:
+                raise shared.down
             entry = await self._admit(shared, estimate)
             try:
                 if self.timeout is None:
@@ -311,9 +352,11 @@ class CallPolicy:
                         f"gave up after {_attempts(attempt + 1)})"
                     ) from exc
                 if attempt >= self.max_retries:
-                    raise ModelCallFailed(
-                        f"{type(exc).__name__}: {exc} (after {_attempts(attempt + 1)})"
-                    ) from exc
+                    text = f"{type(exc).__name__}: {exc} (after {_attempts(attempt + 1)})"
+                    if unreachable(exc):
+                        down = ProviderUnreachable(self.provider, text)
+                        raise shared.mark_down(down, time.monotonic()) from exc
+                    raise ModelCallFailed(text) from exc
                 attempt += 1
                 ceiling = min(self.max_delay, self.base_delay * 2 ** (attempt - 1))
                 await self.sleep(asked or random.uniform(0, ceiling))

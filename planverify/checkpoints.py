@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import dataclass
 from pathlib import Path
 
 from langchain_core.runnables import RunnableConfig
@@ -10,6 +11,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 
 from planverify.graphs.graph import build_verifier
 from planverify.graphs.state import PlanState
+from planverify.result import RunSettings
 from planverify.serde import state_serializer
 
 
@@ -43,8 +45,27 @@ def episode_threads(store: str | Path, episode_id: str) -> list[str]:
     return [row[0] for row in rows if "#" not in row[0][len(episode_id) + 1 :]]
 
 
-def load_history(store: str | Path, thread: str) -> tuple[PlanState, int]:
-    """The latest state of a thread and how many checkpoints it has."""
+@dataclass
+class StoredRun:
+    """One verification run read back from a store."""
+
+    state: PlanState  # its latest state
+    checkpoints: int  # how many checkpoints it has
+    settings: RunSettings | None  # the settings it ran under (None for stores from before)
+    started: str | None  # when its first checkpoint was written (ISO 8601)
+
+    def label(self) -> str:
+        """Judge, planner, mode, iteration cap and date, in one line."""
+        date = (self.started or "")[:16].replace("T", " ")
+        if self.settings is None:
+            return f"settings not recorded{', ' + date if date else ''}"
+        s = self.settings
+        parts = [f"judge {s.judge}", f"planner {s.planner}", s.mode, f"cap {s.max_iterations}"]
+        return ", ".join([*parts, date] if date else parts)
+
+
+def load_history(store: str | Path, thread: str) -> StoredRun:
+    """The latest state of a thread, its settings and how many checkpoints it has."""
     config: RunnableConfig = {"configurable": {"thread_id": thread}}
     if _is_postgres(store):
         from langgraph.checkpoint.postgres import PostgresSaver
@@ -57,4 +78,12 @@ def load_history(store: str | Path, thread: str) -> tuple[PlanState, int]:
             saver.serde = state_serializer()
             history = list(build_verifier(checkpointer=saver).get_state_history(config))
     latest = history[0].values if history else {}
-    return PlanState.model_validate(latest), len(history)
+    settings = next(
+        (m["settings"] for s in history if "settings" in (m := dict(s.metadata or {}))), None
+    )
+    return StoredRun(
+        state=PlanState.model_validate(latest),
+        checkpoints=len(history),
+        settings=RunSettings.model_validate_json(settings) if isinstance(settings, str) else None,
+        started=history[-1].created_at if history else None,
+    )

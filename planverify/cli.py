@@ -7,17 +7,20 @@ import sys
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import AsyncExitStack
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
 import orjson
 import typer
 from pydantic import ValidationError
-from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
+from planverify import __version__
+from planverify.batch import BatchReport
 from planverify.calls import CallLimits
+from planverify.console import err, literal, out, say
 from planverify.episode import Episode, EpisodeError, dump_jsonl_line
 from planverify.models import ModelSpecError, presets
 from planverify.result import VerificationResult
@@ -30,41 +33,106 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-err = Console(stderr=True)
-out = Console()
-
 DEFAULT_CHECKPOINT = Path(".planverify") / "checkpoints.sqlite"
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:
     """Print a one-line error and return the exit to raise."""
-    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+    say(err, "error:", "bold red", message)
     return typer.Exit(code)
 
 
-def _summary(results: list[VerificationResult], output: Path | None) -> None:
+def _version(value: bool) -> None:
+    if value:
+        out.print(f"planverify {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Verify and clean embodied-AI task plans with an iterative Judge/Planner loop."""
+
+
+def check_output(output: Path | None) -> None:
+    """A usage error (exit 2) when `--output` cannot be written as a file."""
+    if output is None:
+        return
+    if output.is_dir():
+        raise fail(f"--output {output} is a directory; give a file name")
+    if output.parent.exists() and not output.parent.is_dir():
+        raise fail(f"--output {output}: {output.parent} is not a directory")
+
+
+def check_sources(inputs: list[str], split: str | None, *, games_only: bool = False) -> None:
+    """A usage error (exit 2) when the inputs name nothing to read."""
+    from planverify.sources import InputError, check_inputs
+
+    try:
+        check_inputs(inputs, split=split, games_only=games_only)
+    except InputError as exc:
+        raise fail(str(exc)) from None
+
+
+def describe_cost(costs: list[float | None]) -> str:
+    """The estimated cost of episodes that used models; never `$0.00` for unpriced models.
+
+    >>> describe_cost([0.5, None]), describe_cost([None, None]), describe_cost([0.25])
+    ('$0.50 + unpriced: 1 episode', 'unknown (unpriced: 2 episodes)', '$0.25')
+    """
+    known = sum(c for c in costs if c is not None)
+    unpriced = sum(c is None for c in costs)
+    if not unpriced:
+        return f"${known:.2f}"
+    episodes = f"{unpriced} episode" + ("" if unpriced == 1 else "s")
+    if unpriced == len(costs):
+        return f"unknown (unpriced: {episodes})"
+    return f"${known:.2f} + unpriced: {episodes}"
+
+
+def _summary(report: BatchReport, output: Path | None) -> None:
+    results = report.results
     ok = [r for r in results if r.status == "ok"]
     table = Table(title="planverify", show_header=False, title_justify="left")
     table.add_row("episodes", f"{len(results)} ({len(ok)} ok, {len(results) - len(ok)} error)")
+    if report.skipped:
+        reasons = report.skipped_by_reason().most_common()
+        table.add_row(
+            "skipped inputs",
+            literal(f"{len(report.skipped)} (" + ", ".join(f"{k}: {v}" for k, v in reasons) + ")"),
+        )
+    if report.not_started:
+        table.add_row("not started", str(report.not_started))
     if ok:
         removed = sum(sum(v.verdict == "remove" for v in r.verdicts) for r in ok)
         inserted = sum(len(r.inserted) for r in ok)
         before = sum(len(r.original) for r in ok)
         after = sum(len(r.refined) for r in ok)
-        reasons = Counter(r.stop_reason for r in ok)
-        table.add_row("steps", f"{before} -> {after} ({removed} removed, {inserted} inserted)")
-        table.add_row("mean Judge passes", f"{sum(r.iterations for r in ok) / len(ok):.2f}")
-        table.add_row("stop reasons", ", ".join(f"{k}: {v}" for k, v in reasons.most_common()))
+        static = [r for r in ok if r.stop_reason == "static"]
+        if len(static) == len(ok):
+            proposed = sum(len(r.history[0].critique.missing) for r in ok if r.history)
+            table.add_row(
+                "Judge proposed",
+                f"removing {removed} of {before} steps, adding {proposed} "
+                "(static run: plans left as they are)",
+            )
+        else:
+            table.add_row("steps", f"{before} -> {after} ({removed} removed, {inserted} inserted)")
+            table.add_row("mean Judge passes", f"{sum(r.iterations for r in ok) / len(ok):.2f}")
+        reasons = Counter(str(r.stop_reason) for r in ok).most_common()
+        table.add_row("stop reasons", ", ".join(f"{k}: {v}" for k, v in reasons))
         tokens = sum(u.total for r in results for u in r.usage.values())
         table.add_row("model tokens", str(tokens))
         if tokens:
-            costs = [r.cost_usd for r in results if r.usage]
-            known = sum(c for c in costs if c is not None)
-            unknown = sum(c is None for c in costs)
-            note = f" ({unknown} episode(s) use models without a price)" if unknown else ""
-            table.add_row("estimated cost", f"${known:.2f}{note}")
+            table.add_row("estimated cost", describe_cost([r.cost_usd for r in results if r.usage]))
     if output is not None:
-        table.add_row("output", str(output))
+        table.add_row("output", literal(output))
     out.print(table)
 
 
@@ -192,13 +260,15 @@ def verify(
         )
     if grounding and judge in ("rules", "baseline"):
         raise fail(f"--grounding is for model judges; the {judge!r} judge needs no prompt")
-    reuse: dict[str, VerificationResult] = {}
+    check_sources(inputs, split)
+    check_output(output)
+    reuse: list[VerificationResult] = []
     if retry_failed:
         if output is None or not output.is_file():
             raise fail("--retry-failed needs the --output file of an earlier run")
         from planverify.batch import read_results
 
-        reuse = {k: r for k, r in read_results(output).items() if r.status == "ok"}
+        reuse = [r for r in read_results(output) if r.status == "ok"]
     if review and not sys.stdin.isatty():
         raise fail("--review needs an interactive terminal")
     from planverify.sources import count_inputs
@@ -208,6 +278,17 @@ def verify(
         total = min(total, limit)
 
     limits = CallLimits(rps=rps, tpm=tpm, timeout=timeout, max_retries=max_retries)
+    settings: dict[str, Any] = {
+        "judge": judge,
+        "planner": planner,
+        "max_iterations": max_iterations,
+        "static": static,
+        "judge_output": judge_output,
+        "grounding": grounding,
+        "base_url": base_url,
+        "goal_source": goal,
+    }
+    batch = Batch(inputs, split, total, limit, output, 1 if review else concurrency, reuse)
     if server is not None:
         if review:
             raise fail("--review works with local runs only, not with --server")
@@ -216,29 +297,9 @@ def verify(
                 "--checkpoint and --no-checkpoint are for local runs: with --server the "
                 "server keeps the checkpoints (its own database)"
             )
-        return _verify_on_server(
-            server,
-            inputs,
-            split=split,
-            limit=limit,
-            total=total,
-            goal=goal,
-            output=output,
-            concurrency=concurrency,
-            reuse=reuse,
-            limits=limits,
-            settings={
-                "judge": judge,
-                "planner": planner,
-                "max_iterations": max_iterations,
-                "static": static,
-                "judge_output": judge_output,
-                "grounding": grounding,
-                "base_url": base_url,
-            },
-        )
+        return _verify_on_server(server, batch, limits=limits, settings=settings)
 
-    async def run() -> tuple[list[VerificationResult], int]:
+    async def run() -> BatchReport:
         async with AsyncExitStack() as stack:
             where = None if no_checkpoint else checkpoint
             try:
@@ -247,52 +308,52 @@ def verify(
                 raise fail(f"cannot open the checkpoint {where}: {exc}".splitlines()[0]) from None
             try:
                 verifier = Verifier(
-                    judge=judge,
-                    planner=planner,
-                    max_iterations=max_iterations,
-                    static=static,
-                    judge_output=judge_output,  # type: ignore[arg-type]
-                    grounding=grounding,
-                    base_url=base_url,
+                    **settings,
                     checkpointer=saver,
                     reviewer=_ask_review if review else None,
                     limits=limits,
                 )
             except ModelSpecError as exc:
                 raise fail(str(exc)) from None
-            return await _stream(
-                verifier,
-                inputs,
-                split,
-                total,
-                limit,
-                goal,
-                output,
-                1 if review else concurrency,
-                reuse,
-            )
+            return await batch.stream(verifier)
 
-    results, skipped = _interruptible(run())
-    _finish(results, skipped, output)
+    _finish(_interruptible(run()), output)
+
+
+@dataclass
+class Batch:
+    """The inputs and output of a `verify` run, for a local or a remote verifier."""
+
+    inputs: list[str]
+    split: str | None
+    total: int
+    limit: int | None
+    output: Path | None
+    concurrency: int
+    reuse: list[VerificationResult]
+
+    async def stream(self, verifier: Any) -> BatchReport:
+        """Stream the inputs through the verifier."""
+        from planverify.batch import run_batch
+        from planverify.sources import default_workers, iter_inputs
+
+        return await run_batch(
+            verifier,
+            iter_inputs(self.inputs, split=self.split, workers=default_workers()),
+            total=self.total,
+            limit=self.limit,
+            output=self.output,
+            concurrency=self.concurrency,
+            reuse=self.reuse,
+        )
 
 
 def _verify_on_server(
-    url: str,
-    inputs: list[str],
-    *,
-    split: str | None,
-    limit: int | None,
-    total: int,
-    goal: str,
-    output: Path | None,
-    concurrency: int,
-    reuse: dict[str, VerificationResult],
-    limits: CallLimits,
-    settings: dict[str, Any],
+    url: str, batch: Batch, *, limits: CallLimits, settings: dict[str, Any]
 ) -> None:
     from planverify.remote import RemoteError, RemoteVerifier
 
-    async def run() -> tuple[list[VerificationResult], int]:
+    async def run() -> BatchReport:
         try:
             # the API key comes from the environment
             verifier = RemoteVerifier(url, limits=limits, **settings)
@@ -303,42 +364,12 @@ def _verify_on_server(
                 await verifier.check()
             except RemoteError as exc:
                 raise fail(str(exc).splitlines()[0]) from None
-            return await _stream(
-                verifier, inputs, split, total, limit, goal, output, concurrency, reuse
-            )
+            return await batch.stream(verifier)
 
-    results, skipped = _interruptible(run())
-    _finish(results, skipped, output)
+    _finish(_interruptible(run()), batch.output)
 
 
-async def _stream(
-    verifier: Any,
-    inputs: list[str],
-    split: str | None,
-    total: int,
-    limit: int | None,
-    goal: str,
-    output: Path | None,
-    concurrency: int,
-    reuse: dict[str, VerificationResult],
-) -> tuple[list[VerificationResult], int]:
-    """Stream the inputs through a local or remote verifier."""
-    from planverify.batch import run_batch
-    from planverify.sources import default_workers, iter_inputs
-
-    return await run_batch(
-        verifier,
-        iter_inputs(inputs, split=split, workers=default_workers()),
-        total=total,
-        limit=limit,
-        goal=goal,  # type: ignore[arg-type]
-        output=output,
-        concurrency=concurrency,
-        reuse=reuse,
-    )
-
-
-def _interruptible(work: Any) -> tuple[list[VerificationResult], int]:
+def _interruptible(work: Any) -> BatchReport:
     try:
         return run(work)  # type: ignore[no-any-return]
     except KeyboardInterrupt:
@@ -346,14 +377,27 @@ def _interruptible(work: Any) -> tuple[list[VerificationResult], int]:
         raise typer.Exit(130) from None
 
 
-def _finish(results: list[VerificationResult], skipped: int, output: Path | None) -> None:
-    if not results:
-        raise fail("no episodes to verify", 1)
-    _summary(results, output)
-    if skipped or any(r.status == "error" for r in results):
-        for r in results:
-            if r.status == "error":
-                err.print(f"[red]error[/] {r.id}: {r.error}", highlight=False, soft_wrap=True)
+def _finish(report: BatchReport, output: Path | None) -> None:
+    if not report.results:
+        why = "no episodes to verify"
+        if report.skipped:
+            why += f": every input was skipped ({len(report.skipped)})"
+        if output is not None and output.exists():
+            why += f"; {output} is left as it was"
+        raise fail(why, 1)
+    _summary(report, output)
+    for r in report.results:
+        if r.status == "error":
+            say(err, "error", "red", f"{r.id}: {r.error}")
+    if report.stopped is not None:
+        say(
+            err,
+            "stopped:",
+            "bold red",
+            f"{report.stopped}; {report.not_started} episode(s) not started. Finished results "
+            "are kept: check the URL or server, then rerun with --retry-failed",
+        )
+    if report.skipped or report.stopped or any(r.status == "error" for r in report.results):
         raise typer.Exit(1)
 
 
@@ -361,14 +405,11 @@ def _ask_review(payload: dict[str, Any]) -> Any:
     """Terminal review: show the critique; keep, drop or edit flags."""
     plan: list[str] = payload["plan"]
     critique = payload["critique"]
-    err.rule(f"{payload['episode_id']} - Judge pass {payload['iteration']}")
+    err.rule(Text(f"{payload['episode_id']} - Judge pass {payload['iteration']}"))
     for flag in critique["flags"]:
-        err.print(
-            f"  [red]REMOVE[/] {flag['step'] + 1}. {flag['action']}  - {flag['reason']}",
-            highlight=False,
-        )
+        say(err, "  REMOVE", "red", f"{flag['step'] + 1}. {flag['action']}  - {flag['reason']}")
     for missing in critique["missing"]:
-        err.print(f"  [green]MISSING[/] {missing['description']}", highlight=False)
+        say(err, "  MISSING", "green", str(missing["description"]))
     answer = typer.prompt(
         "accept [a], reject [r], or step numbers to remove (e.g. 3,7)", default="a"
     )
@@ -402,29 +443,31 @@ def show(
     if not threads:
         raise fail(f"episode {episode_id!r} is not in {checkpoint}")
     for thread in threads:
-        state, steps = load_history(checkpoint, thread)
-        out.rule(f"{episode_id}  (thread {thread}, {steps} checkpoints)")
-        out.print(f"goal: {state.goal}", highlight=False)
+        stored = load_history(checkpoint, thread)
+        state = stored.state
+        out.rule(Text(f"{episode_id}: {stored.label()}"), style="bold")
+        lines: list[Text] = [
+            Text(f"thread {thread}, {stored.checkpoints} checkpoints", style="dim"),
+            Text(f"goal: {state.goal}"),
+        ]
         for record in state.history:
-            out.print(f"[bold]Judge pass {record.iteration}[/]", highlight=False)
+            lines.append(Text(f"Judge pass {record.iteration}", style="bold"))
             if not record.critique.objections:
-                out.print("  no objections", highlight=False)
+                lines.append(Text("  no objections"))
             for flag in record.critique.flags:
-                out.print(
-                    f"  flag    {flag.step + 1}. {flag.action}  - {flag.reason}", highlight=False
-                )
+                lines.append(Text(f"  flag    {flag.step + 1}. {flag.action}  - {flag.reason}"))
             for missing in record.critique.missing:
-                out.print(f"  missing {missing.description}", highlight=False)
+                lines.append(Text(f"  missing {missing.description}"))
             for dropped in record.critique.dropped + record.dropped:
-                out.print(f"  dropped {dropped.text!r}: {dropped.why}", highlight=False)
+                lines.append(Text(f"  dropped {dropped.text!r}: {dropped.why}"))
             for edit in record.edits:
-                out.print(
-                    f"  [{'red' if edit.kind == 'remove' else 'green'}]{edit.kind:7}[/] {edit.action}",
-                    highlight=False,
-                )
-        out.print(f"stop: {state.stop_reason or 'not finished'}; refined plan:", highlight=False)
-        for i, line in enumerate(state.lines(), start=1):
-            out.print(f"  {i}. {line}", highlight=False)
+                style = "red" if edit.kind == "remove" else "green"
+                lines.append(Text.assemble("  ", (f"{edit.kind:7}", style), f" {edit.action}"))
+        lines.append(Text(f"stop: {state.stop_reason or 'not finished'}; refined plan:"))
+        lines += [Text(f"  {i}. {line}") for i, line in enumerate(state.lines(), start=1)]
+        for line in lines:
+            line.overflow = "fold"  # long actions and reasons wrap at the terminal's width
+            out.print(line)
 
 
 @app.command()
@@ -445,19 +488,22 @@ def convert(
     """Convert TEACh game files into episode records (the input of verify, corrupt and score)."""
     from planverify.teach import LoadSummary, iter_games
 
+    check_sources(inputs, split, games_only=True)
+    check_output(output)
     summary = LoadSummary()
     output.parent.mkdir(parents=True, exist_ok=True)
     partial = output.with_name(output.name + ".partial")
     with partial.open("wb") as sink:
         for item in summary.track(iter_games(inputs, split=split)):
             if isinstance(item, EpisodeError):
-                err.print(f"[red]skipped[/] {item}", highlight=False, soft_wrap=True)
+                say(err, "skipped", "red", str(item))
             else:
                 sink.write(dump_jsonl_line(item))
+    if summary.read == 0:  # an existing output is only replaced by episodes
+        partial.unlink()
+        raise fail(f"{summary}: no episode to write; {output} is left as it was", 1)
     partial.replace(output)
-    out.print(f"{summary}; wrote {summary.read} episode(s) to {output}", highlight=False)
-    if summary.read == 0:
-        raise fail("no games found", 1)
+    out.print(literal(f"{summary}; wrote {summary.read} episode(s) to {output}"))
     if summary.skipped:
         raise typer.Exit(1)
 
@@ -503,19 +549,28 @@ def corrupt(
     from planverify.sources import iter_inputs
 
     bounds = _range(errors_per_episode)
+    check_sources(inputs, split)
+    check_output(output)
     skipped = 0
+    seen: dict[str, str] = {}
 
     def episodes() -> Iterator[Episode]:
         nonlocal skipped
         for item in iter_inputs(inputs, split=split):
+            problem = None
             if isinstance(item, EpisodeError):
-                skipped += 1
-                err.print(f"[red]skipped[/] {item}", highlight=False, soft_wrap=True)
+                problem = str(item)
             elif item.labels is not None:
+                problem = f"{item.origin}: {item.id} is already annotated"
+            elif item.id in seen:
+                problem = f"{item.origin}: episode id {item.id!r} appears more than once (first at {seen[item.id]})"
+            if problem is not None:
                 skipped += 1
-                err.print(f"[red]skipped[/] {item.id}: already annotated", highlight=False)
-            else:
-                yield item
+                say(err, "skipped", "red", problem)
+                continue
+            assert isinstance(item, Episode)
+            seen[item.id] = item.origin
+            yield item
 
     summary = CorruptSummary()
     output.parent.mkdir(parents=True, exist_ok=True)
@@ -530,8 +585,12 @@ def corrupt(
             summary=summary,
         ):
             sink.write(dump_jsonl_line(episode))
+    written = summary.clean + summary.corrupted
+    if not written:  # an existing output is only replaced by episodes
+        partial.unlink()
+        raise fail(f"{summary}: no episode to write; {output} is left as it was", 1)
     partial.replace(output)
-    out.print(f"{summary}; wrote {summary.clean + summary.corrupted} to {output}", highlight=False)
+    out.print(literal(f"{summary}; wrote {written} to {output}"))
     if skipped:
         raise typer.Exit(1)
 
@@ -553,7 +612,7 @@ def score(
 ) -> None:
     """Recall, precision and F1 of results against labels, overall, per error type and per task."""
     from planverify.episode import iter_jsonl
-    from planverify.scoring import score_results
+    from planverify.scoring import infer_mode, score_results
 
     if mode not in ("auto", "static", "iterative"):
         raise fail(f"--mode must be auto, static or iterative, not {mode!r}")
@@ -571,12 +630,12 @@ def score(
                     raise fail(
                         f"{results}:{number}: not a result record ({_first_error(exc)})"
                     ) from None
+    _check_pairing(episodes, outcomes, annotated, results)
     if mode == "auto":
-        mode = (
-            "static"
-            if outcomes and all(r.stop_reason == "static" for r in outcomes)
-            else "iterative"
-        )
+        try:
+            mode = infer_mode(outcomes)
+        except ValueError as exc:
+            raise fail(f"{exc} (or pass --mode)", 1) from None
     scored = score_results(episodes, outcomes, mode=mode)  # type: ignore[arg-type]
     table = Table(title=f"{mode} scores, {scored.overall.episodes} episodes", title_justify="left")
     for column in ("group", "TP", "FP", "FN", "recall", "precision", "F1"):
@@ -591,7 +650,13 @@ def score(
     for name, s in groups:
         c = s.counts
         table.add_row(
-            name, str(c.tp), str(c.fp), str(c.fn), pct(s.recall), pct(s.precision), pct(s.f1)
+            literal(name),
+            str(c.tp),
+            str(c.fp),
+            str(c.fn),
+            pct(s.recall),
+            pct(s.precision),
+            pct(s.f1),
         )
     out.print(table)
     o = scored.overall
@@ -601,11 +666,67 @@ def score(
             f"precision {pct(o.precision_ci.low)}-{pct(o.precision_ci.high)}",
             highlight=False,
         )
-    for name, ids in (("failed", scored.failed), ("without result", scored.missing)):
-        if ids:
-            err.print(f"{name}: {len(ids)} episode(s), e.g. {', '.join(ids[:3])}", highlight=False)
+    if scored.failed:
+        say(
+            err,
+            "failed:",
+            "red",
+            f"{len(scored.failed)} episode(s) have an error result, counted as finding nothing, e.g. {', '.join(scored.failed[:3])}",
+        )
+    if scored.mismatched:
+        raise fail(
+            f"{len(scored.mismatched)} result(s) were computed on other content than the "
+            f"annotated episodes, e.g. {', '.join(scored.mismatched[:3])}: verify {annotated} again",
+            1,
+        )
     if report is not None:
         report.write_bytes(orjson.dumps(scored.model_dump(mode="json"), option=orjson.OPT_INDENT_2))
+
+
+def _check_pairing(
+    episodes: list[Episode], results: list[VerificationResult], annotated: Path, path: Path
+) -> None:
+    """Fail when results and annotated episodes do not belong together; warn about a partial
+    overlap (what is left out is said)."""
+    labelled = {e.id: e for e in episodes if e.labels is not None}
+    by_id = {r.id: r for r in results}
+    common = labelled.keys() & by_id.keys()
+    if not common:
+        raise fail(
+            f"{path} and {annotated} share no episode id ({len(by_id)} result(s), "
+            f"{len(labelled)} annotated episode(s)): were the results made from this file?",
+            1,
+        )
+    other = [i for i in sorted(common) if not _same_content(labelled[i], by_id[i])]
+    if other:
+        raise fail(
+            f"{len(other)} of {len(common)} result(s) were computed on other content than the "
+            f"annotated episodes with their ids (e.g. {', '.join(other[:3])}): verify {annotated} "
+            "again",
+            1,
+        )
+    left_out = sorted(labelled.keys() - by_id.keys())
+    if left_out:
+        say(
+            err,
+            "warning:",
+            "yellow",
+            f"{len(left_out)} annotated episode(s) have no result and are left out, e.g. {', '.join(left_out[:3])}",
+        )
+    extra = sorted(by_id.keys() - labelled.keys())
+    if extra:
+        say(
+            err,
+            "warning:",
+            "yellow",
+            f"{len(extra)} result(s) have no annotated episode and are left out, e.g. {', '.join(extra[:3])}",
+        )
+
+
+def _same_content(episode: Episode, result: VerificationResult) -> bool:
+    if result.input_digest is not None:
+        return result.input_digest == episode.input_digest
+    return not result.original or result.original == episode.actions
 
 
 def _first_error(exc: ValueError) -> str:
@@ -619,13 +740,17 @@ def _first_error(exc: ValueError) -> str:
 @app.command("presets")
 def list_presets() -> None:
     """List the named model presets (override them with a TOML file in $PLANVERIFY_PRESETS)."""
-    table = Table("preset", "spec", "paper's model", "note")
+    table = Table(expand=True)
+    table.add_column("preset", no_wrap=True)
+    table.add_column("spec", overflow="fold")  # model ids wrap, never cut
+    table.add_column("paper's model", overflow="fold")
+    table.add_column("note", overflow="fold", ratio=1)
     for name, entry in presets(os.environ.get("PLANVERIFY_PRESETS")).items():
         table.add_row(
-            name,
-            str(entry.get("spec")),
-            str(entry.get("paper_model", "")),
-            str(entry.get("note", "")),
+            literal(name),
+            literal(entry.get("spec")),
+            literal(entry.get("paper_model", "")),
+            literal(entry.get("note", "")),
         )
     out.print(table)
 

@@ -1,17 +1,23 @@
 """Episode records: the JSONL input of `planverify verify` (and, with labels, of scoring).
 
-A plain record is `{"id", "goal"?, "actions": [...], "task"?, "scene"?}`; unknown extra keys are
-kept and ignored. `read_episodes` validates line by line and reports errors with line numbers.
+A plain record is `{"id", "goal"?, "actions": [...], "task"?, "scene"?, "teach_task"?}`; unknown
+extra keys are kept and ignored. `read_episodes` validates line by line and reports errors with
+line numbers.
+
+An episode's identity is its id *and* its content: `input_digest` hashes everything that can
+change a verification result (goal, actions, scene, task, teach_task), so a result is only ever
+reused for the very input it was computed on. Annotations (`labels`, `clean`) are not input.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import hashlib
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 from planverify.notation import Action, NotationError, parse_action
 
@@ -79,7 +85,9 @@ class Episode(BaseModel):
     actions: list[str]  # the plan, one action per line in the notation
     task: str | None = None  # task family, e.g. TEACh's "Coffee"
     scene: Scene | None = None  # initial object states, when known
+    teach_task: dict[str, Any] | None = None  # TEACh's task definition (`tasks[0]`, no episodes)
     labels: list[Label] | None = None  # ground truth of an annotated episode
+    _origin: tuple[str, int] | None = PrivateAttr(default=None)  # (file, line) it was read from
 
     @field_validator("id", mode="before")
     @classmethod
@@ -102,6 +110,38 @@ class Episode(BaseModel):
         """The actions as typed `Action`s."""
         return [parse_action(line) for line in self.actions]
 
+    @property
+    def input_digest(self) -> str:
+        """A digest of everything that can change this episode's verification result."""
+        return input_digest(
+            goal=self.goal,
+            actions=self.actions,
+            scene=self.scene,
+            task=self.task,
+            teach_task=self.teach_task,
+        )
+
+    def __eq__(self, other: object) -> bool:  # where it was read is not part of the record
+        if not isinstance(other, Episode):
+            return NotImplemented
+        return (
+            self.__dict__ == other.__dict__ and self.__pydantic_extra__ == other.__pydantic_extra__
+        )
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, like every pydantic model
+
+    @property
+    def origin(self) -> str:
+        """Where the record was read: `file:line`, or the `source` field, or "input"."""
+        if self._origin is not None:
+            return f"{self._origin[0]}:{self._origin[1]}" if self._origin[1] else self._origin[0]
+        return str((self.model_extra or {}).get("source") or "input")
+
+    def read_from(self, source: str, line: int) -> Episode:
+        """Record where the episode was read (for messages); returns the episode."""
+        self._origin = (source, line)
+        return self
+
     def validate_labels(self) -> None:
         """Check that labels point at real, non-dialogue steps; raise ValueError if not."""
         steps = self.parsed()
@@ -122,12 +162,45 @@ class Episode(BaseModel):
                     raise ValueError(f"label {k}: {exc}") from None
 
 
+def input_digest(
+    *,
+    goal: str | None,
+    actions: Sequence[str],
+    scene: Scene | Mapping[str, Any] | None,
+    task: str | None,
+    teach_task: Mapping[str, Any] | None,
+) -> str:
+    """The content digest of a verification input (hex SHA-256 of its canonical JSON).
+
+    >>> a = input_digest(goal="g", actions=["Driver.Move(1.0)"], scene=None, task=None, teach_task=None)
+    >>> a == input_digest(goal="g", actions=[" Driver.Move(1.0) "], scene=None, task=None, teach_task=None)
+    True
+    >>> a == input_digest(goal="g2", actions=["Driver.Move(1.0)"], scene=None, task=None, teach_task=None)
+    False
+    """
+    if isinstance(scene, BaseModel):
+        scene = scene.model_dump(mode="json")
+    content = {
+        "goal": goal,
+        "actions": [line.strip() for line in actions],
+        "scene": scene,
+        "task": task,
+        "teach_task": teach_task,
+    }
+    return hashlib.sha256(orjson.dumps(content, option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
 class EpisodeError(ValueError):
-    """A record that could not be read; names the source and line."""
+    """A record or source that could not be read; names the source and line (0: the whole
+    source). Pickles intact, so it crosses process boundaries."""
 
     def __init__(self, source: str, line: int, message: str) -> None:
-        super().__init__(f"{source}:{line}: {message}")
+        where = f"{source}:{line}" if line else source
+        super().__init__(f"{where}: {message}")
         self.source, self.line, self.message = source, line, message
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.source, self.line, self.message))
 
 
 def _one_line(exc: ValidationError) -> str:
@@ -153,9 +226,33 @@ def parse_episode(data: Any, *, source: str = "<input>", line: int = 0) -> Episo
     return episode
 
 
+RESULT_KEYS = frozenset({"original", "refined", "verdicts"})  # what `verify` writes
+
+
+def wrong_kind(data: Any) -> str | None:
+    """Why a JSON record is not an episode record at all (a results file, some other JSONL),
+    or None when it may be one (it may still have errors in its fields)."""
+    if not isinstance(data, dict):
+        return f"its records are JSON {type(data).__name__}s"
+    if "actions" in data:
+        return None
+    if data.keys() >= RESULT_KEYS:
+        return "it holds results of `planverify verify` (records with original/refined/verdicts)"
+    keys = ", ".join(sorted(map(str, data))[:6]) or "none"
+    return f"its records have no `actions` (keys: {keys})"
+
+
+EXPECTED = 'expected episode records like {"id", "goal"?, "actions": [...], "scene"?}'
+
+
 def iter_jsonl(path: Path) -> Iterator[Episode | EpisodeError]:
-    """Read a JSONL file, yielding an episode or an error for each non-blank line."""
+    """Read a JSONL file, yielding an episode or an error for each non-blank line.
+
+    A file whose first record is of another kind altogether (a results file, say) gives one
+    error for the whole file rather than one per record.
+    """
     source = str(path)
+    first = True
     with path.open("rb") as fh:
         for number, raw in enumerate(fh, start=1):
             if not raw.strip():
@@ -165,8 +262,12 @@ def iter_jsonl(path: Path) -> Iterator[Episode | EpisodeError]:
             except orjson.JSONDecodeError as exc:
                 yield EpisodeError(source, number, f"malformed JSON ({exc})")
                 continue
+            if first and (kind := wrong_kind(data)) is not None:
+                yield EpisodeError(source, 0, f"not an episodes file: {kind}; {EXPECTED}")
+                return
+            first = False
             try:
-                yield parse_episode(data, source=source, line=number)
+                yield parse_episode(data, source=source, line=number).read_from(source, number)
             except EpisodeError as exc:
                 yield exc
 

@@ -22,14 +22,14 @@ import httpx
 from langgraph_sdk import __version__ as SDK_VERSION
 from langgraph_sdk.client import LangGraphClient
 
-from planverify.api import settings_key, thread_id
-from planverify.calls import CallLimits
+from planverify.api import graph_input, thread_id
+from planverify.calls import CallLimits, ProviderUnreachable
 from planverify.costs import Spend
 from planverify.episode import Episode
 from planverify.graphs.context import VerifierContext
 from planverify.graphs.graph import recursion_limit
 from planverify.graphs.state import PlanState
-from planverify.result import VerificationResult
+from planverify.result import GoalSource, VerificationResult
 
 GRAPH_ID = "planverify"  # the graph's name in langgraph.json
 NAMESPACE = uuid.UUID("5b1f0f1e-8a55-4d0c-9a8a-6c3c1f7d2e10")  # thread ids are uuid5 in it
@@ -113,6 +113,7 @@ class RemoteVerifier:
         judge_output: Literal["text", "structured"] = "text",
         grounding: bool = False,
         base_url: str | None = None,
+        goal_source: GoalSource = "given",
         api_key: str | None = None,
         timeout: float = 300.0,
         limits: CallLimits | None = None,
@@ -137,10 +138,13 @@ class RemoteVerifier:
             judge_output=judge_output,
             grounding=grounding,
             base_url=base_url,
+            goal_source=goal_source,
         )
         # limits travel with every run: the server's model calls obey them
         self.context = self.context.with_limits(limits)
-        self.key = settings_key(self.context)  # same settings, same key as a local run
+        self.settings = self.context.settings()
+        self.key = self.settings.key  # same settings, same key as a local run
+        self.unreachable: str | None = None  # the server reports model servers it cannot reach
         self.models = {"judge": judge, "planner": planner, "goal": planner}  # for prices
         self.client = connect(self.url, api_key, timeout=timeout)
 
@@ -187,22 +191,24 @@ class RemoteVerifier:
         if not found:
             raise RemoteError(f"the server at {self.url} does not serve the {GRAPH_ID!r} graph")
 
-    def thread_of(self, episode_id: str) -> str:
-        """The server thread of an episode under these settings (servers want UUIDs)."""
-        return str(uuid.uuid5(NAMESPACE, thread_id(episode_id, self.context)))
+    def thread_of(self, episode: Episode) -> str:
+        """The server thread of an episode (id, content) under these settings (servers want
+        UUIDs)."""
+        return str(uuid.uuid5(NAMESPACE, thread_id(episode, self.key)))
 
     async def averify(self, episode: Episode) -> VerificationResult:
         """Verify one episode on the server; failures become a result with status "error"."""
         try:
             result = await self._run(episode)
+            if result.input_digest != episode.input_digest:
+                raise RemoteRunError("the server's thread holds a run on other content")
         except RemoteRunError as exc:
-            return VerificationResult.failed(
-                episode.id, list(episode.actions), str(exc), episode.goal
-            )
+            if str(exc).startswith(ProviderUnreachable.__name__):
+                self.unreachable = str(exc)  # the server's model calls cannot get through
+            return VerificationResult.failed(episode, str(exc), self.settings)
         except Exception as exc:  # one bad episode must not stop a batch
-            return VerificationResult.from_exception(
-                episode.id, list(episode.actions), exc, episode.goal
-            )
+            return VerificationResult.from_exception(episode, exc, self.settings)
+        result.settings = self.settings
         spend = Spend(dict(self.models))
         spend.add(result.usage)
         result.cost_usd = None if spend.unpriced else spend.cost
@@ -210,7 +216,7 @@ class RemoteVerifier:
 
     async def _run(self, episode: Episode) -> VerificationResult:
         """Read the episode's thread back, wait for its run, or start one, until it is done."""
-        thread = self.thread_of(episode.id)
+        thread = self.thread_of(episode)
         await self.client.threads.create(
             thread_id=thread,
             if_exists="do_nothing",
@@ -246,12 +252,9 @@ class RemoteVerifier:
                 raise RemoteRunError(error or f"the server run ended with status {status}")
 
     def _input(self, episode: Episode) -> dict[str, Any]:
-        return {
-            "episode_id": episode.id,
-            "goal": episode.goal,
-            "actions": list(episode.actions),
-            "scene": episode.scene.model_dump(mode="json") if episode.scene else None,
-        }
+        payload = graph_input(episode)
+        payload["scene"] = episode.scene.model_dump(mode="json") if episode.scene else None
+        return payload
 
     async def _start(
         self, thread: str, episode_id: str, payload: dict[str, Any] | None

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Literal
+import hashlib
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
+from planverify.episode import Episode
 from planverify.graphs.state import Iteration, PlanState, StopReason
 from planverify.usage import TokenUsage
 
@@ -29,10 +31,42 @@ class Inserted(BaseModel):
     iteration: int  # the Judge pass that asked for it
 
 
+GoalSource = Literal["given", "dialogue", "infer"]
+
+
+class RunSettings(BaseModel):
+    """Everything about a run that can change its results; its hash (`key`) is part of every
+    checkpoint thread id and journal line, so a result is never reused under other settings."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    judge: str  # judge spec or name
+    planner: str  # planner spec or name
+    mode: Literal["iterative", "static"] = "iterative"  # static: one Judge pass, no revision
+    max_iterations: int = 5  # cap on Judge passes
+    judge_output: str = "text"  # protocol of model Judges and Planners
+    grounding: bool = False  # simulator facts in model Judge prompts
+    review: bool = False  # a person reviews each critique
+    goal: GoalSource = "given"  # where the goal comes from
+    base_url: str | None = None  # OpenAI-compatible server
+    prompts: str | None = None  # version of the prompt templates
+    judge_version: str | None = None  # version of the Judge's own logic
+    planner_version: str | None = None  # version of the Planner's own logic
+    models: dict[str, dict[str, Any]] = Field(default_factory=dict)  # role -> model parameters
+
+    @property
+    def key(self) -> str:
+        """A short hash of these settings."""
+        text = self.model_dump_json(exclude_none=True)
+        return hashlib.sha256(text.encode()).hexdigest()[:10]
+
+
 class VerificationResult(BaseModel):
     """The outcome of verifying one plan; `model_dump(mode="json")` is its JSONL record."""
 
     id: str  # episode id
+    input_digest: str | None = None  # digest of the input it was computed on (Episode.input_digest)
+    settings: RunSettings | None = None  # the run settings it was computed under
     goal: str | None = None  # the goal used (given or inferred)
     status: Literal["ok", "error"] = "ok"  # whether verification finished
     error: str | None = None  # the error message when status is "error"
@@ -86,6 +120,7 @@ class VerificationResult(BaseModel):
         ]
         return cls(
             id=state.episode_id,
+            input_digest=state.input_digest,
             goal=state.goal,
             original=list(state.actions),
             refined=state.lines(),
@@ -101,16 +136,35 @@ class VerificationResult(BaseModel):
 
     @classmethod
     def failed(
-        cls, id: str, actions: list[str], message: str, goal: str | None = None
+        cls, episode: Episode, message: str, settings: RunSettings | None = None
     ) -> VerificationResult:
         """The record of an episode that could not be verified; the input is kept unchanged."""
         return cls(
-            id=id, goal=goal, status="error", error=message, original=actions, refined=actions
+            id=episode.id,
+            input_digest=episode.input_digest,
+            settings=settings,
+            goal=episode.goal,
+            status="error",
+            error=message,
+            original=list(episode.actions),
+            refined=list(episode.actions),
         )
 
     @classmethod
     def from_exception(
-        cls, id: str, actions: list[str], exc: BaseException, goal: str | None = None
+        cls, episode: Episode, exc: BaseException, settings: RunSettings | None = None
     ) -> VerificationResult:
         """`failed`, with the exception's type and message as the error."""
-        return cls.failed(id, actions, f"{type(exc).__name__}: {exc}".strip(), goal)
+        return cls.failed(episode, describe_error(exc), settings)
+
+    def belongs_to(self, episode: Episode, settings: RunSettings | None = None) -> bool:
+        """Whether this result was computed on exactly this episode's input (and, when given,
+        under these settings)."""
+        if self.id != episode.id or self.input_digest != episode.input_digest:
+            return False
+        return settings is None or (self.settings is not None and self.settings.key == settings.key)
+
+
+def describe_error(exc: BaseException) -> str:
+    """`Type: message` of an exception; never empty, even for a bare `TimeoutError()`."""
+    return f"{type(exc).__name__}: {exc}".strip().removesuffix(":")

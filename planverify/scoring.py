@@ -85,6 +85,7 @@ __all__ = [
     "bootstrap",
     "format_report",
     "gold_plan",
+    "infer_mode",
     "mentions_type",
     "mentions_verb",
     "missing_matches",
@@ -539,7 +540,12 @@ def _inserted_matches(line: str, wanted: Action) -> bool:
         return False
 
 
+OTHER_CONTENT = "the result was computed on other content than the episode's"
+
+
 def _plan_mismatch(episode: Episode, result: VerificationResult) -> str | None:
+    if result.input_digest is not None and result.input_digest != episode.input_digest:
+        return OTHER_CONTENT
     if result.original and result.original != episode.actions:
         return "the result was computed on another plan than the episode's"
     if result.verdicts and len(result.verdicts) != len(episode.actions):
@@ -729,6 +735,7 @@ class Report(BaseModel):
     by_task: dict[str, Scores] = Field(default_factory=dict)  # per task family
     episodes: list[EpisodeScore] = Field(default_factory=list)  # one per scored episode
     failed: list[str] = Field(default_factory=list)  # scored episodes whose result was unusable
+    mismatched: list[str] = Field(default_factory=list)  # results computed on other content
     missing: list[str] = Field(default_factory=list)  # episodes without a result (not scored)
     unmatched: list[str] = Field(default_factory=list)  # results without an episode
     unlabelled: list[str] = Field(default_factory=list)  # episodes without labels (not scored)
@@ -820,11 +827,28 @@ def score_results(
         },
         episodes=scored,
         failed=[s.id for s in scored if s.status == "error"],
+        mismatched=[s.id for s in scored if OTHER_CONTENT in s.notes],
         missing=missing,
         unmatched=[rid for rid in by_id if rid not in seen],
         unlabelled=unlabelled,
         notes=report_notes,
     )
+
+
+def infer_mode(results: Sequence[VerificationResult]) -> Mode:
+    """How results were made: their settings say; for records written before results carried
+    settings, a run with any `static` stop is static (an iterative run never stops so, and a
+    static run whose Judge raised nothing anywhere scores the same either way).
+
+    Raises ValueError when the results mix static and iterative runs.
+    """
+    modes: set[str] = {r.settings.mode for r in results if r.settings is not None}
+    legacy = [r for r in results if r.settings is None]
+    if legacy:
+        modes.add("static" if any(r.stop_reason == "static" for r in legacy) else "iterative")
+    if len(modes) > 1:
+        raise ValueError("the results mix static and iterative runs: score them separately")
+    return "static" if modes == {"static"} else "iterative"
 
 
 def _pct(value: float | None) -> str:

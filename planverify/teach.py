@@ -360,8 +360,9 @@ def convert_game(
     """Convert one parsed TEACh game into an `Episode`.
 
     The episode's `id` is the game's (first) episode id, `task` the task name, `goal` the task
-    description and `scene` the initial object states. Extra fields: `split`, `source`, `world`
-    and `task_objects` (the object types the task definition names).
+    description, `scene` the initial object states and `teach_task` the game's task definition
+    (`tasks[0]` without its `episodes`, verbatim). Extra fields: `split`, `source`, `world` and
+    `task_objects` (the object types the task definition names).
     Raises `EpisodeError(source, 0, message)` with a one-line message on malformed content.
     """
     try:
@@ -380,10 +381,11 @@ def convert_game(
             "source": source,
             "world": first.get("world"),
             "task_objects": _task_objects(tasks[0][1], []),
+            "teach_task": {k: v for k, v in tasks[0][1].items() if k != "episodes"},
         }
     except (ValueError, TypeError, KeyError, ValidationError) as exc:
         raise EpisodeError(source, 0, _one_line(exc)) from None
-    return parse_episode(record, source=source)
+    return parse_episode(record, source=source).read_from(source, 0)
 
 
 def _one_line(exc: Exception) -> str:

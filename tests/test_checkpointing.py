@@ -106,12 +106,13 @@ async def test_every_judge_pass_is_in_the_state_history(saver: BaseCheckpointSav
     assert result.status == "ok", result.error
     assert (result.refined, result.iterations, result.revisions) == (REFINED, 4, 3)
 
-    config = verifier.config(EPISODE.id)
+    config = verifier.config(EPISODE)
     history = [s async for s in verifier.graph.aget_state_history(config)]
     latest = history[0]
     assert latest.next == () and latest.values["stop_reason"] == "no_objections"
     summary = VerificationResult.from_state(PlanState.model_validate(latest.values))
-    assert summary.model_dump(exclude={"cost_usd"}) == result.model_dump(exclude={"cost_usd"})
+    excluded = {"cost_usd", "settings"}  # added by the Verifier
+    assert summary.model_dump(exclude=excluded) == result.model_dump(exclude=excluded)
 
     judged_at = {
         s.values["iteration"]: len(s.values["plan"])
@@ -161,7 +162,7 @@ async def test_an_episode_that_failed_midway_continues_from_its_last_checkpoint(
     assert failed.status == "error" and failed.refined == PLAN
 
     verifier = Verifier(judge=crashing, checkpointer=saver)
-    stopped = await verifier.graph.aget_state(verifier.config(EPISODE.id))
+    stopped = await verifier.graph.aget_state(verifier.config(EPISODE))
     assert stopped.next == ("judge",)
     assert stopped.values["iteration"] == 1 and len(stopped.values["plan"]) == 4
 
@@ -180,7 +181,7 @@ async def test_a_run_paused_before_a_node_continues_on_rerun(
 ) -> None:
     judge = scripted(*PASSES)
     verifier = Verifier(judge=judge, checkpointer=saver)
-    config = verifier.config(EPISODE.id)
+    config = verifier.config(EPISODE)
     payload = {"episode_id": EPISODE.id, "goal": GOAL, "actions": PLAN}
     await verifier.graph.ainvoke(
         payload, config, context=verifier.context, interrupt_before=["planner"]
@@ -223,22 +224,41 @@ async def test_other_settings_get_other_threads_and_no_stale_result(
 
     threads = {c.config["configurable"]["thread_id"] for c in await checkpoints(saver)}
     expected = {
-        thread_id(EPISODE.id, VerifierContext(judge="move-hater", max_iterations=1)),
-        thread_id(EPISODE.id, VerifierContext(judge="move-hater", max_iterations=5)),
-        thread_id(EPISODE.id, VerifierContext(judge="another-judge", max_iterations=1)),
-        thread_id(EPISODE.id, VerifierContext(judge="baseline")),
+        thread_id(EPISODE, VerifierContext(judge=MoveHater(), max_iterations=1).settings().key),
+        thread_id(EPISODE, VerifierContext(judge=MoveHater(), max_iterations=5).settings().key),
+        thread_id(
+            EPISODE,
+            VerifierContext(judge=MoveHater("another-judge"), max_iterations=1).settings().key,
+        ),
+        thread_id(EPISODE, VerifierContext(judge="baseline").settings().key),
     }
     assert threads == expected and len(expected) == 4
     for verifier in (capped_verifier, full_verifier):
-        tid = verifier.config(EPISODE.id)["configurable"]["thread_id"]
-        assert tid == thread_id(EPISODE.id, verifier.context)
+        tid = verifier.config(EPISODE)["configurable"]["thread_id"]
+        assert tid == thread_id(EPISODE, verifier.key)
         assert tid.startswith(f"{EPISODE.id}#")
 
 
-def test_thread_ids_are_stable_and_cover_every_setting() -> None:
+def key(context: VerifierContext) -> str:
+    return context.settings().key
+
+
+def test_thread_ids_are_stable_and_cover_every_setting_and_the_content() -> None:
     base = VerifierContext(judge="baseline", planner="rules")
-    assert thread_id("ep", base) == thread_id("ep", VerifierContext(judge="baseline"))
-    assert thread_id("ep", base) != thread_id("ep2", base)
+    ep = Episode(id="ep", goal=GOAL, actions=PLAN)
+    assert thread_id(ep, key(base)) == thread_id(ep, key(VerifierContext(judge="baseline")))
+    assert thread_id(ep, key(base)) != thread_id(ep.model_copy(update={"id": "ep2"}), key(base))
+    for change in (
+        {"goal": "Another goal."},
+        {"actions": PLAN[:-1]},
+        {"task": "Coffee"},
+        {"teach_task": {"task_name": "Coffee"}},
+        {"scene": {"objects": [{"id": "Mug|1", "type": "Mug"}]}},
+    ):
+        edited = Episode.model_validate({**ep.model_dump(), **change})
+        assert thread_id(edited, key(base)) != thread_id(ep, key(base)), change
+    annotated = Episode.model_validate({**ep.model_dump(), "labels": [], "clean": PLAN})
+    assert thread_id(annotated, key(base)) == thread_id(ep, key(base)), "annotations are not input"
     variants = [
         VerifierContext(judge="rules"),
         VerifierContext(judge="baseline", planner="openai:gpt-4o-mini"),
@@ -247,8 +267,11 @@ def test_thread_ids_are_stable_and_cover_every_setting() -> None:
         VerifierContext(judge="baseline", judge_output="structured"),
         VerifierContext(judge="baseline", grounding=True),
         VerifierContext(judge="baseline", base_url="http://localhost:8000/v1"),
+        VerifierContext(judge="baseline", review=True),
+        VerifierContext(judge="baseline", goal_source="dialogue"),
+        VerifierContext(judge="baseline", goal_source="infer"),
     ]
-    ids = {thread_id("ep", c) for c in variants} | {thread_id("ep", base)}
+    ids = {thread_id(ep, key(c)) for c in variants} | {thread_id(ep, key(base))}
     assert len(ids) == len(variants) + 1
 
 
@@ -261,17 +284,19 @@ def test_a_sqlite_file_reads_back_episode_threads_and_history(tmp_path: Path) ->
     capped = verify_many(episodes, judge="rules", max_iterations=1, checkpoint=path)
     assert all(r.status == "ok" for r in [*baseline, *capped])
 
-    first = thread_id("ep_1", VerifierContext(judge="baseline"))
-    second = thread_id("ep_1", VerifierContext(judge="rules", max_iterations=1))
+    by_id = {e.id: e for e in episodes}
+    first = thread_id(by_id["ep_1"], key(VerifierContext(judge="baseline")))
+    second = thread_id(by_id["ep_1"], key(VerifierContext(judge="rules", max_iterations=1)))
     assert episode_threads(path, "ep_1") == [first, second], "oldest first, no LIKE wildcard"
     assert episode_threads(path, "ep") == [
-        thread_id("ep", VerifierContext(judge="baseline")),
-        thread_id("ep", VerifierContext(judge="rules", max_iterations=1)),
+        thread_id(by_id["ep"], key(VerifierContext(judge="baseline"))),
+        thread_id(by_id["ep"], key(VerifierContext(judge="rules", max_iterations=1))),
     ], "not the threads of 'ep#2'"
     assert len(episode_threads(path, "ep#2")) == 2
     assert episode_threads(path, "missing") == []
 
-    state, count = load_history(path, second)
+    stored = load_history(path, second)
+    state, count = stored.state, stored.checkpoints
     assert [s.action for s in state.plan] == capped[0].refined
     assert (state.stop_reason, state.iteration) == (capped[0].stop_reason, capped[0].iterations)
     assert state.history == capped[0].history

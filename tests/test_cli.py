@@ -104,11 +104,13 @@ def test_duplicate_ids_and_missing_files(tmp_path: Path) -> None:
     out = tmp_path / "out.jsonl"
     result = runner.invoke(app, ["verify", str(twice), "--no-checkpoint", "-o", str(out)])
     assert result.exit_code == 1 and "'a' appears more than once" in result.stderr
+    assert f"{twice}:2: episode id 'a' appears more than once (first at {twice}:1)" in " ".join(
+        result.stderr.split()
+    )
     assert [r.id for r in read_results(out)] == ["a"]
     result = runner.invoke(app, ["verify", str(tmp_path / "nope.jsonl"), "--no-checkpoint"])
-    assert result.exit_code == 1
-    assert "nope.jsonl:0: no such file" in result.stderr.replace("\n", "")
-    assert "no episodes to verify" in result.stderr
+    assert result.exit_code == 2, "a missing input is a usage error, found before any work"
+    assert "no such file or directory:" in result.stderr and "nope.jsonl" in result.stderr
 
 
 def test_goal_from_dialogue_uses_the_commander(tmp_path: Path) -> None:
@@ -167,7 +169,11 @@ def test_checkpoints_are_reused_and_shown(tmp_path: Path) -> None:
     )
     assert other.exit_code == 0
     shown = runner.invoke(app, ["show", "mug-run", "--checkpoint", str(db)])
-    assert shown.stdout.count("(thread mug-run#") == 2
+    assert shown.stdout.count("thread mug-run#") == 2
+    labels = [line for line in shown.stdout.splitlines() if "mug-run: judge rules" in line]
+    assert len(labels) == 2, shown.stdout
+    assert "planner rules, iterative, cap 5, 20" in labels[0]  # ... and the date
+    assert "cap 1" in labels[1]
 
     missing = runner.invoke(app, ["show", "nope", "--checkpoint", str(db)])
     assert missing.exit_code == 2 and "'nope' is not in" in missing.stderr
@@ -218,7 +224,7 @@ def test_convert_and_verify_read_teach_games_dirs_and_globs(tmp_path: Path) -> N
         app, ["convert", str(tmp_path / "games"), "--split", "valid_seen", "-o", str(out)]
     )
     assert result.exit_code == 1  # one unreadable file, reported; the rest converted
-    assert "bad.game.json:0: malformed JSON" in result.stderr.replace("\n", "")
+    assert "bad.game.json: malformed JSON" in result.stderr.replace("\n", "")
     assert "read 2 game(s), skipped 1" in result.stdout
     records = [orjson.loads(line) for line in out.read_bytes().splitlines()]
     assert [(r["id"], r["split"], r["actions"]) for r in records] == [

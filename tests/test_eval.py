@@ -81,7 +81,8 @@ def test_convergence_shares_stop_reasons_and_length_cut_by_hand() -> None:
         result("r3", [a, b], [a], 3, iterations=3, stop_reason="max_iterations"),
         # 1 -> 1 in one round (one removed, one inserted)
         result("r1b", [b], [c], 1, iterations=2, stop_reason="no_change"),
-        VerificationResult.failed("bad", [a], "timeout"),  # left out of every share
+        # left out of every share:
+        VerificationResult.failed(Episode(id="bad", actions=[a]), "timeout"),
     ]
     flow = convergence(runs)
     assert (flow.episodes, flow.failed) == (4, 1)
@@ -432,9 +433,9 @@ async def test_langsmith_offline_runs_the_same_evaluators_and_sends_nothing(
     no_network: list[Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("LANGSMITH_API_KEY", raising=False)
-    monkeypatch.setenv("LANGSMITH_TRACING", "true")
     episodes = annotated(6)
     cells = await arun_grid(episodes, judges=["rules", "baseline"], planners=["rules"])
+    monkeypatch.setenv("LANGSMITH_TRACING", "true")  # only the LangSmith part is under test
     sync, experiments = await smith.run_langsmith(
         "sample", episodes, cells, max_iterations=5, dataset="annotated.jsonl"
     )
@@ -526,6 +527,8 @@ def test_dataset_is_created_then_updated_in_place() -> None:
         "goal": episodes[0].goal,
         "actions": episodes[0].actions,
         "scene": episodes[0].scene.model_dump(mode="json") if episodes[0].scene else None,
+        "task": episodes[0].task,
+        "teach_task": episodes[0].teach_task,
     }
     assert example.outputs["labels"][0]["type"] in ("REMOVE", "MISSING")
     assert example.metadata == {"episode_id": episodes[0].id, "task": episodes[0].task}

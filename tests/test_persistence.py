@@ -67,7 +67,7 @@ async def test_every_judge_pass_is_in_the_state_history(saver: BaseCheckpointSav
     verifier = Verifier(judge=MoveHater(), checkpointer=saver)
     result = await verifier.averify(EPISODE)
     assert (result.iterations, result.refined) == (3, [PLAN[0], PLAN[3]])
-    history = [s async for s in verifier.graph.aget_state_history(verifier.config(EPISODE.id))]
+    history = [s async for s in verifier.graph.aget_state_history(verifier.config(EPISODE))]
     passes = sorted({s.values.get("iteration", 0) for s in history})
     assert passes == [0, 1, 2, 3]
     plans = {len(s.values.get("plan", [])) for s in history}
@@ -103,8 +103,8 @@ async def test_other_settings_never_reuse_a_result(saver: BaseCheckpointSaver[An
     )
     full = await Verifier(judge=MoveHater(), checkpointer=saver).averify(EPISODE)
     assert capped.stop_reason == "max_iterations" and full.stop_reason == "no_objections"
-    assert thread_id(EPISODE.id, VerifierContext(max_iterations=1)) != thread_id(
-        EPISODE.id, VerifierContext(max_iterations=5)
+    assert thread_id(EPISODE, VerifierContext(max_iterations=1).settings().key) != thread_id(
+        EPISODE, VerifierContext(max_iterations=5).settings().key
     )
 
 
@@ -115,7 +115,8 @@ def test_show_reads_threads_and_history_from_a_sqlite_file(tmp_path: Path) -> No
     assert [r.id for r in results] == ["ep-1", "ep-2"]
     (thread,) = episode_threads(path, "ep-1")
     assert thread.startswith("ep-1#")
-    state, checkpoints = load_history(path, thread)
+    stored = load_history(path, thread)
+    state, checkpoints = stored.state, stored.checkpoints
     assert state.stop_reason == results[0].stop_reason
     assert [s.action for s in state.plan] == results[0].refined
     assert checkpoints >= 2 * state.iteration

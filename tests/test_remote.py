@@ -48,25 +48,19 @@ def offline_client(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 async def batch(verifier: Any, episodes: list[Episode], output: Path) -> list[VerificationResult]:
     """Run `run_batch` as `planverify verify` does, with an output file."""
-    results, skipped = await run_batch(
-        verifier,
-        iter(episodes),
-        total=len(episodes),
-        limit=None,
-        goal="given",
-        output=output,
-        concurrency=4,
+    report = await run_batch(
+        verifier, iter(episodes), total=len(episodes), limit=None, output=output, concurrency=4
     )
-    assert skipped == 0
-    return results
+    assert not report.skipped
+    return report.results
 
 
 def records(output: Path) -> list[VerificationResult]:
     return [VerificationResult.model_validate_json(x) for x in output.read_bytes().splitlines()]
 
 
-async def runs_of(verifier: RemoteVerifier, episode_id: str) -> list[dict[str, Any]]:
-    runs = await verifier.client.runs.list(verifier.thread_of(episode_id), limit=100)
+async def runs_of(verifier: RemoteVerifier, episode: Episode) -> list[dict[str, Any]]:
+    runs = await verifier.client.runs.list(verifier.thread_of(episode), limit=100)
     return [dict(run) for run in runs]
 
 
@@ -86,10 +80,10 @@ async def test_a_batch_on_the_server_equals_the_local_one_and_a_rerun_makes_no_n
         assert not out.with_name(out.name + ".partial").exists()
         assert all(r.status == "ok" and r.stop_reason for r in remote)
 
-        thread = await verifier.client.threads.get(verifier.thread_of(episodes[0].id))
+        thread = await verifier.client.threads.get(verifier.thread_of(episodes[0]))
         assert thread["metadata"]["episode_id"] == episodes[0].id
         assert thread["metadata"]["settings"] == verifier.key == Verifier().key
-        first = {e.id: await runs_of(verifier, e.id) for e in episodes}
+        first = {e.id: await runs_of(verifier, e) for e in episodes}
         assert all(len(runs) == 1 for runs in first.values()), "one run per episode"
         run = first[episodes[0].id][0]
         assert run["kwargs"]["config"]["recursion_limit"] == recursion_limit(5)
@@ -98,13 +92,13 @@ async def test_a_batch_on_the_server_equals_the_local_one_and_a_rerun_makes_no_n
         assert [r.model_dump() for r in again] == [r.model_dump() for r in local]
         assert records(out) == again
         for e in episodes:
-            assert await runs_of(verifier, e.id) == first[e.id], f"{e.id}: no new run"
+            assert await runs_of(verifier, e) == first[e.id], f"{e.id}: no new run"
 
 
 async def test_an_episode_stopped_part_way_continues_from_its_checkpoint(server: str) -> None:
     episode = Episode(id="half-done", goal="Make coffee.", actions=COFFEE_PLAN)
     async with RemoteVerifier(server, judge="baseline") as verifier:
-        thread = verifier.thread_of(episode.id)
+        thread = verifier.thread_of(episode)
         await verifier.client.threads.create(thread_id=thread)
         first = await verifier.client.runs.create(
             thread,
@@ -124,7 +118,7 @@ async def test_an_episode_stopped_part_way_continues_from_its_checkpoint(server:
             "no_objections",
             2,
         )
-        runs = await runs_of(verifier, episode.id)
+        runs = await runs_of(verifier, episode)
         assert len(runs) == 2
         assert runs[0]["kwargs"]["input"] is None, "continued, not started again"
         local = await Verifier(judge="baseline").averify(episode)
@@ -137,7 +131,7 @@ async def test_a_run_already_queued_for_the_episode_is_waited_for_not_repeated(
     plan = [*COFFEE_PLAN, "Driver.Wave('Hand')"]  # an unknown verb: one warning per input
     episode = Episode(id="queued", goal="Make coffee.", actions=plan)
     async with RemoteVerifier(server, judge="baseline") as verifier:
-        thread = verifier.thread_of(episode.id)
+        thread = verifier.thread_of(episode)
         await verifier.client.threads.create(thread_id=thread)
         await verifier.client.runs.create(  # as left by a client stopped while it waited
             thread,
@@ -148,7 +142,7 @@ async def test_a_run_already_queued_for_the_episode_is_waited_for_not_repeated(
         )
         result = await verifier.averify(episode)
         assert result.status == "ok" and result.refined == [*COFFEE_REFINED, plan[-1]]
-        assert len(await runs_of(verifier, episode.id)) == 1
+        assert len(await runs_of(verifier, episode)) == 1
         assert len(result.warnings) == 1, "the input went in once"
 
 
@@ -176,7 +170,7 @@ async def test_an_episode_failing_on_the_server_is_an_error_record_and_the_batch
 
         again = await verifier.averify(episodes[0])  # resumes the failed thread: fails again
         assert again.status == "error" and again.error == failed.error
-        runs = await runs_of(verifier, episodes[0].id)
+        runs = await runs_of(verifier, episodes[0])
         assert [r["status"] for r in runs] == ["error", "error"]
         assert runs[0]["kwargs"]["input"] is None, "the rerun continued from the checkpoint"
 
@@ -240,9 +234,12 @@ def test_only_specs_and_http_urls_are_accepted() -> None:
 def test_thread_ids_are_uuids_fixed_by_episode_and_settings() -> None:
     one, same = RemoteVerifier("http://h:1"), RemoteVerifier("http://h:2")
     other = RemoteVerifier("http://h:1", max_iterations=2)
-    assert str(uuid.UUID(one.thread_of("a"))) == one.thread_of("a") == same.thread_of("a")
-    assert one.thread_of("a") != one.thread_of("b")
-    assert one.thread_of("a") != other.thread_of("a")
+    a, b = Episode(id="a", actions=COFFEE_PLAN), Episode(id="b", actions=COFFEE_PLAN)
+    edited = Episode(id="a", actions=COFFEE_PLAN[:-1])
+    assert str(uuid.UUID(one.thread_of(a))) == one.thread_of(a) == same.thread_of(a)
+    assert one.thread_of(a) != one.thread_of(b)
+    assert one.thread_of(a) != other.thread_of(a)
+    assert one.thread_of(a) != one.thread_of(edited), "other content, other thread"
 
 
 def test_the_api_key_is_the_given_one_else_the_first_variable_set(

@@ -102,9 +102,10 @@ async def test_closing_stores_what_is_queued_and_sqlite_saver_reads_it(tmp_path:
     path = tmp_path / "cp.sqlite"
     async with open_checkpointer(path) as saver:
         verifier = Verifier(checkpointer=saver)
-        result = await verifier.averify(Episode(id="coffee", goal="Coffee.", actions=COFFEE_PLAN))
+        episode = Episode(id="coffee", goal="Coffee.", actions=COFFEE_PLAN)
+        result = await verifier.averify(episode)
         assert result.refined == COFFEE_REFINED
-        thread = verifier.config("coffee")["configurable"]["thread_id"]
+        thread = verifier.config(episode)["configurable"]["thread_id"]
     with SqliteSaver.from_conn_string(str(path)) as plain:
         plain.serde = state_serializer()
         history = list(plain.list({"configurable": {"thread_id": thread}}))

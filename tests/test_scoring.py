@@ -273,7 +273,7 @@ def test_iterative_insertions() -> None:
 
 def test_failed_or_mismatched_results_find_nothing() -> None:
     ep = episode([PICK, LEFT, RIGHT], [remove(1), remove(2)])
-    failed = VerificationResult.failed(ep.id, ep.actions, "rate limited")
+    failed = VerificationResult.failed(ep, "rate limited")
     for mode in ("static", "iterative"):
         score = score_episode(ep, failed, mode=mode)  # type: ignore[arg-type]
         assert score.status == "error" and score.counts == Counts(fn=2)
@@ -323,7 +323,7 @@ def test_report_pairs_by_id_and_lists_what_was_not_scored() -> None:
     results = [
         result(a, removed={1}),
         result(b, removed={1}),
-        VerificationResult.failed("c", c.actions, "boom"),
+        VerificationResult.failed(c, "boom"),
         result(d),
         result(a, removed=set()),  # repeated id: ignored
         VerificationResult(id="zzz"),

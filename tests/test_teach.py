@@ -369,7 +369,7 @@ def test_malformed_game_raises_one_line_error(data: Any, problem: str) -> None:
         convert_game(data, source="bad.game.json")
     assert (info.value.source, info.value.line) == ("bad.game.json", 0)
     assert info.value.message.startswith(problem)
-    assert "\n" not in str(info.value) and str(info.value).startswith("bad.game.json:0: ")
+    assert "\n" not in str(info.value) and str(info.value).startswith("bad.game.json: ")
 
 
 # --------------------------------------------------------------------------- files

@@ -8,12 +8,12 @@ ran, 1 when some input records were left out or some episodes failed, 2 for usag
 
 from __future__ import annotations
 
+import contextlib
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Literal
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.progress import (
     BarColumn,
@@ -24,8 +24,11 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+from planverify.console import err, say
+from planverify.console import out as console
 from planverify.episode import Episode, EpisodeError, iter_jsonl
 from planverify.models import ModelSpecError
+from planverify.progress import PlainProgress, Tally
 from planverify.runner import run
 
 from .cache import DEFAULT_CACHE, SQLiteCache
@@ -36,8 +39,10 @@ from .smith import API_KEY_ENV, DatasetSync, Experiment, run_langsmith
 
 __all__ = ["EvalMode", "eval_command", "read_annotated"]
 
-err = Console(stderr=True)
-out = Console(highlight=False, soft_wrap=True, markup=False)  # names and paths print as they are
+
+def _print(text: str) -> None:
+    """Names and paths print as they are: no markup, no emoji codes."""
+    console.print(text, markup=False, soft_wrap=True)
 
 
 class EvalMode(StrEnum):
@@ -49,8 +54,7 @@ class EvalMode(StrEnum):
 
 
 def _fail(message: str, code: int = 2) -> typer.Exit:
-    # escaped: a message such as "pip install 'planverify[eval]'" is not rich markup
-    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+    say(err, "error:", "bold red", message)
     return typer.Exit(code)
 
 
@@ -240,7 +244,7 @@ def eval_command(
         raise _fail(f"no such file: {dataset}")
     episodes, skipped = read_annotated(dataset)
     for line in skipped:
-        err.print(f"[yellow]skipped:[/] {escape(line)}", highlight=False, soft_wrap=True)
+        say(err, "skipped:", "yellow", line)
     if not episodes:
         raise _fail(f"{dataset}: no annotated episodes (planverify corrupt makes some)")
     episodes = episodes[:limit]
@@ -268,14 +272,20 @@ def eval_command(
             raise _fail(str(exc)) from None
         err.print(f"{len(episodes)} episodes x {len(runs)} runs", highlight=False)
         bar, tasks = _progress(runs, len(episodes))
+        tally = Tally(total=len(episodes) * len(runs))
+        plain = PlainProgress(tally, stream=err.file) if not err.is_terminal else None
 
         def advance(index: int, result: object) -> None:
             failed = getattr(result, "status", "ok") == "error"
             task = bar.tasks[index]
             bar.update(tasks[index], advance=1, failed=task.fields["failed"] + failed)
+            tally.done += 1
+            tally.failed += failed
+            if plain is not None:
+                plain.refresh()  # a plain line every few seconds where there is no terminal
 
         async def main() -> tuple[list[Cell], DatasetSync | None, list[Experiment]]:
-            with bar:
+            with bar, plain or contextlib.nullcontext():
                 cells = await run_cells(
                     runs,
                     episodes,
@@ -318,16 +328,16 @@ def eval_command(
     )
     files = write_report(cells, episodes, report, settings)
     for cell in cells:
-        out.print(_line(cell))
+        _print(_line(cell))
     if store is not None:
-        out.print(f"model cache: {store.hits} answers reused, {store.misses} model calls ({cache})")
+        _print(f"model cache: {store.hits} answers reused, {store.misses} model calls ({cache})")
     if langsmith_dataset:
         where = (
             f"uploaded to dataset {sync.name!r} ({sync.added} examples added, {sync.updated} updated)"
             if sync is not None
             else f"run locally (no {API_KEY_ENV}; nothing sent)"
         )
-        out.print(f"LangSmith: {len(experiments)} experiment(s) {where}")
-    out.print(f"report: {files.report}")
+        _print(f"LangSmith: {len(experiments)} experiment(s) {where}")
+    _print(f"report: {files.report}")
     if skipped or any(c.failed for c in cells):
         raise typer.Exit(1)

@@ -740,18 +740,17 @@ def _first_error(exc: ValueError) -> str:
 @app.command("presets")
 def list_presets() -> None:
     """List the named model presets (override them with a TOML file in $PLANVERIFY_PRESETS)."""
-    table = Table(expand=True)
-    table.add_column("preset", no_wrap=True)
-    table.add_column("spec", overflow="fold")  # model ids wrap, never cut
-    table.add_column("paper's model", overflow="fold")
-    table.add_column("note", overflow="fold", ratio=1)
+    table = Table.grid(padding=(0, 2))
+    table.add_column(no_wrap=True, style="bold")
+    table.add_column(overflow="fold", ratio=1)  # the spec line is whole; the note wraps
     for name, entry in presets(os.environ.get("PLANVERIFY_PRESETS")).items():
-        table.add_row(
-            literal(name),
-            literal(entry.get("spec")),
-            literal(entry.get("paper_model", "")),
-            literal(entry.get("note", "")),
-        )
+        details = Text(str(entry.get("spec")), style="bold")
+        if paper := entry.get("paper_model"):
+            details.append(f"\npaper's model: {paper}")
+        if note := entry.get("note"):
+            details.append(f"\n{note}", style="dim")
+        table.add_row(literal(name), details)
+        table.add_row("", "")
     out.print(table)
 
 

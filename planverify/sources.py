@@ -67,7 +67,8 @@ def check_inputs(
     if not items:
         raise InputError("no inputs given")
     suffixes = (GAME_SUFFIX,) if games_only else READ_SUFFIXES
-    kinds = ", ".join(f"*{s}" for s in suffixes)
+    names = [f"*{s}" for s in suffixes]
+    kinds = " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
     for item in items:
         text = str(item)
         path = Path(text)

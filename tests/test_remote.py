@@ -255,3 +255,20 @@ def test_the_api_key_is_the_given_one_else_the_first_variable_set(
     assert sent(RemoteVerifier("http://h:1")) == "graph"
     assert sent(RemoteVerifier("http://h:1", api_key="given")) == "given"
     assert sent(RemoteVerifier("http://h:1", api_key="")) is None
+
+
+async def test_a_changed_episode_under_the_same_id_gets_its_own_thread_on_the_server(
+    server: str, tmp_path: Path
+) -> None:
+    first = Episode(id="edited", goal="Make coffee.", actions=COFFEE_PLAN)
+    edited = Episode(id="edited", goal="Make coffee.", actions=COFFEE_PLAN[:-1])
+    async with RemoteVerifier(server) as verifier:
+        (old,) = await batch(verifier, [first], tmp_path / "1.jsonl")
+        (new,) = await batch(verifier, [edited], tmp_path / "2.jsonl")
+        assert verifier.thread_of(first) != verifier.thread_of(edited)
+        assert new.original == edited.actions and new.input_digest == edited.input_digest
+        assert old.input_digest == first.input_digest != new.input_digest
+        runs_before = await runs_of(verifier, first)
+        (again,) = await batch(verifier, [first], tmp_path / "3.jsonl")
+        assert again.model_dump() == old.model_dump()
+        assert await runs_of(verifier, first) == runs_before, "read back, not run again"

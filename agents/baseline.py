@@ -18,18 +18,8 @@ from collections.abc import Sequence
 from planverify.agents.base import JudgeReply
 from planverify.critique import Critique, Flag
 from planverify.episode import Scene
-from planverify.notation import Action, parse_action
-
-_REVERSE = {"TurnLeft": "TurnRight", "TurnRight": "TurnLeft"}
-
-
-def cancels(a: Action, b: Action) -> bool:
-    """Whether motion b undoes motion a."""
-    if a.value is None or b.value is None:
-        return False
-    if a.verb == b.verb == "Move":
-        return a.value != 0 and a.value == -b.value
-    return _REVERSE.get(a.verb) == b.verb and a.value == b.value
+from planverify.notation import parse_action
+from planverify.world.rules import cancels
 
 
 def baseline_flags(plan: Sequence[str]) -> list[Flag]:

@@ -21,12 +21,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from planverify.agents.base import JudgeReply
-from planverify.agents.baseline import cancels
 from planverify.critique import Critique, Flag, Missing
 from planverify.episode import Scene
 from planverify.knowledge import KNIVES, families, relevant_types
 from planverify.notation import Action, object_type, parse_action
 from planverify.world import Outcome, World
+from planverify.world.rules import cancels
 
 # Receptacles an object may be taken out of to make room: taking it out is preparation when the
 # receptacle is used afterwards.

@@ -1,0 +1,387 @@
+"""TEACh's state rules: what each step of a plan does to the household.
+
+Each rule below models one behaviour of TEACh's simulator (AI2-THOR with TEACh's own
+`simbot*` states):
+
+- one object in hand at a time; a picked-up object leaves its receptacle, with what it holds;
+- closed containers can be neither reached into nor put into; a microwave runs only closed;
+- washing: a dirty object in a sink basin under a running faucet becomes clean, when it is put
+  there with the water running or when the faucet is turned on;
+- filling: a fillable object in a sink basin under a running faucet fills with water;
+- coffee: a mug in a running coffee machine fills with coffee (turned on with the mug inside,
+  or the mug put into the running machine);
+- cooking: bread slices in a switched-on toaster; food in a pan or pot on a lit burner (the
+  stove is lit through its knobs); food in a running microwave;
+- boiling: food in a pot of water on a lit burner, or in water in a running microwave;
+- pouring: from a held container that holds a liquid, into the target (watering a house plant
+  sets its liquid), emptying the source; pouring from an empty container changes nothing;
+- slicing needs a knife in hand; the slices exist from then on, where the whole object was.
+
+A state that is unknown before a step makes its effect unknown, never assumed.
+
+>>> from planverify.notation import parse_action
+>>> state = initial_state(None)
+>>> [apply(state, parse_action(s)).changed for s in ("Driver.PickUp('Mug')",
+...     "Driver.PutAOnB('Mug', 'SinkBasin')", "Driver.ToggleOn('Faucet')")]
+[True, True, True]
+>>> state.get("Mug").dirty, state.get("Mug").liquid
+(False, 'water')
+>>> apply(state, parse_action("Driver.PutAOnB('Mug', 'Sink')")).problem
+'nothing is held, so Mug cannot be put down'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from planverify.notation import MOTION_VERBS, Action
+from planverify.world.state import COFFEE, EMPTY, HAND, WATER, State, derived, initial_state
+
+WATER_TAPS = frozenset({"Faucet", "ShowerHead"})
+BASINS = frozenset({"Sink", "SinkBasin", "Bathtub", "BathtubBasin"})
+KNIVES = frozenset({"Knife", "ButterKnife"})
+COOKERS = frozenset({"Pan", "Pot", "Kettle"})  # stove-top cookware
+FILLABLE = frozenset(
+    {"Bottle", "Bowl", "Cup", "HousePlant", "Kettle", "Mug", "Pot", "WateringCan", "WineBottle"}
+)
+DIRTYABLE = frozenset({"Bowl", "Cloth", "Cup", "Mug", "Pan", "Plate", "Pot"})
+COOKABLE = frozenset({"Potato", "PotatoSliced", "BreadSliced", "Egg", "EggCracked"})
+BOILABLE = frozenset({"Potato", "PotatoSliced", "Egg"})
+SLICES = {"Apple": "AppleSliced", "Bread": "BreadSliced", "Lettuce": "LettuceSliced"}
+SLICES |= {"Potato": "PotatoSliced", "Tomato": "TomatoSliced", "Egg": "EggCracked"}
+
+
+_REVERSE = {"TurnLeft": "TurnRight", "TurnRight": "TurnLeft"}
+
+
+def cancels(a: Action, b: Action) -> bool:
+    """Whether motion b undoes motion a (a move and the move back, a turn and the turn back).
+
+    >>> from planverify.notation import parse_action as p
+    >>> cancels(p("Driver.Move(0.5)"), p("Driver.Move(-0.5)")), cancels(p("Driver.TurnLeft(90.0)"), p("Driver.TurnLeft(90.0)"))
+    (True, False)
+    """
+    if a.value is None or b.value is None:
+        return False
+    if a.verb == b.verb == "Move":
+        return a.value != 0 and a.value == -b.value
+    return _REVERSE.get(a.verb) == b.verb and a.value == b.value
+
+
+@dataclass
+class Outcome:
+    """What one step did."""
+
+    changed: bool | None  # whether the state changed; None when that is unknown
+    problem: str | None = None  # why the step is impossible, when it is (it then does nothing)
+
+
+IMPOSSIBLE_NOTHING = Outcome(changed=False)
+
+
+def _impossible(why: str) -> Outcome:
+    return Outcome(changed=False, problem=why)
+
+
+def _maybe(flag: bool | None, value: object, old: object) -> object:
+    """The new value of a state an effect sets when its cause holds (`flag` True), may hold
+    (None: then the value becomes unknown unless it already is the one set) or not (False)."""
+    if flag is True:
+        return value
+    if flag is None and old != value:
+        return None
+    return old
+
+
+def _any(values: Iterable[bool | None]) -> bool | None:
+    seen_unknown = False
+    for value in values:
+        if value is True:
+            return True
+        seen_unknown |= value is None
+    return None if seen_unknown else False
+
+
+# ----------------------------------------------------------------------------- devices
+
+
+def water_running(state: State) -> bool | None:
+    """Whether a faucet runs."""
+    taps = [o.on for o in state.objects.values() if o.kind in WATER_TAPS]
+    return _any(taps) if taps else (None if not state.index.known else False)
+
+
+def stove_lit(state: State) -> bool | None:
+    """Whether a burner is lit (TEACh lights burners through their knobs)."""
+    flames = [o.on for o in state.objects.values() if o.kind in ("StoveKnob", "StoveBurner")]
+    return _any(flames) if flames else (None if not state.index.known else False)
+
+
+def within(state: State, container: str) -> list[str]:
+    """Keys of everything in or on a container, at any depth."""
+    found: list[str] = []
+    frontier = [container]
+    while frontier:
+        place = frontier.pop()
+        for key in state.inside(place):
+            if key not in found and key != container:
+                found.append(key)
+                frontier.append(key)
+    return found
+
+
+def _wash(state: State, key: str, running: bool | None) -> None:
+    obj = state.get(key)
+    changes: dict[str, object] = {}
+    if obj.kind in DIRTYABLE:
+        changes["dirty"] = _maybe(running, False, obj.dirty)
+    if obj.kind in FILLABLE and obj.liquid != COFFEE:
+        changes["liquid"] = _maybe(running, WATER, obj.liquid)
+    if changes:
+        state.set(key, **changes)
+
+
+def _in_basin(state: State, key: str) -> bool:
+    return state.kind_at(state.get(key).loc) in BASINS
+
+
+def _brew(state: State, key: str, running: bool | None) -> None:
+    if state.get(key).kind == "Mug":
+        state.set(key, liquid=_maybe(running, COFFEE, state.get(key).liquid))
+
+
+def _heat(state: State, key: str, hot: bool | None, *, water: bool | None) -> None:
+    """Cook what can be cooked; boil what can be boiled when it sits in water."""
+    obj = state.get(key)
+    if obj.kind in COOKABLE:
+        state.set(key, cooked=_maybe(hot, True, obj.cooked))
+    if obj.kind in BOILABLE:
+        wet = None if water is None or hot is None else (water and hot)
+        state.set(key, boiled=_maybe(wet, True, obj.boiled))
+
+
+def _has_water(state: State, key: str) -> bool | None:
+    liquid = state.get(key).liquid
+    return None if liquid is None else liquid == WATER
+
+
+def _cook_on_stove(state: State, cooker: str, lit: bool | None) -> None:
+    """A pan or pot on a burner: its contents cook (and boil in water) when the stove is lit."""
+    if state.kind_at(state.get(cooker).loc) != "StoveBurner":
+        return
+    water = _has_water(state, cooker)
+    for key in within(state, cooker):
+        _heat(state, key, lit, water=water)
+
+
+def _switched_on(state: State, key: str, on: bool | None) -> None:
+    """What switching a device on does to what it holds."""
+    kind = state.get(key).kind
+    if kind in WATER_TAPS:
+        for item in [k for k in state.objects if _in_basin(state, k)]:
+            _wash(state, item, on)
+    elif kind == "CoffeeMachine":
+        for item in within(state, key):
+            _brew(state, item, on)
+    elif kind == "Toaster":
+        for item in within(state, key):
+            if state.get(item).kind == "BreadSliced":
+                _heat(state, item, on, water=False)
+    elif kind == "Microwave":
+        for item in within(state, key):
+            parent = state.get(item).loc
+            water = _has_water(state, parent) if parent in state.objects else False
+            _heat(state, item, on, water=water)
+    elif kind in ("StoveKnob", "StoveBurner"):
+        lit = stove_lit(state)
+        for cooker in state.of_kind(COOKERS):
+            _cook_on_stove(state, cooker, lit)
+
+
+def _put_into_device(state: State, item: str, place: str) -> None:
+    """What putting an object into or onto a running device does to it."""
+    kind = state.get(place).kind
+    if kind in BASINS:
+        _wash(state, item, water_running(state))
+    elif kind == "CoffeeMachine":
+        _brew(state, item, state.get(place).on)
+    elif kind == "Toaster" and state.get(item).kind == "BreadSliced":
+        _heat(state, item, state.get(place).on, water=False)
+    elif kind in COOKERS:
+        if state.kind_at(state.get(place).loc) == "StoveBurner":
+            _heat(state, item, stove_lit(state), water=_has_water(state, place))
+    elif kind == "StoveBurner" and state.get(item).kind in COOKERS:
+        _cook_on_stove(state, item, stove_lit(state))
+
+
+# ----------------------------------------------------------------------------- verbs
+
+
+def _pick_up(state: State, key: str, name: str) -> Outcome:
+    obj = state.get(key)
+    if state.held == key:
+        return _impossible(f"{name} is already held")
+    if state.held is not None:
+        return _impossible(f"the Driver already holds {state.held}, so {name} cannot be picked up")
+    if obj.present is False:
+        return _impossible(f"{name} does not exist yet (nothing was sliced or broken to make it)")
+    if obj.can_pick is False:
+        return _impossible(f"{name} cannot be picked up")
+    if state.closed(obj.loc):
+        return _impossible(f"{name} is inside the closed {state.kind_at(obj.loc)}")
+    state.set(key, loc=HAND)
+    state.held = key
+    return Outcome(changed=True)
+
+
+def _put(state: State, key: str, place: str, names: tuple[str, ...]) -> Outcome:
+    if state.held != key:
+        holding = "nothing is held" if state.held is None else f"{names[0]} is not held"
+        return _impossible(f"{holding}, so {names[0]} cannot be put down")
+    target = state.get(place)
+    if place == key:  # recorded so by TEACh now and then: put down, somewhere
+        state.set(key, loc=None)
+        state.held = None
+        return Outcome(changed=True)
+    if target.present is False or target.can_hold is False:
+        return _impossible(f"{names[1]} cannot hold {names[0]}")
+    if state.closed(place):
+        return _impossible(f"{names[1]} is closed")
+    state.set(key, loc=place)
+    state.held = None
+    _put_into_device(state, key, place)
+    for item in within(state, key):  # what the object holds meets the device too
+        _put_into_device(state, item, place)
+    return Outcome(changed=True)
+
+
+def _pour(state: State, source: str, target: str, names: tuple[str, ...]) -> Outcome:
+    if state.held != source:
+        return _impossible(f"{names[0]} is not held, so nothing can be poured from it")
+    liquid = state.get(source).liquid
+    if liquid == EMPTY:
+        return Outcome(changed=False)  # nothing to pour: nothing happens
+    old = state.get(target)
+    if old.kind in FILLABLE:
+        new = (
+            liquid
+            if liquid is not None
+            else (old.liquid if old.liquid in (WATER, COFFEE) else None)
+        )
+        state.set(target, liquid=new)
+    state.set(source, liquid=EMPTY if liquid is not None else None)
+    if old.kind in COOKERS:
+        _cook_on_stove(state, target, stove_lit(state))
+    return Outcome(changed=None if liquid is None else True)
+
+
+def _switch(state: State, key: str, name: str, on: bool) -> Outcome:
+    obj = state.get(key)
+    if obj.can_toggle is False:
+        return _impossible(f"{name} cannot be switched on or off")
+    if on and obj.kind == "Microwave" and obj.open is True:
+        return _impossible("the microwave is open; it only runs closed")
+    if obj.on is on:
+        return Outcome(changed=False)
+    state.set(key, on=on)
+    if on:
+        _switched_on(state, key, True)
+    return Outcome(changed=None if obj.on is None else True)
+
+
+def _open(state: State, key: str, name: str, is_open: bool) -> Outcome:
+    obj = state.get(key)
+    if obj.can_open is False:
+        return _impossible(f"{name} cannot be opened or closed")
+    if obj.open is is_open:
+        return Outcome(changed=False)
+    state.set(key, open=is_open)
+    if is_open and obj.kind == "Microwave" and obj.on:
+        state.set(key, on=False)  # opening a running microwave stops it
+    return Outcome(changed=None if obj.open is None else True)
+
+
+def _slice(state: State, key: str, name: str) -> Outcome:
+    held = state.held
+    if held is None or state.get(held).kind not in KNIVES:
+        return _impossible(f"slicing {name} needs a knife in hand")
+    obj = state.get(key)
+    if obj.sliced is True:
+        return Outcome(changed=False)
+    state.set(key, sliced=True)
+    made = SLICES.get(obj.kind)
+    if made is not None:  # the slices are as cooked as the whole was
+        for other, thing in list(state.objects.items()):
+            if thing.kind == made and thing.present is not True:
+                slice_ = derived(made, present=True, loc=obj.loc)
+                state.objects[other] = slice_._replace(cooked=obj.cooked, boiled=obj.boiled)
+    return Outcome(changed=None if obj.sliced is None else True)
+
+
+def _set(attribute: str, value: object) -> Callable[[State, str, str], Outcome]:
+    def apply_it(state: State, key: str, name: str) -> Outcome:
+        old = getattr(state.get(key), attribute)
+        if old == value:
+            return Outcome(changed=False)
+        state.set(key, **{attribute: value})
+        return Outcome(changed=None if old is None else True)
+
+    return apply_it
+
+
+def _break(state: State, key: str, name: str) -> Outcome:
+    if state.get(key).kind == "Egg":
+        for other, thing in list(state.objects.items()):
+            if thing.kind == "EggCracked" and thing.present is not True:
+                state.objects[other] = derived("EggCracked", present=True, loc=state.get(key).loc)
+    return Outcome(changed=True)
+
+
+ONE_OBJECT: dict[str, Callable[[State, str, str], Outcome]] = {
+    "ToggleOn": lambda s, k, n: _switch(s, k, n, True),
+    "ToggleOff": lambda s, k, n: _switch(s, k, n, False),
+    "Open": lambda s, k, n: _open(s, k, n, True),
+    "Close": lambda s, k, n: _open(s, k, n, False),
+    "Slice": _slice,
+    "Clean": _set("dirty", False),
+    "Dirty": _set("dirty", True),
+    "Fill": _set("liquid", WATER),
+    "Empty": _set("liquid", EMPTY),
+    "Break": _break,
+}
+
+
+def apply(state: State, action: Action) -> Outcome:
+    """Simulate one step in place; an impossible step changes nothing and says why."""
+    if action.is_dialogue or not action.known or action.verb in MOTION_VERBS:
+        return Outcome(changed=action.verb in MOTION_VERBS and action.value not in (None, 0.0))
+    keys = [state.key(name) for name in action.objects]
+    for name, key in zip(action.objects, keys, strict=True):
+        if key is None:
+            return _impossible(f"there is no {name} in the scene")
+    found = [k for k in keys if k is not None]
+    if action.verb == "PickUp":
+        return _pick_up(state, found[0], action.objects[0])
+    if action.verb == "PutAOnB":
+        return _put(state, found[0], found[1], action.objects)
+    if action.verb == "PourFromAIntoB":
+        return _pour(state, found[0], found[1], action.objects)
+    return ONE_OBJECT[action.verb](state, found[0], action.objects[0])
+
+
+def simulate(plan: list[Action], state: State) -> list[Outcome]:
+    """Run a plan from a state (changed in place); one outcome per step."""
+    return [apply(state, action) for action in plan]
+
+
+__all__ = [
+    "Outcome",
+    "apply",
+    "cancels",
+    "initial_state",
+    "simulate",
+    "stove_lit",
+    "water_running",
+    "within",
+]

@@ -1,0 +1,264 @@
+"""The simulated household: every object of the scene with what is known of its state.
+
+Objects the plan names are keyed by their name in the notation (`Mug`, `Mug2`); the scene's other
+objects by their simulator id, so that goals about *all* objects of a type ("clean all the
+plates") see them too. A state the scene does not give is `None` (unknown) and stays unknown until
+a step sets it; an unknown never decides a verdict.
+
+With a scene, the scene lists every object: a type it does not have does not exist. Without one,
+any named object may exist, with every state unknown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field, replace
+from typing import NamedTuple
+
+from planverify.episode import Scene, SceneObject
+from planverify.notation import object_type
+from planverify.world.classes import base_type
+from planverify.world.vocabulary import resolve_name
+
+HAND = "@hand"  # the location of the object the Driver holds
+SOME = "*"  # prefix of a place known by type only: "*Cabinet" is in some cabinet
+CONTAINERS = frozenset({"Box", "Cabinet", "Drawer", "Fridge", "Microwave", "Safe"})
+"""Openable receptacles whose inside cannot be reached when closed (a toilet's lid or a laptop's
+screen closes nothing in)."""
+
+WATER, COFFEE, EMPTY = "water", "coffee", ""  # what a container holds
+
+
+class Obj(NamedTuple):
+    """One object and what is known of it (None: unknown)."""
+
+    kind: str  # TEACh object type
+    present: bool | None = None  # exists now (a slice only once its source is sliced)
+    loc: str | None = None  # key of what it is in/on; SOME + type for a scene's initial place
+    open: bool | None = None  # openable objects: open
+    on: bool | None = None  # toggleable objects: switched on
+    dirty: bool | None = None  # dirty
+    liquid: str | None = None  # WATER, COFFEE or EMPTY; None when unknown
+    cooked: bool | None = None  # cooked (toasted, fried, microwaved)
+    boiled: bool | None = None  # boiled
+    sliced: bool | None = None  # cut into slices
+    can_pick: bool | None = None  # can be picked up
+    can_hold: bool | None = None  # is a receptacle
+    can_toggle: bool | None = None  # can be switched
+    can_open: bool | None = None  # can be opened
+
+
+@dataclass(frozen=True)
+class SceneIndex:
+    """What never changes while a plan runs: which types exist, and how names map to types."""
+
+    known: bool  # whether a scene lists every object
+    types: frozenset[str] = frozenset()  # types present at the start (with a scene)
+    names: dict[str, str | None] = field(default_factory=dict)  # plan name -> TEACh type
+
+    def type_of(self, name: str) -> str | None:
+        """The TEACh type of a name in the plan, or None when it names nothing the scene has."""
+        if name not in self.names:
+            self.names[name] = resolve_name(name, self.types if self.known else None)
+        return self.names[name]
+
+    def exists(self, kind: str) -> bool | None:
+        """Whether objects of a type can exist here (derived types once their source does)."""
+        if not self.known:
+            return None
+        return kind in self.types or base_type(kind) in self.types
+
+
+@dataclass
+class State:
+    """The household at one moment of a plan; `copy()` is cheap (objects are immutable)."""
+
+    index: SceneIndex
+    objects: dict[str, Obj] = field(default_factory=dict)
+    held: str | None = None  # key of the held object; None = nothing
+    spare: dict[str, list[str]] = field(default_factory=dict)  # type -> unnamed scene keys
+
+    def copy(self) -> State:
+        return State(self.index, dict(self.objects), self.held, self.spare)
+
+    def snapshot(self) -> tuple[tuple[tuple[str, Obj], ...], str | None]:
+        """A hashable, comparable summary of the state."""
+        return tuple(sorted(self.objects.items())), self.held
+
+    # ----------------------------------------------------------------- lookup
+
+    def key(self, name: str) -> str | None:
+        """The key of the object a plan name denotes, creating its record on first use; None when
+        the scene has no such object."""
+        if name in self.objects:
+            return name
+        kind = self.index.type_of(name)
+        if kind is None:
+            if self.index.known:
+                return None
+            kind = object_type(name)
+        if self.index.known and not self.index.exists(kind):
+            return None
+        spare = self.spare.get(kind)
+        if spare:  # an unnamed scene object of the type, its place not known for sure
+            self.spare = {**self.spare, kind: spare[1:]}
+            self.objects[name] = self.objects.pop(spare[0])._replace(loc=None)
+        elif self.index.known and kind not in self.index.types:
+            self.objects[name] = derived(kind, present=False)  # made later by a state change
+        else:
+            self.objects[name] = Obj(kind=kind, present=None if not self.index.known else True)
+        return name
+
+    def get(self, key: str) -> Obj:
+        return self.objects[key]
+
+    def set(self, key: str, **changes: object) -> None:
+        self.objects[key] = self.objects[key]._replace(**changes)  # type: ignore[arg-type]
+
+    def kind_at(self, loc: str | None) -> str | None:
+        """The type of a location (an object key, or a type for a scene's initial place)."""
+        if loc is None or loc == HAND:
+            return None
+        if loc.startswith(SOME):
+            return loc[1:]
+        found = self.objects.get(loc)
+        return found.kind if found is not None else object_type(loc)
+
+    def inside(self, loc: str) -> Iterator[str]:
+        """Keys of the objects in or on a location, directly."""
+        for key, obj in self.objects.items():
+            if obj.loc == loc:
+                yield key
+
+    def of_kind(self, kinds: Iterable[str]) -> list[str]:
+        """Keys of the objects of some types."""
+        wanted = set(kinds)
+        return [key for key, obj in self.objects.items() if obj.kind in wanted]
+
+    def parents(self, key: str) -> list[str]:
+        """Types of everything an object is in or on, innermost first (a slice on a plate on a
+        table: Plate, DiningTable)."""
+        out: list[str] = []
+        loc = self.objects[key].loc
+        seen = {key}
+        while loc is not None and loc != HAND and loc not in seen:
+            seen.add(loc)
+            kind = self.kind_at(loc)
+            if kind is not None:
+                out.append(kind)
+            found = self.objects.get(loc)
+            loc = found.loc if found is not None else None
+        return out
+
+    def closed(self, loc: str | None) -> bool | None:
+        """Whether a location is a closed container (for a scene's initial place given by type:
+        closed only when every object of that type is known to be closed)."""
+        if loc is None or loc == HAND:
+            return False
+        if self.kind_at(loc) not in CONTAINERS:
+            return False
+        if not loc.startswith(SOME):
+            found = self.objects.get(loc)
+            if found is None or found.can_open is False:
+                return False
+            return None if found.open is None else not found.open
+        same = [o for o in self.objects.values() if o.kind == loc[1:]]
+        if not same or any(o.can_open is False for o in same):
+            return False
+        if all(o.open is False for o in same):
+            return True
+        return None if any(o.open is None for o in same) else False
+
+
+def initial_state(scene: Scene | None, *, names: Iterable[str] = ()) -> State:
+    """The state at the start of a plan: the scene's objects and initial states, the Driver's
+    hands empty. Objects the scene names (`SceneObject.name`) get that key, the others their
+    id; `names` are plan names to resolve now."""
+    if scene is None:
+        state = State(SceneIndex(known=False))
+    else:
+        index = SceneIndex(known=True, types=frozenset(o.type for o in scene.objects))
+        state = State(index)
+        spare: dict[str, list[str]] = {}
+        for o in scene.objects:
+            key = o.name or o.id
+            state.objects[key] = Obj(
+                kind=o.type,
+                present=True,
+                loc=_initial_place(o, scene),
+                open=o.open if o.openable else None,
+                on=o.toggled if o.toggleable else None,
+                dirty=o.dirty,
+                liquid=WATER if o.filled else EMPTY,
+                cooked=o.cooked,
+                boiled=False,
+                sliced=o.sliced,
+                can_pick=o.pickupable,
+                can_hold=o.receptacle,
+                can_toggle=o.toggleable,
+                can_open=o.openable,
+            )
+            if o.name is None:
+                spare.setdefault(o.type, []).append(key)
+        state.spare = spare
+    for name in names:
+        state.key(name)
+    return state
+
+
+def _initial_place(obj: SceneObject, scene: Scene) -> str | None:
+    """Where a scene object starts: the innermost of its receptacles.
+
+    TEACh lists every receptacle an object is in, outermost and innermost alike (an egg in a
+    bowl in the fridge: Fridge and Bowl, in any order). A movable container among them (a bowl)
+    holds it directly, and that container is found by its own receptacles; otherwise the first
+    that is not the floor.
+    """
+    parents = [p for p in obj.parent if p != "Floor"] or list(obj.parent)
+    if not parents:
+        return None
+    outer = set(obj.parent)
+    for other in scene.objects:
+        if (
+            other.type in parents
+            and other.pickupable
+            and other.receptacle
+            and other.id != obj.id
+            and set(other.parent) <= outer
+        ):
+            return other.name or other.id
+    return SOME + parents[0]
+
+
+def derived(kind: str, *, present: bool, loc: str | None = None) -> Obj:
+    """An object made by a state change (a slice of bread, a cracked egg): clean, uncooked and
+    empty, where its source was."""
+    return Obj(
+        kind=kind,
+        present=present,
+        loc=loc,
+        dirty=False,
+        liquid=EMPTY,
+        cooked=False,
+        boiled=False,
+        sliced=True,
+        can_pick=True,
+        can_hold=False,
+        can_toggle=False,
+        can_open=False,
+    )
+
+
+__all__ = [
+    "COFFEE",
+    "EMPTY",
+    "HAND",
+    "SOME",
+    "WATER",
+    "Obj",
+    "SceneIndex",
+    "State",
+    "derived",
+    "initial_state",
+    "replace",
+]

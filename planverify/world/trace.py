@@ -1,0 +1,156 @@
+"""Simulating a plan and its variants: the states before every step, which steps are impossible,
+and how far the goal is met at the end.
+
+A variant without some steps is simulated from the state before its first change only, and
+stops as soon as its state is again the same as the full plan's at that point: from there on
+both run the same steps on the same state, so the rest is known without simulating it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from planverify.notation import Action
+from planverify.world.goals import GoalSpec, Unit, evaluate
+from planverify.world.rules import Outcome, apply
+from planverify.world.state import State
+
+Judge = Callable[[State], list[Unit]]  # what a final state meets of the goal
+
+
+@dataclass
+class Trace:
+    """A simulated sequence of steps (ids into the plan's step list)."""
+
+    order: list[int]  # the steps run, in order
+    before: list[State]  # the state before each of them
+    outcomes: list[Outcome]  # what each did
+    final: State  # the state after the last
+    units: list[Unit]  # how far the goal is met at the end
+    impossible: frozenset[int] = field(default_factory=frozenset)  # steps that cannot happen
+
+    def position(self, step: int) -> int:
+        return self.order.index(step)
+
+
+@dataclass
+class Variant:
+    """What a variant of a traced sequence comes to (without some of its steps)."""
+
+    impossible: frozenset[int]  # steps that cannot happen in it
+    units: list[Unit]  # how far the goal is met at its end
+    final: State | None  # its final state (None when it ends as the trace does)
+
+
+def rank(met: bool | None) -> int:
+    return 2 if met is True else (1 if met is None else 0)
+
+
+def no_worse(candidate: Sequence[Unit], reference: Sequence[Unit]) -> bool:
+    """Whether every goal condition is met at least as well: what holds still holds, and what
+    does not hold has made no less progress."""
+    for new, old in zip(candidate, reference, strict=True):
+        if rank(new.met) < rank(old.met):
+            return False
+        if old.met is not True and new.progress < old.progress:
+            return False
+    return True
+
+
+def better(candidate: Sequence[Unit], reference: Sequence[Unit]) -> bool:
+    """Whether some goal condition is met better, and none worse."""
+    return no_worse(candidate, reference) and any(
+        rank(n.met) > rank(o.met) or n.progress > o.progress
+        for n, o in zip(candidate, reference, strict=True)
+    )
+
+
+def score(units: Sequence[Unit]) -> tuple[int, int]:
+    """How well a goal is met: conditions met, then progress (for ranking alternatives)."""
+    return sum(rank(u.met) for u in units), sum(u.progress for u in units)
+
+
+def goal_judge(spec: GoalSpec) -> Judge:
+    """What a final state meets of a goal spec."""
+    return lambda state: evaluate(spec, state)
+
+
+def ending(state: State, key: str) -> tuple[object, ...] | None:
+    """What matters of how an object ends: its states and the kind of place it is in."""
+    obj = state.objects.get(key)
+    if obj is None:
+        return None
+    return (
+        obj.present,
+        obj.dirty,
+        obj.liquid,
+        obj.cooked,
+        obj.boiled,
+        obj.sliced,
+        obj.on,
+        obj.open,
+        state.kind_at(obj.loc),
+    )
+
+
+def preserving_judge(keys: Sequence[str], reference: State) -> Judge:
+    """For a plan without a goal spec: each of these objects must end as the plan leaves it."""
+    wanted = {key: ending(reference, key) for key in keys}
+
+    def judge(state: State) -> list[Unit]:
+        return [
+            Unit(key, f"{key} ends as the plan leaves it", ending(state, key) == wanted[key])
+            for key in keys
+        ]
+
+    return judge
+
+
+class Simulator:
+    """Runs a plan's steps (and variants of it) from one initial state."""
+
+    def __init__(self, steps: Sequence[Action], start: State, judge: Judge) -> None:
+        self.steps = list(steps)
+        self.start = start
+        self.judge = judge
+
+    def trace(self, order: Sequence[int]) -> Trace:
+        state = self.start.copy()
+        before: list[State] = []
+        outcomes: list[Outcome] = []
+        for step in order:
+            before.append(state.copy())
+            outcomes.append(apply(state, self.steps[step]))
+        impossible = frozenset(s for s, o in zip(order, outcomes, strict=True) if o.problem)
+        return Trace(list(order), before, outcomes, state, self.judge(state), impossible)
+
+    def without(
+        self, trace: Trace, block: set[int], extra: dict[int, list[int]] | None = None
+    ) -> Variant:
+        """The trace's sequence without the steps in `block` (and with the steps `extra` maps a
+        position to inserted right before it)."""
+        positions = [trace.position(s) for s in block] + list((extra or {}).keys())
+        first, last = min(positions), max(positions)
+        state = trace.before[first].copy()
+        impossible = {s for s in trace.impossible if trace.position(s) < first}
+        for pos in range(first, len(trace.order)):
+            for inserted in (extra or {}).get(pos, []):
+                if apply(state, self.steps[inserted]).problem:
+                    impossible.add(inserted)
+            step = trace.order[pos]
+            if step in block:
+                continue
+            if (
+                pos > last
+                and state.held == trace.before[pos].held
+                and state.objects == trace.before[pos].objects
+            ):
+                rest = {s for s in trace.impossible if trace.position(s) >= pos}
+                return Variant(frozenset(impossible | rest), trace.units, None)
+            if apply(state, self.steps[step]).problem:
+                impossible.add(step)
+        for inserted in (extra or {}).get(len(trace.order), []):
+            if apply(state, self.steps[inserted]).problem:
+                impossible.add(inserted)
+        return Variant(frozenset(impossible), self.judge(state), state)

@@ -21,7 +21,8 @@ from planverify.calls import CallPolicy
 from planverify.critique import Critique
 from planverify.episode import Scene
 from planverify.prompts import PROMPT_VERSION, render
-from planverify.world import facts
+from planverify.world import Grounding
+from planverify.world.facts import facts
 
 
 class StepToRemove(BaseModel):
@@ -41,9 +42,9 @@ class JudgeVerdict(BaseModel):
     )
 
 
-def grounding_block(plan: Sequence[str], scene: Scene | None) -> str:
+def grounding_block(plan: Sequence[str], grounding: Grounding) -> str:
     """The simulator's facts about a plan, as a delimited data block for the Judge prompt."""
-    known = facts(list(plan), scene)
+    known = facts(list(plan), grounding)
     if not known:
         return ""
     body = "\n".join(f"- {as_data(line)}" for line in known)
@@ -86,6 +87,7 @@ class ModelJudge:
     """A Judge backed by any LangChain chat model."""
 
     version = PROMPT_VERSION  # the prompts are its logic
+    grounded = True  # takes the episode's grounding (for --grounding facts)
 
     def __init__(
         self,
@@ -108,10 +110,16 @@ class ModelJudge:
         )
 
     async def ajudge(
-        self, goal: str, plan: Sequence[str], scene: Scene | None = None
+        self,
+        goal: str,
+        plan: Sequence[str],
+        scene: Scene | None = None,
+        *,
+        grounding: Grounding | None = None,
     ) -> JudgeReply:
-        grounding = grounding_block(plan, scene) if self.grounding else ""
-        messages = judge_messages(goal, plan, grounding)
+        known = grounding if grounding is not None else Grounding(scene, None)
+        block = grounding_block(plan, known) if self.grounding else ""
+        messages = judge_messages(goal, plan, block)
         schema = JudgeVerdict if self.output == "structured" else None
         answer = await ask(self.model, messages, self.policy, schema)
         if answer.parsed is not None:

@@ -27,6 +27,7 @@ from planverify.graphs.edits import insert_steps, remove_flagged, shift_missing
 from planverify.graphs.review import apply_review
 from planverify.graphs.state import Iteration, PlanState, Step, StopReason, VerifyInput
 from planverify.notation import diagnose, parse_action
+from planverify.world import Grounding, ground
 
 # Model calls retry themselves (planverify.calls); the node retries once more only for a
 # transient error that escaped them, never one they already gave up on.
@@ -123,6 +124,14 @@ async def goal(state: PlanState, runtime: Runtime[VerifierContext]) -> dict[str,
     return {"goal": text or "(no goal given)", "usage": {"goal": usage} if usage.calls else {}}
 
 
+def grounding_of(state: PlanState) -> Grounding:
+    """What the episode says about its goal: TEACh's task definition, or the goal text and the
+    Commander's words."""
+    return ground(
+        state.goal, state.dialogue, state.scene, task=state.task, teach_task=state.teach_task
+    )
+
+
 def checked(critique: Critique, plan: list[str]) -> Critique:
     """The critique with only flags tied to one real, non-dialogue step of `plan`.
 
@@ -146,10 +155,16 @@ async def judge(
     A plan without Driver actions (empty, or dialogue only) has nothing to judge: no model call.
     """
     lines = state.lines()
+    grounding = grounding_of(state)
     if all(parse_action(line).is_dialogue for line in lines):
         reply = JudgeReply(Critique())
     else:
-        reply = await judge_of(runtime.context).ajudge(state.goal or "", lines, state.scene)
+        verifier = judge_of(runtime.context)
+        goal = state.goal or ""
+        if getattr(verifier, "grounded", False):
+            reply = await verifier.ajudge(goal, lines, state.scene, grounding=grounding)
+        else:
+            reply = await verifier.ajudge(goal, lines, state.scene)
         reply.critique = checked(reply.critique, lines)
     iteration = state.iteration + 1
     update = {
@@ -158,6 +173,8 @@ async def judge(
         "history": [Iteration(iteration=iteration, critique=reply.critique)],
         "usage": {"judge": reply.usage} if reply.usage.calls else {},
     }
+    if iteration == 1 and grounding.note:
+        update["warnings"] = [f"{grounding.note}: steps are judged by the objects the text names"]
     review_it = runtime.context.review and reply.critique.objections
     return Command(update=update, goto="review" if review_it else "converge")
 

@@ -220,7 +220,15 @@ class Unit:
 
 
 def _component_unit(component: Component, state: State) -> Unit:
-    found = matches(component, state)
+    kinds = types_of(component.select)
+    found: dict[str, bool | None] = {}
+    parts: list[int] = []  # per object: how many of the states it is in
+    for obj in state.objects.values():
+        if obj.kind not in kinds or obj.present is False:
+            continue
+        holds = [_state_holds(obj, k, v) for k, v in component.states.items()]
+        found[obj.kind + str(len(found))] = _and(holds)
+        parts.append(sum(h is True for h in holds))
     yes = sum(v is True for v in found.values())
     maybe = sum(v is None for v in found.values())
     if component.every:
@@ -229,10 +237,10 @@ def _component_unit(component: Component, state: State) -> Unit:
         )
         if not found and not state.index.known:
             met = None
-        return Unit(component.name, component.describe(), met, yes)
+        return Unit(component.name, component.describe(), met, sum(parts))
     need = component.count
     met = True if yes >= need else (None if yes + maybe >= need or not state.index.known else False)
-    return Unit(component.name, component.describe(), met, min(yes, need))
+    return Unit(component.name, component.describe(), met, sum(sorted(parts)[-need:]))
 
 
 def _holders(state: State, key: str) -> list[str]:

@@ -38,7 +38,7 @@ from planverify.episode import Scene
 from planverify.notation import MOTION_VERBS, Action, parse_action
 from planverify.world.goals import GoalSpec, Unit
 from planverify.world.rules import BASINS, COOKERS, KNIVES, SLICES, cancels
-from planverify.world.state import initial_state
+from planverify.world.state import State, initial_state
 from planverify.world.trace import (
     Judge,
     Simulator,
@@ -137,6 +137,10 @@ class Reviewer:
         action = self.actions[step]
         return action.known and not action.is_dialogue
 
+    def state_at(self, pos: int) -> State:
+        """The state (as known) before the step at an order position."""
+        return self.trace.before[pos][0] if pos < len(self.trace.order) else self.trace.final[0]
+
     def _apply(self, block: set[int]) -> None:
         self.order = [s for s in self.order if s not in block]
         self.trace = self.sim.trace(self.order)
@@ -215,6 +219,61 @@ class Reviewer:
             return True
         return action.verb != "PutAOnB" and action.verb not in RESTORING
 
+    def _near(self, pos: int, test: object, *, forward: bool) -> int | None:
+        """The nearest active step after (or before) an order position passing `test`."""
+        span = range(pos + 1, len(self.order)) if forward else range(pos - 1, -1, -1)
+        for p in span:
+            step = self.order[p]
+            if self.active(step) and test(self.actions[step]):  # type: ignore[operator]
+                return step
+        return None
+
+    def _self_contained(self, block: set[int]) -> bool:
+        """Whether a block can go as a whole: each put-down goes with the pick-up before it or
+        the one that takes the object back, each step that puts a state back (a close, a
+        switch-off, pouring a vessel out) with the step that changed it, each open or
+        switch-on with the step that undoes it; and an object picked up and put down is not
+        touched again afterwards. Steps that change nothing or cannot happen go alone."""
+        last = max(self.trace.position(s) for s in block)
+        for step in block:
+            pos = self.trace.position(step)
+            outcome = self.trace.outcomes[pos]
+            if outcome.problem or outcome.changed is False:
+                continue
+            action = self.actions[step]
+            obj = action.objects[0] if action.objects else ""
+            same = lambda verbs, o=obj: lambda a: a.verb in verbs and a.objects[0] == o  # noqa: E731
+            if action.verb == "PutAOnB":
+                pick = self._near(pos, same({"PickUp"}), forward=False)
+                again = self._near(pos, same({"PickUp"}), forward=True)
+                if pick not in block and again not in block:
+                    return False
+            elif action.verb in ("Close", "ToggleOff"):
+                opener = self._near(pos, same({"Open", "ToggleOn"}), forward=False)
+                if opener not in block:
+                    return False
+            elif action.verb == "PourFromAIntoB" and self.state_at(pos).kind_at(
+                self.state_at(pos).key(action.objects[1])
+            ) in BASINS:
+                if self._near(pos, same({"PickUp"}), forward=False) not in block:
+                    return False
+            elif action.verb in ("Open", "ToggleOn"):
+                closer = self._near(pos, same({"Close", "ToggleOff"}), forward=True)
+                if closer is None or closer not in block:
+                    return False
+            elif action.verb == "PickUp":
+                put = self._near(pos, same({"PutAOnB"}), forward=True)
+                if put in block and self._touched_after(obj, last, block):
+                    return False
+        return True
+
+    def _touched_after(self, name: str, last: int, block: set[int]) -> bool:
+        return any(
+            name in self.actions[s].objects
+            for s in self.order[last + 1 :]
+            if self.active(s) and s not in block
+        )
+
     def _is_preparation(self, block: set[int]) -> bool:
         """Whether a block takes something out of a receptacle the plan uses afterwards as a
         device (the sink before washing, a pan before cooking, ...)."""
@@ -224,7 +283,7 @@ class Reviewer:
             if action.verb != "PickUp":
                 continue
             pos = self.trace.position(step)
-            state = self.trace.before[pos]
+            state = self.state_at(pos)
             key = state.key(action.objects[0])
             place = state.get(key).loc if key is not None else None
             kind = state.kind_at(place)
@@ -239,7 +298,7 @@ class Reviewer:
             if step in block or not self.active(step):
                 continue
             action = self.actions[step]
-            state = self.trace.before[pos]
+            state = self.state_at(pos)
             if action.verb in ("PutAOnB", "PourFromAIntoB"):
                 target = state.key(action.objects[1])
                 if target == place or state.kind_at(target) == kind:
@@ -320,7 +379,7 @@ class Reviewer:
             for block in self.blocks(blame=False):
                 if any(s in self.removed for s in block):
                     continue
-                if self._is_preparation(block):
+                if not self._self_contained(block) or self._is_preparation(block):
                     continue
                 variant = self.sim.without(self.trace, block)
                 if not self._acceptable(variant, block):
@@ -356,7 +415,7 @@ class Reviewer:
             if not self.active(step):
                 continue
             action = self.actions[step]
-            state = self.trace.before[pos]
+            state = self.state_at(pos)
             if action.verb == "PutAOnB":
                 place = state.key(action.objects[1])
                 kind = state.kind_at(place)
@@ -396,14 +455,14 @@ class Reviewer:
     def _name_for(self, kind: str) -> str:
         for action in self.actions[: self.n]:
             for name in action.objects:
-                if self.trace.final.index.type_of(name) == kind:
+                if self.trace.final[0].index.type_of(name) == kind:
                     return name
         return kind
 
     def _knife_before(self, pos: int) -> int | None:
         """The latest order position before `pos` where a knife is in hand."""
         for p in range(pos, 0, -1):
-            state = self.trace.before[p]
+            state = self.state_at(p)
             if state.held is not None and state.get(state.held).kind in KNIVES:
                 return p
         return None

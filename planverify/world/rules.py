@@ -8,10 +8,12 @@ Each rule below models one behaviour of TEACh's simulator (AI2-THOR with TEACh's
 - washing: a dirty object in a sink basin under a running faucet becomes clean, when it is put
   there with the water running or when the faucet is turned on;
 - filling: a fillable object in a sink basin under a running faucet fills with water;
-- coffee: a mug in a running coffee machine fills with coffee (turned on with the mug inside,
-  or the mug put into the running machine);
-- cooking: bread slices in a switched-on toaster; food in a pan or pot on a lit burner (the
-  stove is lit through its knobs); food in a running microwave;
+- coffee: a mug fills with coffee when the coffee machine is switched on with it inside (a mug
+  put into a machine that is already on stays empty: people switch it off and on again), unless
+  the mug is full of water (rinsed and not poured out);
+- cooking: bread slices in a toaster when it is switched on; food in a pan or pot on a lit
+  burner, put there while it burns or when the stove is lit (through its knobs); food in a
+  microwave when it is switched on;
 - boiling: food in a pot of water on a lit burner, or in water in a running microwave;
 - pouring: from a held container that holds a liquid, into the target (watering a house plant
   sets its liquid), emptying the source; pouring from an empty container changes nothing;
@@ -50,6 +52,7 @@ COOKABLE = frozenset({"Potato", "PotatoSliced", "BreadSliced", "Egg", "EggCracke
 BOILABLE = frozenset({"Potato", "PotatoSliced", "Egg"})
 SLICES = {"Apple": "AppleSliced", "Bread": "BreadSliced", "Lettuce": "LettuceSliced"}
 SLICES |= {"Potato": "PotatoSliced", "Tomato": "TomatoSliced", "Egg": "EggCracked"}
+DERIVED_TYPES = frozenset(SLICES.values())
 
 
 _REVERSE = {"TurnLeft": "TurnRight", "TurnRight": "TurnLeft"}
@@ -147,8 +150,10 @@ def _in_basin(state: State, key: str) -> bool:
 
 
 def _brew(state: State, key: str, running: bool | None) -> None:
-    if state.get(key).kind == "Mug":
-        state.set(key, liquid=_maybe(running, COFFEE, state.get(key).liquid))
+    """A mug fills with coffee, unless it is full of water already."""
+    mug = state.get(key)
+    if mug.kind == "Mug" and mug.liquid != WATER:
+        state.set(key, liquid=_maybe(running, COFFEE, mug.liquid))
 
 
 def _heat(state: State, key: str, hot: bool | None, *, water: bool | None) -> None:
@@ -204,10 +209,6 @@ def _put_into_device(state: State, item: str, place: str) -> None:
     kind = state.get(place).kind
     if kind in BASINS:
         _wash(state, item, water_running(state))
-    elif kind == "CoffeeMachine":
-        _brew(state, item, state.get(place).on)
-    elif kind == "Toaster" and state.get(item).kind == "BreadSliced":
-        _heat(state, item, state.get(place).on, water=False)
     elif kind in COOKERS:
         if state.kind_at(state.get(place).loc) == "StoveBurner":
             _heat(state, item, stove_lit(state), water=_has_water(state, place))
@@ -368,6 +369,24 @@ def apply(state: State, action: Action) -> Outcome:
     if action.verb == "PourFromAIntoB":
         return _pour(state, found[0], found[1], action.objects)
     return ONE_OBJECT[action.verb](state, found[0], action.objects[0])
+
+
+def undone(state: State) -> State:
+    """The same household where every unknown state is one no goal wants yet: dirty, empty,
+    raw, whole, switched off, and slices not made. Only ever used to see which steps a goal
+    needs, never to call a step useless."""
+    world = state.copy()
+    for key, obj in world.objects.items():
+        world.objects[key] = obj._replace(
+            present=(obj.present if obj.present is not None else obj.kind not in DERIVED_TYPES),
+            dirty=(obj.kind in DIRTYABLE) if obj.dirty is None else obj.dirty,
+            liquid=EMPTY if obj.liquid is None else obj.liquid,
+            cooked=False if obj.cooked is None else obj.cooked,
+            boiled=False if obj.boiled is None else obj.boiled,
+            sliced=False if obj.sliced is None else obj.sliced,
+            on=False if obj.on is None else obj.on,
+        )
+    return world
 
 
 def simulate(plan: list[Action], state: State) -> list[Outcome]:

@@ -21,17 +21,22 @@ Judge = Callable[[State], list[Unit]]  # what a final state meets of the goal
 
 @dataclass
 class Trace:
-    """A simulated sequence of steps (ids into the plan's step list)."""
+    """A simulated sequence of steps (ids into the plan's step list), in every world simulated
+    (the world as known, and where states are unknown, the world where nothing is done yet)."""
 
     order: list[int]  # the steps run, in order
-    before: list[State]  # the state before each of them
-    outcomes: list[Outcome]  # what each did
-    final: State  # the state after the last
-    units: list[Unit]  # how far the goal is met at the end
+    before: list[list[State]]  # per position: the state before that step, in each world
+    outcomes: list[Outcome]  # what each step did (in the world as known)
+    final: list[State]  # the states after the last step, per world
+    units: list[Unit]  # how far the goal is met at the end, all worlds' conditions in a row
     impossible: frozenset[int] = field(default_factory=frozenset)  # steps that cannot happen
+    positions: dict[int, int] = field(default_factory=dict)  # step -> its position
+
+    def __post_init__(self) -> None:
+        self.positions = {step: pos for pos, step in enumerate(self.order)}
 
     def position(self, step: int) -> int:
-        return self.order.index(step)
+        return self.positions[step]
 
 
 @dataclass
@@ -40,7 +45,6 @@ class Variant:
 
     impossible: frozenset[int]  # steps that cannot happen in it
     units: list[Unit]  # how far the goal is met at its end
-    final: State | None  # its final state (None when it ends as the trace does)
 
 
 def rank(met: bool | None) -> int:
@@ -108,49 +112,63 @@ def preserving_judge(keys: Sequence[str], reference: State) -> Judge:
 
 
 class Simulator:
-    """Runs a plan's steps (and variants of it) from one initial state."""
+    """Runs a plan's steps (and variants of it) from its initial states: the world as known,
+    and, when some states are unknown, also the world where nothing the goal wants is done yet
+    (`undone`): a step the goal needs shows there even when the real outcome is unknown."""
 
-    def __init__(self, steps: Sequence[Action], start: State, judge: Judge) -> None:
+    def __init__(
+        self, steps: Sequence[Action], start: State, judge: Judge, undone: State | None = None
+    ) -> None:
         self.steps = list(steps)
-        self.start = start
+        self.starts = [start] if undone is None else [start, undone]
         self.judge = judge
 
+    def _units(self, states: Sequence[State]) -> list[Unit]:
+        return [unit for state in states for unit in self.judge(state)]
+
     def trace(self, order: Sequence[int]) -> Trace:
-        state = self.start.copy()
-        before: list[State] = []
+        states = [start.copy() for start in self.starts]
+        before: list[list[State]] = []
         outcomes: list[Outcome] = []
         for step in order:
-            before.append(state.copy())
-            outcomes.append(apply(state, self.steps[step]))
+            before.append([state.copy() for state in states])
+            outcomes.append(apply(states[0], self.steps[step]))
+            for state in states[1:]:
+                apply(state, self.steps[step])
         impossible = frozenset(s for s, o in zip(order, outcomes, strict=True) if o.problem)
-        return Trace(list(order), before, outcomes, state, self.judge(state), impossible)
+        return Trace(list(order), before, outcomes, states, self._units(states), impossible)
 
     def without(
         self, trace: Trace, block: set[int], extra: dict[int, list[int]] | None = None
     ) -> Variant:
         """The trace's sequence without the steps in `block` (and with the steps `extra` maps a
         position to inserted right before it)."""
-        positions = [trace.position(s) for s in block] + list((extra or {}).keys())
+        extra = extra or {}
+        positions = [trace.position(s) for s in block] + list(extra)
         first, last = min(positions), max(positions)
-        state = trace.before[first].copy()
+        source = trace.before[first] if first < len(trace.order) else trace.final
+        states = [state.copy() for state in source]
         impossible = {s for s in trace.impossible if trace.position(s) < first}
+
+        def run(step: int) -> None:
+            if apply(states[0], self.steps[step]).problem:
+                impossible.add(step)
+            for state in states[1:]:
+                apply(state, self.steps[step])
+
         for pos in range(first, len(trace.order)):
-            for inserted in (extra or {}).get(pos, []):
-                if apply(state, self.steps[inserted]).problem:
-                    impossible.add(inserted)
+            for inserted in extra.get(pos, []):
+                run(inserted)
             step = trace.order[pos]
             if step in block:
                 continue
-            if (
-                pos > last
-                and state.held == trace.before[pos].held
-                and state.objects == trace.before[pos].objects
+            if pos > last and all(
+                s.held == b.held and s.objects == b.objects
+                for s, b in zip(states, trace.before[pos], strict=True)
             ):
                 rest = {s for s in trace.impossible if trace.position(s) >= pos}
-                return Variant(frozenset(impossible | rest), trace.units, None)
-            if apply(state, self.steps[step]).problem:
-                impossible.add(step)
-        for inserted in (extra or {}).get(len(trace.order), []):
-            if apply(state, self.steps[inserted]).problem:
-                impossible.add(inserted)
-        return Variant(frozenset(impossible), self.judge(state), state)
+                return Variant(frozenset(impossible | rest), trace.units)
+            run(step)
+        for inserted in extra.get(len(trace.order), []):
+            run(inserted)
+        return Variant(frozenset(impossible), self._units(states))

@@ -594,6 +594,20 @@ def score(
             name, str(c.tp), str(c.fp), str(c.fn), pct(s.recall), pct(s.precision), pct(s.f1)
         )
     out.print(table)
+    levels = Table(title="label and plan level, with and without motion", title_justify="left")
+    for column in ("level", "TP", "FP", "FN", "recall", "precision", "F1"):
+        levels.add_column(column, justify="left" if column == "level" else "right")
+    rows = [
+        ("labels, with motion", scored.overall),
+        ("labels, without motion", scored.without_motion),
+    ]
+    rows += [(f"plan, {k.replace('_', ' ')}", v) for k, v in (scored.plan_level or {}).items()]
+    for name, s in ((n, v) for n, v in rows if v is not None):
+        c = s.counts
+        levels.add_row(
+            name, str(c.tp), str(c.fp), str(c.fn), pct(s.recall), pct(s.precision), pct(s.f1)
+        )
+    out.print(levels)
     o = scored.overall
     if o.recall_ci and o.precision_ci:
         out.print(

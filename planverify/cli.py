@@ -497,11 +497,19 @@ def corrupt(
     split: Annotated[
         str | None, typer.Option(help="TEACh inputs: keep only games under this directory name.")
     ] = None,
+    generator: Annotated[
+        str,
+        typer.Option(
+            help="injected (the paper's error taxonomy) or natural (human-like mistakes)."
+        ),
+    ] = "injected",
 ) -> None:
     """Inject labelled errors (detours, misplacements, needless toggles, ...) into real episodes."""
-    from planverify.corrupt import CorruptSummary, corrupt_many
+    from planverify.corrupt import GENERATORS, CorruptSummary
     from planverify.sources import iter_inputs
 
+    if generator not in GENERATORS:
+        raise fail(f"--generator must be one of {', '.join(GENERATORS)}, not {generator!r}")
     bounds = _range(errors_per_episode)
     skipped = 0
 
@@ -521,7 +529,7 @@ def corrupt(
     output.parent.mkdir(parents=True, exist_ok=True)
     partial = output.with_name(output.name + ".partial")
     with partial.open("wb") as sink:
-        for episode in corrupt_many(
+        for episode in GENERATORS[generator](
             episodes(),
             seed=seed,
             errors_per_episode=bounds,

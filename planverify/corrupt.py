@@ -56,7 +56,7 @@ import random
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, get_args
+from typing import Any, Protocol, get_args
 
 from planverify.episode import Episode, InjectedError, Label
 from planverify.notation import Action, escape_text, object_type
@@ -65,10 +65,12 @@ from planverify.scoring import mentions_type
 __all__ = [
     "ANNOTATION_KEYS",
     "ESSENTIAL_TOGGLES",
+    "GENERATORS",
     "KINDS",
     "NO_OP_REPEATS",
     "CorruptSummary",
     "ErrorKind",
+    "Generator",
     "corrupt_episode",
     "corrupt_many",
 ]
@@ -547,3 +549,43 @@ def corrupt_many(
         else:
             tally.clean += 1
         yield corrupted
+
+
+class Generator(Protocol):
+    """What `corrupt_many` and `planverify.mistakes.natural_many` have in common."""
+
+    def __call__(
+        self,
+        episodes: Iterable[Episode],
+        *,
+        seed: int = ...,
+        errors_per_episode: tuple[int, int] = ...,
+        clean_fraction: float = ...,
+        max_steps: int | None = ...,
+        summary: CorruptSummary | None = ...,
+    ) -> Iterator[Episode]: ...
+
+
+def _natural_many(
+    episodes: Iterable[Episode],
+    *,
+    seed: int = 0,
+    errors_per_episode: tuple[int, int] = (1, 3),
+    clean_fraction: float = 0.2,
+    max_steps: int | None = 25,
+    summary: CorruptSummary | None = None,
+) -> Iterator[Episode]:
+    from planverify.mistakes import natural_many  # it builds on this module
+
+    return natural_many(
+        episodes,
+        seed=seed,
+        errors_per_episode=errors_per_episode,
+        clean_fraction=clean_fraction,
+        max_steps=max_steps,
+        summary=summary,
+    )
+
+
+GENERATORS: dict[str, Generator] = {"injected": corrupt_many, "natural": _natural_many}
+"""The error generators by name (`planverify corrupt --generator`)."""

@@ -614,7 +614,11 @@ def score_episode(episode: Episode, result: VerificationResult, *, mode: Mode) -
     score = _score_labels(episode, result, mode)
     plain, outcome = motionless(episode, result)
     score.without_motion = _score_labels(plain, outcome, mode).counts
-    with_motion = score_plan(episode, result, mode=mode)
+    try:
+        with_motion = score_plan(episode, result, mode=mode)
+    except ValueError as exc:  # a `clean` that is no plan: no plan-level figures
+        score.notes.append(str(exc))
+        with_motion = None
     if with_motion is not None:
         without = score_plan(episode, result, mode=mode, motion=False)
         assert without is not None

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import random
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -632,6 +635,27 @@ def test_same_seed_same_bytes_and_independent_of_order() -> None:
     assert GENERATORS["natural"](eps[3:4], seed=5).__next__() == next(
         natural_many(eps[3:4], seed=5)
     )
+
+
+def test_same_bytes_whatever_the_hash_seed(tmp_path: Path) -> None:
+    source = tmp_path / "in.jsonl"
+    source.write_bytes(b"".join(dump_jsonl_line(ep) for ep in synthetic() + synthetic(scene=False)))
+    script = (
+        "import sys; from planverify.episode import read_episodes, dump_jsonl_line;"
+        "from planverify.mistakes import natural_many;"
+        "eps, _ = read_episodes([__import__('pathlib').Path(sys.argv[1])]);"
+        "sys.stdout.buffer.write(b''.join(dump_jsonl_line(e) for e in natural_many(eps, seed=3)))"
+    )
+    outputs = {
+        subprocess.run(
+            [sys.executable, "-c", script, str(source)],
+            env={**os.environ, "PYTHONHASHSEED": str(hash_seed)},
+            capture_output=True,
+            check=True,
+        ).stdout
+        for hash_seed in (1, 2)
+    }
+    assert len(outputs) == 1 and outputs.pop()
 
 
 def test_summary_clean_share_and_refusals() -> None:

@@ -646,6 +646,9 @@ def test_clean_must_be_a_plan() -> None:
     with pytest.raises(ValueError, match="clean"):
         clean_plan(episode([PICK], [], clean=["not an action"]))
     assert clean_plan(episode([PICK], [], clean=[f" {PICK} "])) == [PICK]
+    broken = episode([PICK], [], clean=["not an action"])
+    score = score_episode(broken, result(broken), mode="iterative")
+    assert score.plan_level is None and "clean" in score.notes[0]
 
 
 PLAN_VOCABULARY = [PICK, PUT, SHELF, ON, TOAST, MOVE, LEFT, RIGHT, OOPS, SAY]

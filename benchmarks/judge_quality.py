@@ -43,10 +43,10 @@ def pct(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.1f}"
 
 
-def as_input(episode: Episode, dropped: tuple[str, ...]) -> Episode:
-    """What the verifier is given: no annotations, and without the `dropped` keys."""
+def without(episode: Episode, keys: tuple[str, ...]) -> Episode:
+    """The episode without these record keys."""
     data = episode.model_dump(mode="json", exclude_none=True)
-    for key in (*ANNOTATION_KEYS, *dropped):
+    for key in keys:
         data.pop(key, None)
     return Episode.model_validate(data)
 
@@ -85,10 +85,12 @@ def main() -> None:
             annotated = list(GENERATORS[generator](source, seed=seed))
             episodes += Counts(tp=len(annotated), fn=sum(bool(ep.labels) for ep in annotated))
             for condition, dropped in CONDITIONS.items():
-                inputs = [as_input(ep, dropped) for ep in annotated]
+                # scored as verified: the same content, with its annotations
+                scored = [without(ep, dropped) for ep in annotated] if dropped else annotated
+                inputs = [without(ep, ANNOTATION_KEYS) for ep in scored]
                 for judge in args.judges:
                     results = verify_many(inputs, judge=judge, static=args.mode == "static")
-                    report = score_results(annotated, results, mode=args.mode, resamples=0)
+                    report = score_results(scored, results, mode=args.mode, resamples=0)
                     for name, counts in levels(report).items():
                         totals[(generator, condition, judge)][name] += counts
                     if condition == "full":

@@ -96,13 +96,13 @@ __all__ = [
     "bootstrap",
     "canonical",
     "clean_plan",
+    "common_subsequence_length",
     "format_report",
     "gold_plan",
-    "is_motion",
-    "lcs_length",
     "mentions_type",
     "mentions_verb",
     "missing_matches",
+    "motion_step",
     "motionless",
     "plan_counts",
     "same_step",
@@ -654,7 +654,7 @@ def _score_labels(episode: Episode, result: VerificationResult, mode: Mode) -> E
 ANNOTATION_CLEAN = "clean"  # the record key of the plan before any error was injected
 
 
-def is_motion(action: Action) -> bool:
+def motion_step(action: Action) -> bool:
     """Whether a step is a motion step (`Move`, `TurnLeft`, `TurnRight`)."""
     return action.known and action.verb in MOTION_VERBS
 
@@ -686,10 +686,10 @@ def clean_plan(episode: Episode) -> list[str] | None:
     return [line.strip() for line in value]
 
 
-def lcs_length(a: Sequence[str], b: Sequence[str]) -> int:
+def common_subsequence_length(a: Sequence[str], b: Sequence[str]) -> int:
     """The length of a longest common subsequence of two sequences.
 
-    >>> lcs_length("ABCBDAB", "BDCABA"), lcs_length([], ["x"])
+    >>> common_subsequence_length("ABCBDAB", "BDCABA"), common_subsequence_length([], ["x"])
     (4, 0)
     """
     if len(a) < len(b):
@@ -708,7 +708,7 @@ def _plan_steps(lines: Sequence[str], motion: bool) -> list[tuple[int, str]]:
     out = []
     for i, line in enumerate(lines):
         step = parse_action(line)
-        if step.is_dialogue or (not motion and is_motion(step)):
+        if step.is_dialogue or (not motion and motion_step(step)):
             continue
         out.append((i, str(step)))
     return out
@@ -739,8 +739,8 @@ def plan_counts(
     drop = set(removed)
     everything = [line for _, line in steps]
     kept = [line for i, line in steps if i not in drop]
-    common = lcs_length(everything, gold)
-    left = lcs_length(kept, gold)
+    common = common_subsequence_length(everything, gold)
+    left = common_subsequence_length(kept, gold)
     fp = common - left
     tp = len(everything) - len(kept) - fp
     return Counts(tp=tp, fp=fp, fn=len(everything) - common - tp, tn=left)
@@ -830,9 +830,9 @@ def score_plan(
         if label.type == "MISSING" and label.action is not None
     ]
     if not motion:
-        wanted = [w for w in wanted if not is_motion(w)]
+        wanted = [w for w in wanted if not motion_step(w)]
         proposals = [
-            p for p in proposals if (found := action_of(p)) is None or not is_motion(found)
+            p for p in proposals if (found := action_of(p)) is None or not motion_step(found)
         ]
     edges = [[k for k, w in enumerate(wanted) if matches(p, w)] for p in proposals]
     paired = len(_max_matching(edges))
@@ -859,14 +859,14 @@ def motionless(episode: Episode, result: VerificationResult) -> tuple[Episode, V
     (["Driver.PickUp('Mug')"], [0])
     """
     steps = episode.parsed()
-    kept = [i for i, step in enumerate(steps) if not is_motion(step)]
+    kept = [i for i, step in enumerate(steps) if not motion_step(step)]
     new = {old: n for n, old in enumerate(kept)}
     labels: list[Label] = []
     for label in episode.labels or []:
         if label.type == "REMOVE":
             if label.index in new:
                 labels.append(label.model_copy(update={"index": new[label.index]}))
-        elif label.action is None or not is_motion(parse_action(label.action)):
+        elif label.action is None or not motion_step(parse_action(label.action)):
             after = -1 if label.after is None else _after(kept, label.after)
             labels.append(label.model_copy(update={"after": after}))
     plain = episode.model_copy(
@@ -880,7 +880,7 @@ def motionless(episode: Episode, result: VerificationResult) -> tuple[Episode, V
 
     def still(line: str) -> bool:
         action = _action_of_line(line)
-        return action is None or not is_motion(action)
+        return action is None or not motion_step(action)
 
     verdicts = [
         v.model_copy(update={"index": new[v.index]}) for v in result.verdicts if v.index in new

@@ -19,13 +19,13 @@ from planverify.scoring import (
     actions_in,
     bootstrap,
     clean_plan,
+    common_subsequence_length,
     format_report,
     gold_plan,
-    is_motion,
-    lcs_length,
     mentions_type,
     mentions_verb,
     missing_matches,
+    motion_step,
     motionless,
     plan_counts,
     same_step,
@@ -513,8 +513,8 @@ TOAST = "Driver.ToggleOn('Toaster')"
 
 
 def test_lcs_and_plan_counts_by_hand() -> None:
-    assert lcs_length("ABCBDAB", "BDCABA") == 4
-    assert lcs_length([], []) == 0 and lcs_length(["a"], ["b"]) == 0
+    assert common_subsequence_length("ABCBDAB", "BDCABA") == 4
+    assert common_subsequence_length([], []) == 0 and common_subsequence_length(["a"], ["b"]) == 0
     clean = [PICK, PUT]
     noisy = [PICK, SHELF, OOPS, PICK, PUT]
     # either of the two pick-ups can go with the wrong put-down: the plan comes out the same
@@ -656,7 +656,9 @@ PLAN_VOCABULARY = [PICK, PUT, SHELF, ON, TOAST, MOVE, LEFT, RIGHT, OOPS, SAY]
 
 def scored_lines(lines: list[str], motion: bool) -> list[str]:
     steps = [parse_action(line) for line in lines]
-    return [str(step) for step in steps if not step.is_dialogue and (motion or not is_motion(step))]
+    return [
+        str(step) for step in steps if not step.is_dialogue and (motion or not motion_step(step))
+    ]
 
 
 @settings(max_examples=300)
@@ -674,8 +676,10 @@ def test_plan_counts_invariants(
     kept = scored_lines([line for i, line in enumerate(noisy) if i not in removed], motion)
     assert min(c.tp, c.fp, c.fn, c.tn) >= 0
     assert c.tp + c.fp == len(everything) - len(kept)  # every scored removal counts once
-    assert c.tp + c.fn == len(everything) - lcs_length(everything, gold)  # the errors
-    assert c.tn == lcs_length(kept, gold)
+    assert c.tp + c.fn == len(everything) - common_subsequence_length(
+        everything, gold
+    )  # the errors
+    assert c.tn == common_subsequence_length(kept, gold)
     # move each removal to an identical neighbour: same kept plan, same counts
     moved = set()
     for i in sorted(removed):

@@ -612,8 +612,7 @@ def score_episode(episode: Episode, result: VerificationResult, *, mode: Mode) -
     `clean` plan, `plan_level` (`score_plan`, with and without motion).
     """
     score = _score_labels(episode, result, mode)
-    plain, outcome = motionless(episode, result)
-    score.without_motion = _score_labels(plain, outcome, mode).counts
+    score.without_motion = _motionless_counts(episode, result, mode)
     try:
         with_motion = score_plan(episode, result, mode=mode)
     except ValueError as exc:  # a `clean` that is no plan: no plan-level figures
@@ -751,15 +750,16 @@ def _never(_proposal: object, _wanted: Action) -> bool:
 
 
 def _outcome(
-    episode: Episode, result: VerificationResult, mode: Mode
+    episode: Episode, result: VerificationResult, mode: Mode, *, checked: bool = True
 ) -> tuple[set[int], list[object], Callable[[object], Action | None], Callable[..., bool]]:
     """What a result did to the input plan, in a scoring mode.
 
     (removed step indices, proposals of missing steps, the concrete action of a proposal when
     it has one, the function that matches a proposal with a MISSING label's action). An
-    unusable result (status "error", another plan) removed and proposed nothing.
+    unusable result (status "error", another plan; not looked at unless `checked`) removed and
+    proposed nothing.
     """
-    if result.status == "error" or _plan_mismatch(episode, result):
+    if checked and (result.status == "error" or _plan_mismatch(episode, result)):
         return set(), [], lambda _p: None, _never
     if mode == "iterative":
         removed = {v.index for v in result.verdicts if v.verdict == "remove"}
@@ -837,6 +837,15 @@ def score_plan(
     edges = [[k for k, w in enumerate(wanted) if matches(p, w)] for p in proposals]
     paired = len(_max_matching(edges))
     return counts + Counts(tp=paired, fp=len(proposals) - paired, fn=len(wanted) - paired)
+
+
+def _motionless_counts(episode: Episode, result: VerificationResult, mode: Mode) -> Counts:
+    """Label-level counts without motion (`motionless`); the result is checked on the input."""
+    plain, outcome = motionless(episode, result)
+    if result.status == "error" or _plan_mismatch(episode, result):
+        return _failed(plain, mode, "unusable result").counts
+    removed, proposals, _, matches = _outcome(plain, outcome, mode, checked=False)
+    return _tally(plain, mode, removed, proposals, matches, str, []).counts
 
 
 def _after(kept: Sequence[int], after: int) -> int:

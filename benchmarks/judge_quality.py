@@ -1,12 +1,20 @@
-"""Score offline judges on error-injected TEACh episodes, several seeds, one table.
+"""Score offline judges on annotated TEACh episodes: both error generators, several seeds, pooled.
 
-Does what these commands do, for each seed and judge, and pools the counts:
+For each generator (`injected`: the paper's taxonomy; `natural`: human-like mistakes), seed and
+judge it does what these commands do, and pools the counts over the seeds:
 
-    planverify corrupt ../shared/teach/games --seed S -o annotated-S.jsonl
-    planverify verify annotated-S.jsonl --judge J --no-checkpoint -o results-J-S.jsonl
-    planverify score annotated-S.jsonl results-J-S.jsonl
+    planverify corrupt ../shared/teach/games --generator G --seed S -o annotated-G-S.jsonl
+    planverify verify annotated-G-S.jsonl --judge J --no-checkpoint -o results-J-G-S.jsonl
+    planverify score annotated-G-S.jsonl results-J-G-S.jsonl
 
-Usage: python benchmarks/judge_quality.py [--games DIR] [--seeds 1 2 3 4 5] [--judges rules baseline]
+in two input conditions: `full` records (scene, task and any TEACh task definition kept) and
+`goal` text alone (`scene`, `task` and `teach_task` removed before verifying; the goal and the
+plan with its dialogue kept). Annotation keys are never given to the verifier. It prints
+label-level and plan-level recall and precision, with and without motion steps, then label-level
+recall per error type (full records).
+
+Usage: python benchmarks/judge_quality.py [--games DIR] [--seeds 1 2 3 4 5]
+       [--judges rules baseline] [--generators injected natural] [--mode iterative|static]
 """
 
 from __future__ import annotations
@@ -18,15 +26,40 @@ from collections import defaultdict
 from pathlib import Path
 
 from planverify import verify_many
-from planverify.corrupt import corrupt_many
-from planverify.scoring import Counts, score_results
+from planverify.corrupt import ANNOTATION_KEYS, GENERATORS
+from planverify.episode import Episode
+from planverify.scoring import Counts, Report, score_results
 from planverify.sources import load_episodes
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+CONDITIONS = {
+    "full": (),  # what the record has
+    "goal": ("scene", "task", "teach_task"),  # the goal text and the plan alone
+}
+LEVELS = ("labels", "labels -motion", "plan", "plan -motion")
 
 
 def pct(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.1f}"
+
+
+def without(episode: Episode, keys: tuple[str, ...]) -> Episode:
+    """The episode without these record keys."""
+    data = episode.model_dump(mode="json", exclude_none=True)
+    for key in keys:
+        data.pop(key, None)
+    return Episode.model_validate(data)
+
+
+def levels(report: Report) -> dict[str, Counts]:
+    """The pooled counts of a report at each level."""
+    out = {"labels": report.overall.counts}
+    if report.without_motion is not None:
+        out["labels -motion"] = report.without_motion.counts
+    for key, name in (("with_motion", "plan"), ("without_motion", "plan -motion")):
+        if report.plan_level is not None:
+            out[name] = report.plan_level[key].counts
+    return out
 
 
 def main() -> None:
@@ -34,49 +67,61 @@ def main() -> None:
     parser.add_argument("--games", type=Path, default=SHARED / "teach" / "games")
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3, 4, 5])
     parser.add_argument("--judges", nargs="+", default=["rules", "baseline"])
+    parser.add_argument(
+        "--generators", nargs="+", choices=sorted(GENERATORS), default=["injected", "natural"]
+    )
     parser.add_argument("--mode", choices=["iterative", "static"], default="iterative")
     args = parser.parse_args()
     if not args.games.is_dir():
         sys.exit(f"no TEACh games at {args.games}; pass --games DIR")
 
     source = list(load_episodes([args.games]))
-    totals: dict[str, dict[str, Counts]] = defaultdict(lambda: defaultdict(Counts))
-    per_seed: dict[str, list[str]] = defaultdict(list)
+    totals: dict[tuple[str, str, str], dict[str, Counts]] = defaultdict(lambda: defaultdict(Counts))
+    by_error: dict[tuple[str, str], dict[str, Counts]] = defaultdict(lambda: defaultdict(Counts))
+    episodes = Counts()  # tp: annotated episodes, fn: with labels
     started = time.perf_counter()
-    for seed in args.seeds:
-        annotated = list(corrupt_many(source, seed=seed))
-        for judge in args.judges:
-            results = verify_many(annotated, judge=judge, static=args.mode == "static")
-            report = score_results(annotated, results, mode=args.mode, resamples=0)
-            o = report.overall
-            per_seed[judge].append(f"seed {seed}: R {pct(o.recall)} P {pct(o.precision)}")
-            groups = {"overall": o, **{f"error: {k}": v for k, v in report.by_error.items()}}
-            for name, scores in groups.items():
-                c = totals[judge][name]
-                totals[judge][name] = Counts(
-                    tp=c.tp + scores.counts.tp,
-                    fp=c.fp + scores.counts.fp,
-                    fn=c.fn + scores.counts.fn,
-                    tn=c.tn + scores.counts.tn,
-                )
+    for generator in args.generators:
+        for seed in args.seeds:
+            annotated = list(GENERATORS[generator](source, seed=seed))
+            episodes += Counts(tp=len(annotated), fn=sum(bool(ep.labels) for ep in annotated))
+            for condition, dropped in CONDITIONS.items():
+                # scored as verified: the same content, with its annotations
+                scored = [without(ep, dropped) for ep in annotated] if dropped else annotated
+                inputs = [without(ep, ANNOTATION_KEYS) for ep in scored]
+                for judge in args.judges:
+                    results = verify_many(inputs, judge=judge, static=args.mode == "static")
+                    report = score_results(scored, results, mode=args.mode, resamples=0)
+                    for name, counts in levels(report).items():
+                        totals[(generator, condition, judge)][name] += counts
+                    if condition == "full":
+                        for kind, scores in report.by_error.items():
+                            by_error[(generator, judge)][kind] += scores.counts
     elapsed = time.perf_counter() - started
-    print(f"{len(source)} games, seeds {args.seeds}, {args.mode} mode, {elapsed:.0f} s")
-    names = sorted(
-        {n for judge in totals.values() for n in judge}, key=lambda n: (n != "overall", n)
+    print(
+        f"{len(source)} games, generators {' '.join(args.generators)}, seeds {args.seeds}, "
+        f"{args.mode} mode: {episodes.tp} annotated episodes ({episodes.fn} with errors), "
+        f"{elapsed:.0f} s"
     )
-    header = "| group | " + " | ".join(f"{j} recall | {j} precision | {j} F1" for j in args.judges)
-    print(header + " |")
-    print("|" + " --- |" * (1 + 3 * len(args.judges)))
-    for name in names:
-        cells = []
-        for judge in args.judges:
-            c = totals[judge][name]
-            precision = pct(c.precision) if name == "overall" else "-"
-            f1 = pct(c.f1) if name == "overall" else "-"
-            cells += [pct(c.recall), precision, f1]
-        print(f"| {name} | " + " | ".join(cells) + " |")
-    for judge, lines in per_seed.items():
-        print(f"{judge}: " + "; ".join(lines))
+    print()
+    head = " | ".join(f"{level} R | {level} P" for level in LEVELS)
+    print(f"| generator | input | judge | {head} |")
+    print("|" + " --- |" * (3 + 2 * len(LEVELS)))
+    for (generator, condition, judge), counts in totals.items():
+        cells = [f"{pct(counts[lv].recall)} | {pct(counts[lv].precision)}" for lv in LEVELS]
+        print(f"| {generator} | {condition} | {judge} | " + " | ".join(cells) + " |")
+    print()
+    print("label-level recall per error type, full records")
+    print()
+    columns = [(g, j) for g in args.generators for j in args.judges]
+    print("| error | " + " | ".join(f"{g} {j}" for g, j in columns) + " |")
+    print("|" + " --- |" * (1 + len(columns)))
+    kinds = sorted({kind for counts in by_error.values() for kind in counts})
+    for kind in kinds:
+        cells = [
+            pct(by_error[column][kind].recall) if kind in by_error[column] else ""
+            for column in columns
+        ]
+        print(f"| {kind} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":

@@ -543,11 +543,19 @@ def corrupt(
     split: Annotated[
         str | None, typer.Option(help="TEACh inputs: keep only games under this directory name.")
     ] = None,
+    generator: Annotated[
+        str,
+        typer.Option(
+            help="injected (the paper's error taxonomy) or natural (human-like mistakes)."
+        ),
+    ] = "injected",
 ) -> None:
     """Inject labelled errors (detours, misplacements, needless toggles, ...) into real episodes."""
-    from planverify.corrupt import CorruptSummary, corrupt_many
+    from planverify.corrupt import GENERATORS, CorruptSummary
     from planverify.sources import iter_inputs
 
+    if generator not in GENERATORS:
+        raise fail(f"--generator must be one of {', '.join(GENERATORS)}, not {generator!r}")
     bounds = _range(errors_per_episode)
     check_sources(inputs, split)
     check_output(output)
@@ -576,7 +584,7 @@ def corrupt(
     output.parent.mkdir(parents=True, exist_ok=True)
     partial = output.with_name(output.name + ".partial")
     with partial.open("wb") as sink:
-        for episode in corrupt_many(
+        for episode in GENERATORS[generator](
             episodes(),
             seed=seed,
             errors_per_episode=bounds,
@@ -659,6 +667,20 @@ def score(
             pct(s.f1),
         )
     out.print(table)
+    levels = Table(title="label and plan level, with and without motion", title_justify="left")
+    for column in ("level", "TP", "FP", "FN", "recall", "precision", "F1"):
+        levels.add_column(column, justify="left" if column == "level" else "right")
+    rows = [
+        ("labels, with motion", scored.overall),
+        ("labels, without motion", scored.without_motion),
+    ]
+    rows += [(f"plan, {k.replace('_', ' ')}", v) for k, v in (scored.plan_level or {}).items()]
+    for name, s in ((n, v) for n, v in rows if v is not None):
+        c = s.counts
+        levels.add_row(
+            name, str(c.tp), str(c.fp), str(c.fn), pct(s.recall), pct(s.precision), pct(s.f1)
+        )
+    out.print(levels)
     o = scored.overall
     if o.recall_ci and o.precision_ci:
         out.print(

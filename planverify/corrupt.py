@@ -29,7 +29,10 @@ order, and the positions of their lines are recorded in an extra field `injected
 cannot be injected in an episode is skipped and another one tried.
 
 So the original plan comes back by dropping the REMOVE-labelled lines and the utterances listed
-in `injected`, then putting each MISSING action back after its `after` line.
+in `injected`, then putting each MISSING action back after its `after` line; every record also
+carries it as `clean` (the plan before any error was injected, which plan-level scoring compares
+with). `labels`, `injected` and `clean` are annotations (`ANNOTATION_KEYS`), never input to a
+verifier.
 
 >>> import random
 >>> episode = Episode(id="e1", actions=["Driver.PickUp('Mug')", "Driver.PutAOnB('Mug', 'Sink')"])
@@ -53,24 +56,29 @@ import random
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, get_args
+from typing import Any, Protocol, get_args
 
 from planverify.episode import Episode, InjectedError, Label
 from planverify.notation import Action, escape_text, object_type
 from planverify.scoring import mentions_type
 
 __all__ = [
+    "ANNOTATION_KEYS",
     "ESSENTIAL_TOGGLES",
+    "GENERATORS",
     "KINDS",
     "NO_OP_REPEATS",
     "CorruptSummary",
     "ErrorKind",
+    "Generator",
     "corrupt_episode",
     "corrupt_many",
 ]
 
 ErrorKind = InjectedError
 KINDS: tuple[ErrorKind, ...] = get_args(InjectedError)
+ANNOTATION_KEYS = ("labels", "injected", "clean")
+"""Record keys that annotate an episode (the ground truth), never part of a verifier's input."""
 
 ESSENTIAL_TOGGLES = frozenset(
     {"CoffeeMachine", "Toaster", "Faucet", "StoveKnob", "StoveBurner", "Microwave"}
@@ -447,7 +455,8 @@ def corrupt_episode(
     Each error's kind is drawn from `kinds`: they are tried in a random order until one can be
     injected in this episode. Fewer errors are injected only when no kind fits any more. The
     copy keeps the id and every other field; `labels` holds the ground truth (`[]` when
-    `errors` is 0) and the extra field `injected` what was injected, in order.
+    `errors` is 0), the extra field `injected` what was injected, in order, and `clean` the
+    episode's own actions.
 
     Raises ValueError when the episode already has labels (their positions would go stale).
     """
@@ -467,6 +476,7 @@ def corrupt_episode(
     data["actions"] = actions
     data["labels"] = [label.model_dump(mode="json", exclude_none=True) for label in labels]
     data["injected"] = notes
+    data["clean"] = list(episode.actions)
     corrupted = Episode.model_validate(data)
     corrupted.validate_labels()
     return corrupted
@@ -481,6 +491,7 @@ class CorruptSummary:
     clean: int = 0  # kept without errors
     corrupted: int = 0  # given at least one error
     kinds: Counter[str] = field(default_factory=Counter)  # errors injected, by kind
+    changes: Counter[str] = field(default_factory=Counter)  # changes that are not errors, by kind
 
     def __str__(self) -> str:
         text = (
@@ -489,6 +500,12 @@ class CorruptSummary:
         )
         if self.kinds:
             text += " (" + ", ".join(f"{k}: {n}" for k, n in sorted(self.kinds.items())) + ")"
+        if self.changes:
+            text += (
+                "; changes ("
+                + ", ".join(f"{k}: {n}" for k, n in sorted(self.changes.items()))
+                + ")"
+            )
         return text
 
 
@@ -532,3 +549,43 @@ def corrupt_many(
         else:
             tally.clean += 1
         yield corrupted
+
+
+class Generator(Protocol):
+    """What `corrupt_many` and `planverify.mistakes.natural_many` have in common."""
+
+    def __call__(
+        self,
+        episodes: Iterable[Episode],
+        *,
+        seed: int = ...,
+        errors_per_episode: tuple[int, int] = ...,
+        clean_fraction: float = ...,
+        max_steps: int | None = ...,
+        summary: CorruptSummary | None = ...,
+    ) -> Iterator[Episode]: ...
+
+
+def _natural_many(
+    episodes: Iterable[Episode],
+    *,
+    seed: int = 0,
+    errors_per_episode: tuple[int, int] = (1, 3),
+    clean_fraction: float = 0.2,
+    max_steps: int | None = 25,
+    summary: CorruptSummary | None = None,
+) -> Iterator[Episode]:
+    from planverify.mistakes import natural_many  # it builds on this module
+
+    return natural_many(
+        episodes,
+        seed=seed,
+        errors_per_episode=errors_per_episode,
+        clean_fraction=clean_fraction,
+        max_steps=max_steps,
+        summary=summary,
+    )
+
+
+GENERATORS: dict[str, Generator] = {"injected": corrupt_many, "natural": _natural_many}
+"""The error generators by name (`planverify corrupt --generator`)."""

@@ -30,7 +30,13 @@ InjectedError = Literal[
     "duplicate",
     "missing_step",
 ]  # the error taxonomy `planverify corrupt` injects
-ErrorType = Literal[InjectedError, "other"]  # what a label's `error` may say
+NaturalError = Literal[
+    "wrong_placement",
+    "wrong_object",
+    "ineffective_action",
+    "nonexistent_object",
+]  # kinds only the natural generator makes (it also makes `detour`, `missing_step`)
+ErrorType = Literal[InjectedError, NaturalError, "other"]  # what a label's `error` may say
 
 
 class SceneObject(BaseModel):

@@ -34,6 +34,16 @@ Rules shared by both modes:
   is deterministic.
 - The position a `#MISSING` critique or an insertion gives is not checked, only what it adds.
 
+Plan-level scores (`score_plan`) need the annotated record's `clean` plan, the plan before any
+error was injected, and do not depend on which labelled step a removal hits: over non-dialogue
+steps compared as canonical lines, the errors are the noisy steps outside a longest common
+subsequence (LCS) of the noisy and clean plans; a removal is a false positive only when it
+shortens the LCS of the kept plan and the clean plan (FP = |LCS(noisy, clean)| - |LCS(kept,
+clean)|), TP = removals - FP and FN = errors - TP. Proposed steps are paired with MISSING labels
+as above. Both label-level and plan-level scores are also given without motion steps
+(`motionless`: `Move`, `TurnLeft`, `TurnRight` dropped from the plans, the labels and the
+proposals).
+
 Counts are kept overall and per error type (the label's `error`, `"other"` when unset). False
 positives have no error type: they count overall (and per task family) only, so per error type
 only recall is defined. A result whose status is "error" (or that was computed on another
@@ -57,6 +67,7 @@ Counts(tp=1, fp=0, fn=0, tn=1)
 
 from __future__ import annotations
 
+import bisect
 import math
 import random
 import re
@@ -83,15 +94,22 @@ __all__ = [
     "Scores",
     "actions_in",
     "bootstrap",
+    "canonical",
+    "clean_plan",
+    "common_subsequence_length",
     "format_report",
     "gold_plan",
     "infer_mode",
     "mentions_type",
     "mentions_verb",
     "missing_matches",
+    "motion_step",
+    "motionless",
+    "plan_counts",
     "same_step",
     "score_episode",
     "score_iterative",
+    "score_plan",
     "score_results",
     "score_static",
     "summarize",
@@ -412,6 +430,8 @@ class EpisodeScore(BaseModel):
     missed: list[int] = Field(default_factory=list)  # indices into `labels` of the errors missed
     false_positives: list[str] = Field(default_factory=list)  # what was flagged or added wrongly
     notes: list[str] = Field(default_factory=list)  # anything unusual about the input
+    without_motion: Counts | None = None  # label level, motion steps and labels left out
+    plan_level: dict[str, Counts] | None = None  # "with_motion", "without_motion"; needs `clean`
 
 
 T = TypeVar("T")
@@ -592,7 +612,26 @@ def score_episode(episode: Episode, result: VerificationResult, *, mode: Mode) -
 
     Without a recorded history, static mode falls back on the removals in `result.verdicts`
     (and has no `#MISSING` critiques to score), and says so in the notes.
+
+    Besides the label-level `counts`, the score carries `without_motion` (the same scoring with
+    motion steps and their labels left out, see `motionless`) and, when the episode has a
+    `clean` plan, `plan_level` (`score_plan`, with and without motion).
     """
+    score = _score_labels(episode, result, mode)
+    score.without_motion = _motionless_counts(episode, result, mode)
+    try:
+        with_motion = score_plan(episode, result, mode=mode)
+    except ValueError as exc:  # a `clean` that is no plan: no plan-level figures
+        score.notes.append(str(exc))
+        with_motion = None
+    if with_motion is not None:
+        without = score_plan(episode, result, mode=mode, motion=False)
+        assert without is not None
+        score.plan_level = {"with_motion": with_motion, "without_motion": without}
+    return score
+
+
+def _score_labels(episode: Episode, result: VerificationResult, mode: Mode) -> EpisodeScore:
     if mode == "iterative":
         return score_iterative(episode, result)
     _labels_of(episode)
@@ -613,6 +652,285 @@ def score_episode(episode: Episode, result: VerificationResult, *, mode: Mode) -
     score = score_static(episode, critique)
     score.notes.append("no Judge history in the result: flags taken from its verdicts")
     return score
+
+
+# --------------------------------------------------------------------------- plan level
+
+ANNOTATION_CLEAN = "clean"  # the record key of the plan before any error was injected
+
+
+def motion_step(action: Action) -> bool:
+    """Whether a step is a motion step (`Move`, `TurnLeft`, `TurnRight`)."""
+    return action.known and action.verb in MOTION_VERBS
+
+
+def canonical(line: str) -> str:
+    """A step as the notation writes it, so that equal steps compare equal as text.
+
+    >>> canonical('Driver.PutAOnB("Mug",  "Sink")')
+    "Driver.PutAOnB('Mug', 'Sink')"
+    """
+    return str(parse_action(line))
+
+
+def clean_plan(episode: Episode) -> list[str] | None:
+    """The episode's `clean` plan (the plan before errors were injected), or None without one.
+
+    Raises ValueError when `clean` is not a list of lines in the notation.
+    """
+    value = (episode.model_extra or {}).get(ANNOTATION_CLEAN)
+    if value is None:
+        return None
+    if not isinstance(value, list) or not all(isinstance(line, str) for line in value):
+        raise ValueError(f"episode {episode.id}: clean must be a list of action lines")
+    try:
+        for line in value:
+            parse_action(line)
+    except NotationError as exc:
+        raise ValueError(f"episode {episode.id}: clean: {exc}") from None
+    return [line.strip() for line in value]
+
+
+def common_subsequence_length(a: Sequence[str], b: Sequence[str]) -> int:
+    """The length of a longest common subsequence of two sequences.
+
+    >>> common_subsequence_length("ABCBDAB", "BDCABA"), common_subsequence_length([], ["x"])
+    (4, 0)
+    """
+    if len(a) < len(b):
+        a, b = b, a
+    previous = [0] * (len(b) + 1)
+    for x in a:
+        current = [0]
+        for j, y in enumerate(b):
+            current.append(previous[j] + 1 if x == y else max(previous[j + 1], current[j]))
+        previous = current
+    return previous[-1]
+
+
+def _plan_steps(lines: Sequence[str], motion: bool) -> list[tuple[int, str]]:
+    """(index, canonical line) of the scored steps: no dialogue, no motion unless `motion`."""
+    out = []
+    for i, line in enumerate(lines):
+        step = parse_action(line)
+        if step.is_dialogue or (not motion and motion_step(step)):
+            continue
+        out.append((i, str(step)))
+    return out
+
+
+def plan_counts(
+    noisy: Sequence[str], clean: Sequence[str], removed: Iterable[int], *, motion: bool = True
+) -> Counts:
+    """Plan-level counts of removals from `noisy` (indices into it) against the `clean` plan.
+
+    Over non-dialogue steps (and non-motion steps when `motion` is False), compared as
+    canonical lines: the errors are the noisy steps outside a longest common subsequence (LCS)
+    of the noisy and clean plans; a removal is a false positive only when it shortens that
+    LCS, so FP = |LCS(noisy, clean)| - |LCS(kept, clean)|, TP = removals - FP, FN = errors -
+    TP, and TN = |LCS(kept, clean)| (the correct steps kept). Which of two identical steps
+    goes does not matter: removing either of two steps that leave the same plan scores the same.
+
+    >>> clean = ["Driver.PickUp('Mug')", "Driver.PutAOnB('Mug', 'Sink')"]
+    >>> noisy = ["Driver.PickUp('Mug')", "Driver.PutAOnB('Mug', 'Shelf')",
+    ...          "Driver.Say('oops')", "Driver.PickUp('Mug')", "Driver.PutAOnB('Mug', 'Sink')"]
+    >>> plan_counts(noisy, clean, {1, 3}), plan_counts(noisy, clean, {0, 1})
+    (Counts(tp=2, fp=0, fn=0, tn=2), Counts(tp=2, fp=0, fn=0, tn=2))
+    >>> plan_counts(noisy, clean, {1, 4})  # the second put-down is needed
+    Counts(tp=1, fp=1, fn=1, tn=1)
+    """
+    steps = _plan_steps(noisy, motion)
+    gold = [line for _, line in _plan_steps(clean, motion)]
+    drop = set(removed)
+    everything = [line for _, line in steps]
+    kept = [line for i, line in steps if i not in drop]
+    common = common_subsequence_length(everything, gold)
+    left = common_subsequence_length(kept, gold)
+    fp = common - left
+    tp = len(everything) - len(kept) - fp
+    return Counts(tp=tp, fp=fp, fn=len(everything) - common - tp, tn=left)
+
+
+def _never(_proposal: object, _wanted: Action) -> bool:
+    return False
+
+
+def _outcome(
+    episode: Episode, result: VerificationResult, mode: Mode, *, checked: bool = True
+) -> tuple[set[int], list[object], Callable[[object], Action | None], Callable[..., bool]]:
+    """What a result did to the input plan, in a scoring mode.
+
+    (removed step indices, proposals of missing steps, the concrete action of a proposal when
+    it has one, the function that matches a proposal with a MISSING label's action). An
+    unusable result (status "error", another plan; not looked at unless `checked`) removed and
+    proposed nothing.
+    """
+    if checked and (result.status == "error" or _plan_mismatch(episode, result)):
+        return set(), [], lambda _p: None, _never
+    if mode == "iterative":
+        removed = {v.index for v in result.verdicts if v.verdict == "remove"}
+        lines: list[object] = [step.action for step in result.inserted]
+        return removed, lines, _action_of_line, _inserted_matches
+    if not result.history:
+        return {v.index for v in result.verdicts if v.verdict == "remove"}, [], _no_action, _never
+    critique = result.history[0].critique
+    return (
+        {f.step for f in critique.flags},
+        list(critique.missing),
+        _action_of_missing,
+        missing_matches,
+    )
+
+
+def _no_action(_proposal: object) -> Action | None:
+    return None
+
+
+def _action_of_line(line: object) -> Action | None:
+    try:
+        return parse_action(str(line))
+    except NotationError:
+        return None
+
+
+def _action_of_missing(critique: object) -> Action | None:
+    assert isinstance(critique, Missing)
+    return _action_of_line(critique.action) if critique.action else None
+
+
+def score_plan(
+    episode: Episode, result: VerificationResult, *, mode: Mode, motion: bool = True
+) -> Counts | None:
+    """Plan-level counts of one result, or None when the episode has no `clean` plan.
+
+    Removals (static: the first Judge pass's flags; iterative: the verdicts that remove) are
+    counted by `plan_counts` against the `clean` plan. Proposed steps (static: `#MISSING`
+    critiques; iterative: insertions) are paired with MISSING labels as in label-level
+    scoring; unpaired proposals are false positives, unfound MISSING labels false negatives.
+    With `motion` False, motion steps, motion labels and motion proposals are left out.
+
+    >>> from planverify.result import Verdict
+    >>> clean = ["Driver.PickUp('Mug')", "Driver.PutAOnB('Mug', 'Sink')"]
+    >>> noisy = ["Driver.PickUp('Mug')", "Driver.Move(1.0)", "Driver.PutAOnB('Mug', 'Shelf')",
+    ...          "Driver.PickUp('Mug')", "Driver.PutAOnB('Mug', 'Sink')"]
+    >>> episode = Episode(id="e", actions=noisy, clean=clean, labels=[
+    ...     Label(type="REMOVE", index=1), Label(type="REMOVE", index=2),
+    ...     Label(type="REMOVE", index=3)])
+    >>> result = VerificationResult(id="e", verdicts=[
+    ...     Verdict(index=i, action=line, verdict="remove" if i in (0, 2) else "keep")
+    ...     for i, line in enumerate(noisy)])
+    >>> score_plan(episode, result, mode="iterative")  # the move is kept: one error missed
+    Counts(tp=2, fp=0, fn=1, tn=2)
+    >>> score_plan(episode, result, mode="iterative", motion=False)
+    Counts(tp=2, fp=0, fn=0, tn=2)
+    """
+    clean = clean_plan(episode)
+    if clean is None:
+        return None
+    labels = _labels_of(episode)
+    removed, proposals, action_of, matches = _outcome(episode, result, mode)
+    counts = plan_counts(episode.actions, clean, removed, motion=motion)
+    wanted = [
+        parse_action(label.action)
+        for label in labels
+        if label.type == "MISSING" and label.action is not None
+    ]
+    if not motion:
+        wanted = [w for w in wanted if not motion_step(w)]
+        proposals = [
+            p for p in proposals if (found := action_of(p)) is None or not motion_step(found)
+        ]
+    edges = [[k for k, w in enumerate(wanted) if matches(p, w)] for p in proposals]
+    paired = len(_max_matching(edges))
+    return counts + Counts(tp=paired, fp=len(proposals) - paired, fn=len(wanted) - paired)
+
+
+def _motionless_counts(episode: Episode, result: VerificationResult, mode: Mode) -> Counts:
+    """Label-level counts without motion (`motionless`); the result is checked on the input."""
+    plain, outcome = motionless(episode, result)
+    if result.status == "error" or _plan_mismatch(episode, result):
+        return _failed(plain, mode, "unusable result").counts
+    removed, proposals, _, matches = _outcome(plain, outcome, mode, checked=False)
+    return _tally(plain, mode, removed, proposals, matches, str, []).counts
+
+
+def _after(kept: Sequence[int], after: int) -> int:
+    """The new position of the last kept step at or before old position `after` (-1: none)."""
+    return bisect.bisect_right(kept, after) - 1
+
+
+def motionless(episode: Episode, result: VerificationResult) -> tuple[Episode, VerificationResult]:
+    """The episode and result with motion steps left out, indices renumbered.
+
+    Motion steps leave the plan (and the result's `original`, `refined`, verdicts and first
+    Judge pass), REMOVE labels on them and MISSING labels, insertions and `#MISSING` critiques
+    that add a motion step are dropped, and positions are renumbered. A result computed on
+    another plan than the episode's is left as it is (it stays unusable).
+
+    >>> episode = Episode(id="e", actions=["Driver.Move(1.0)", "Driver.PickUp('Mug')"],
+    ...     labels=[Label(type="REMOVE", index=0), Label(type="REMOVE", index=1)])
+    >>> plain, _ = motionless(episode, VerificationResult(id="e"))
+    >>> plain.actions, [label.index for label in plain.labels]
+    (["Driver.PickUp('Mug')"], [0])
+    """
+    steps = episode.parsed()
+    kept = [i for i, step in enumerate(steps) if not motion_step(step)]
+    new = {old: n for n, old in enumerate(kept)}
+    labels: list[Label] = []
+    for label in episode.labels or []:
+        if label.type == "REMOVE":
+            if label.index in new:
+                labels.append(label.model_copy(update={"index": new[label.index]}))
+        elif label.action is None or not motion_step(parse_action(label.action)):
+            after = -1 if label.after is None else _after(kept, label.after)
+            labels.append(label.model_copy(update={"after": after}))
+    plain = episode.model_copy(
+        update={
+            "actions": [episode.actions[i] for i in kept],
+            "labels": labels if episode.labels is not None else None,
+        }
+    )
+    if result.status == "error" or _plan_mismatch(episode, result):
+        return plain, result
+
+    def still(line: str) -> bool:
+        action = _action_of_line(line)
+        return action is None or not motion_step(action)
+
+    verdicts = [
+        v.model_copy(update={"index": new[v.index]}) for v in result.verdicts if v.index in new
+    ]
+    inserted = [
+        step.model_copy(update={"after_index": _after(kept, step.after_index)})
+        for step in result.inserted
+        if still(step.action)
+    ]
+    history = []
+    if result.history:
+        first = result.history[0]
+        critique = first.critique.model_copy(
+            update={
+                "flags": [
+                    f.model_copy(update={"step": new[f.step]})
+                    for f in first.critique.flags
+                    if f.step in new
+                ],
+                "missing": [
+                    m for m in first.critique.missing if m.action is None or still(m.action)
+                ],
+            }
+        )
+        history = [first.model_copy(update={"critique": critique})]
+    outcome = result.model_copy(
+        update={
+            "original": [line for line in result.original if still(line)],
+            "refined": [line for line in result.refined if still(line)],
+            "verdicts": verdicts,
+            "inserted": inserted,
+            "history": history,
+        }
+    )
+    return plain, outcome
 
 
 # --------------------------------------------------------------------------- aggregates
@@ -740,6 +1058,9 @@ class Report(BaseModel):
     unmatched: list[str] = Field(default_factory=list)  # results without an episode
     unlabelled: list[str] = Field(default_factory=list)  # episodes without labels (not scored)
     notes: list[str] = Field(default_factory=list)  # anything unusual about the input
+    without_motion: Scores | None = None  # like `overall`, motion steps and labels left out
+    plan_level: dict[str, Scores] | None = None  # "with_motion", "without_motion": episodes
+    # with a `clean` plan only (None when none has one)
 
 
 def score_results(
@@ -812,6 +1133,7 @@ def score_results(
 
     error_types = sorted({kind for s in scored for kind in s.by_error})
     tasks = sorted({s.task for s in scored})
+    planned = [s.plan_level for s in scored if s.plan_level is not None]
     return Report(
         mode=mode,
         overall=group([s.counts for s in scored], "overall"),
@@ -832,6 +1154,13 @@ def score_results(
         unmatched=[rid for rid in by_id if rid not in seen],
         unlabelled=unlabelled,
         notes=report_notes,
+        without_motion=group([s.without_motion or s.counts for s in scored], "without_motion"),
+        plan_level={
+            key: group([p[key] for p in planned], f"plan:{key}")
+            for key in ("with_motion", "without_motion")
+        }
+        if planned
+        else None,
     )
 
 
@@ -864,6 +1193,10 @@ def format_report(report: Report) -> str:
     rows = [("overall", report.overall)]
     rows += [(f"error {k}", v) for k, v in report.by_error.items()]
     rows += [(f"task {k}", v) for k, v in report.by_task.items()]
+    if report.without_motion is not None:
+        rows.append(("overall without motion", report.without_motion))
+    for key, value in (report.plan_level or {}).items():
+        rows.append((f"plan level {key.replace('_', ' ')}", value))
     out = [f"mode: {report.mode}, episodes scored: {report.overall.episodes}"]
     for name, s in rows:
         c = s.counts

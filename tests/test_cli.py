@@ -331,3 +331,28 @@ def test_retry_failed_keeps_ok_records_and_redoes_the_rest(tmp_path: Path) -> No
         app, ["verify", str(source), "--retry-failed", "-o", str(tmp_path / "no.jsonl")]
     )
     assert missing.exit_code == 2 and "--retry-failed needs" in missing.stderr
+
+
+def test_corrupt_natural_then_score_plan_level(tmp_path: Path) -> None:
+    annotated = tmp_path / "natural.jsonl"
+    args = ["corrupt", str(EXAMPLES), "--generator", "natural", "--seed", "2", "-o", str(annotated)]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    again = tmp_path / "again.jsonl"
+    runner.invoke(app, [*args[:-1], str(again)])
+    assert again.read_bytes() == annotated.read_bytes(), "same seed, same file"
+    records = [orjson.loads(line) for line in annotated.read_bytes().splitlines()]
+    assert len(records) == 10 and all("clean" in r and "injected" in r for r in records)
+    results = tmp_path / "results.jsonl"
+    verified = runner.invoke(app, ["verify", str(annotated), "--no-checkpoint", "-o", str(results)])
+    assert verified.exit_code == 0, verified.output
+    report = tmp_path / "report.json"
+    scored = runner.invoke(app, ["score", str(annotated), str(results), "--json", str(report)])
+    assert scored.exit_code == 0, scored.output
+    assert "plan, with motion" in scored.stdout and "labels, without motion" in scored.stdout
+    data = orjson.loads(report.read_bytes())
+    assert data["mode"] == "iterative" and "counts" in data["overall"]
+    assert set(data["plan_level"]) == {"with_motion", "without_motion"}
+    assert data["without_motion"]["episodes"] == 10
+    bad = runner.invoke(app, ["corrupt", str(EXAMPLES), "--generator", "llm", "-o", str(again)])
+    assert bad.exit_code == 2 and "--generator must be" in bad.stderr

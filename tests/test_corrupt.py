@@ -135,6 +135,7 @@ def check(original: Episode, ep: Episode) -> None:
     ep.validate_labels()
     assert parse_episode(orjson.loads(dump_jsonl_line(ep))) == ep
     assert restore(ep) == original.actions
+    assert (ep.model_extra or {})["clean"] == original.actions  # the plan before the errors
     labelled = {lab.index: lab for lab in ep.labels if lab.type == "REMOVE"}
     injected_lines: dict[int, str] = {}
     for note in notes(ep):

@@ -5,6 +5,8 @@ from __future__ import annotations
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from planverify.corrupt import corrupt_many
 from planverify.critique import Critique, Flag, Missing
@@ -16,14 +18,20 @@ from planverify.scoring import (
     Counts,
     actions_in,
     bootstrap,
+    clean_plan,
+    common_subsequence_length,
     format_report,
     gold_plan,
     mentions_type,
     mentions_verb,
     missing_matches,
+    motion_step,
+    motionless,
+    plan_counts,
     same_step,
     score_episode,
     score_iterative,
+    score_plan,
     score_results,
     score_static,
     summarize,
@@ -495,3 +503,189 @@ def test_the_readme_worked_example() -> None:
     assert (good.tp, good.fp, good.fn) == (2, 0, 0)
     wrong = score_iterative(episode, result("Driver.ToggleOn('Microwave')")).counts
     assert (wrong.tp, wrong.fp, wrong.fn) == (1, 1, 1)
+
+
+# --------------------------------------------------------------------------- plan level
+
+SHELF = "Driver.PutAOnB('Mug', 'Shelf')"
+OOPS = "Driver.Say('oops')"
+TOAST = "Driver.ToggleOn('Toaster')"
+
+
+def test_lcs_and_plan_counts_by_hand() -> None:
+    assert common_subsequence_length("ABCBDAB", "BDCABA") == 4
+    assert common_subsequence_length([], []) == 0 and common_subsequence_length(["a"], ["b"]) == 0
+    clean = [PICK, PUT]
+    noisy = [PICK, SHELF, OOPS, PICK, PUT]
+    # either of the two pick-ups can go with the wrong put-down: the plan comes out the same
+    assert plan_counts(noisy, clean, {1, 3}) == Counts(tp=2, tn=2)
+    assert plan_counts(noisy, clean, {0, 1}) == Counts(tp=2, tn=2)
+    # the remark is dialogue: removing it is ignored, not counted
+    assert plan_counts(noisy, clean, {1, 2, 3}) == Counts(tp=2, tn=2)
+    # removing the needed put-down shortens the common subsequence: one FP, an error left
+    assert plan_counts(noisy, clean, {1, 4}) == Counts(tp=1, fp=1, fn=1, tn=1)
+    assert plan_counts(noisy, clean, set()) == Counts(fn=2, tn=2)
+    assert plan_counts(noisy, clean, {0, 1, 3, 4}) == Counts(tp=2, fp=2, tn=0)
+    # steps compare as canonical lines
+    assert plan_counts(['Driver.PickUp("Mug")', PICK], [PICK], {1}) == Counts(tp=1, tn=1)
+
+
+def test_plan_level_equivalent_removals_score_the_same_where_labels_do_not() -> None:
+    # labels on the wrong put-down and the re-pickup; removing the first pick-up instead
+    # leaves the same plan, but it is no twin of the labelled one (steps lie between them)
+    ep = episode([PICK, SHELF, OOPS, PICK, PUT], [remove(1), remove(3)], clean=[PICK, PUT])
+    other = score_episode(ep, result(ep, removed={0, 1}), mode="iterative")
+    assert other.counts == Counts(tp=1, fp=1, fn=1, tn=1)
+    assert other.plan_level == {
+        "with_motion": Counts(tp=2, tn=2),
+        "without_motion": Counts(tp=2, tn=2),
+    }
+    labelled = score_episode(ep, result(ep, removed={1, 3}), mode="iterative")
+    assert labelled.counts == Counts(tp=2, tn=2) and labelled.plan_level == other.plan_level
+
+
+def test_plan_level_identical_steps_apart_are_the_same_only_without_motion() -> None:
+    ep = episode([TOAST, MOVE, TOAST], [remove(2, "duplicate")], clean=[TOAST, MOVE])
+    first = score_episode(ep, result(ep, removed={0}), mode="iterative")
+    assert first.counts == Counts(fp=1, fn=1, tn=1)
+    # with motion, [Move, Toast] is not the clean plan; without, both leave [Toast]
+    assert first.plan_level == {
+        "with_motion": Counts(fp=1, fn=1, tn=1),
+        "without_motion": Counts(tp=1, tn=1),
+    }
+    # label level: twins once the move between them is gone
+    assert first.without_motion == Counts(tp=1)
+    last = score_episode(ep, result(ep, removed={2}), mode="iterative")
+    assert last.plan_level == {
+        "with_motion": Counts(tp=1, tn=2),
+        "without_motion": Counts(tp=1, tn=1),
+    }
+
+
+def test_plan_level_missing_steps_and_insertions() -> None:
+    clean = [PICK, PUT, ON]
+    ep = episode([PICK, SHELF, PICK, PUT], [remove(1), remove(2), missing(3, ON)], clean=clean)
+    fine = result(ep, removed={0, 1}, inserted=[(3, "Driver.ToggleOn('CoffeeMachine2')")])
+    assert score_plan(ep, fine, mode="iterative") == Counts(tp=3, tn=2)
+    wrong = result(ep, removed={1, 2}, inserted=[(3, TOAST)])
+    assert score_plan(ep, wrong, mode="iterative") == Counts(tp=2, fp=1, fn=1, tn=2)
+    critique = Critique(
+        flags=flags(1, 2), missing=[Missing(description="switch on the coffee machine")]
+    )
+    static = result(ep, history=[Iteration(iteration=1, critique=critique)])
+    assert score_plan(ep, static, mode="static") == Counts(tp=3, tn=2)
+    failed = VerificationResult(id="e", status="error", error="boom")
+    assert score_plan(ep, failed, mode="iterative") == Counts(fn=3, tn=2)
+    assert score_plan(episode([PICK], []), fine, mode="iterative") is None  # no clean plan
+
+
+def test_motion_is_left_out_of_plans_labels_and_proposals() -> None:
+    plan = [PICK, LEFT, RIGHT, MOVE, PUT]
+    ep = episode(
+        plan,
+        [remove(1, "cancelling_navigation"), remove(2, "cancelling_navigation")],
+        clean=[PICK, MOVE, PUT],
+    )
+    # the loop removes the unlabelled move, keeps the turns, inserts a motion step
+    res = result(ep, removed={3}, inserted=[(0, "Driver.Move(1.0)")])
+    score = score_episode(ep, res, mode="iterative")
+    assert score.counts == Counts(fp=2, fn=2, tn=2)
+    assert score.without_motion == Counts(tn=2)
+    assert score.plan_level == {
+        "with_motion": Counts(fp=2, fn=2, tn=2),
+        "without_motion": Counts(tn=2),
+    }
+    plain, outcome = motionless(ep, res)
+    assert plain.actions == [PICK, PUT] and plain.labels == []
+    assert [v.index for v in outcome.verdicts] == [0, 1] and outcome.inserted == []
+    # a MISSING label after a motion step moves to the step before it
+    ep = episode([PICK, MOVE, PUT], [missing(1, ON), missing(2, "Driver.TurnLeft(90.0)")])
+    plain, _ = motionless(ep, result(ep))
+    assert [(lab.after, lab.action) for lab in plain.labels or []] == [(0, ON)]
+
+
+def test_motionless_renumbers_the_first_judge_pass() -> None:
+    ep = episode([MOVE, PICK, SHELF], [remove(2)])
+    critique = Critique(
+        flags=flags(0, 2),
+        missing=[Missing(description="x", action="Driver.Move(1.0)"), Missing(description="y")],
+    )
+    res = result(ep, history=[Iteration(iteration=1, critique=critique)])
+    _, outcome = motionless(ep, res)
+    first = outcome.history[0].critique
+    assert [f.step for f in first.flags] == [1] and [m.description for m in first.missing] == ["y"]
+    score = score_episode(ep, res, mode="static")
+    assert score.counts == Counts(tp=1, fp=3, tn=1)  # the move and two critiques
+    assert score.without_motion == Counts(tp=1, fp=1, tn=1)
+
+
+def test_report_keeps_overall_and_adds_plan_level_only_with_clean_plans() -> None:
+    with_clean = episode(
+        [PICK, SHELF, PICK, PUT], [remove(1), remove(2)], clean=[PICK, PUT], id="a"
+    )
+    without = episode([PICK, PICK], [remove(1)], id="b")
+    results = [result(with_clean, removed={0, 1}), result(without, removed={1})]
+    report = score_results([with_clean, without], results, mode="iterative", resamples=50)
+    assert report.overall.counts == Counts(tp=2, fp=1, fn=1, tn=2)  # label level, unchanged
+    assert report.plan_level is not None
+    assert report.plan_level["with_motion"].episodes == 1
+    assert report.plan_level["with_motion"].counts == Counts(tp=2, tn=2)
+    assert (
+        report.without_motion is not None and report.without_motion.counts == report.overall.counts
+    )
+    dumped = report.model_dump(mode="json")
+    assert {"mode", "overall", "plan_level", "without_motion"} <= set(dumped)
+    assert "plan level with motion" in format_report(report)
+    alone = score_results([without], results[1:], mode="iterative", resamples=0)
+    assert alone.plan_level is None
+
+
+def test_clean_must_be_a_plan() -> None:
+    with pytest.raises(ValueError, match="clean must be a list"):
+        clean_plan(episode([PICK], [], clean="Driver.PickUp('Mug')"))
+    with pytest.raises(ValueError, match="clean"):
+        clean_plan(episode([PICK], [], clean=["not an action"]))
+    assert clean_plan(episode([PICK], [], clean=[f" {PICK} "])) == [PICK]
+    broken = episode([PICK], [], clean=["not an action"])
+    score = score_episode(broken, result(broken), mode="iterative")
+    assert score.plan_level is None and "clean" in score.notes[0]
+
+
+PLAN_VOCABULARY = [PICK, PUT, SHELF, ON, TOAST, MOVE, LEFT, RIGHT, OOPS, SAY]
+
+
+def scored_lines(lines: list[str], motion: bool) -> list[str]:
+    steps = [parse_action(line) for line in lines]
+    return [
+        str(step) for step in steps if not step.is_dialogue and (motion or not motion_step(step))
+    ]
+
+
+@settings(max_examples=300)
+@given(
+    noisy=st.lists(st.sampled_from(PLAN_VOCABULARY), max_size=12),
+    clean=st.lists(st.sampled_from(PLAN_VOCABULARY), max_size=12),
+    removed=st.sets(st.integers(min_value=0, max_value=11)),
+    motion=st.booleans(),
+)
+def test_plan_counts_invariants(
+    noisy: list[str], clean: list[str], removed: set[int], motion: bool
+) -> None:
+    c = plan_counts(noisy, clean, removed, motion=motion)
+    everything, gold = scored_lines(noisy, motion), scored_lines(clean, motion)
+    kept = scored_lines([line for i, line in enumerate(noisy) if i not in removed], motion)
+    assert min(c.tp, c.fp, c.fn, c.tn) >= 0
+    assert c.tp + c.fp == len(everything) - len(kept)  # every scored removal counts once
+    assert c.tp + c.fn == len(everything) - common_subsequence_length(
+        everything, gold
+    )  # the errors
+    assert c.tn == common_subsequence_length(kept, gold)
+    # move each removal to an identical neighbour: same kept plan, same counts
+    moved = set()
+    for i in sorted(removed):
+        j = i + 1
+        if j < len(noisy) and noisy[j] == noisy[i] and j not in removed and j not in moved:
+            moved.add(j)
+        else:
+            moved.add(i)
+    assert plan_counts(noisy, clean, moved, motion=motion) == c

@@ -228,7 +228,7 @@ def _component_unit(component: Component, state: State) -> Unit:
             continue
         holds = [_state_holds(obj, k, v) for k, v in component.states.items()]
         found[obj.kind + str(len(found))] = _and(holds)
-        parts.append(sum(h is True for h in holds))
+        parts.append(1 + sum(h is True for h in holds))  # its kind, and the states it is in
     yes = sum(v is True for v in found.values())
     maybe = sum(v is None for v in found.values())
     if component.every:
@@ -259,7 +259,9 @@ def _relation_unit(relation: Relation, spec: GoalSpec, state: State) -> Unit:
     tail = by_name.get(relation.tail)
     if tail is None:
         return Unit(relation.tail, relation.describe(), None)
-    tails = {k: v for k, v in matches(tail, state).items() if v is not False}
+    # as in TEACh, the objects of the right kind count whatever their states (the components
+    # ask for those): a slice on the plate is on the plate, cooked or not
+    tails = {k: v is not False for k, v in matches(tail, state).items()}
 
     def placed(head: str) -> dict[str, bool | None]:
         """Per tail candidate (or "*" for any), whether the head object is in/on it."""
@@ -267,19 +269,14 @@ def _relation_unit(relation: Relation, spec: GoalSpec, state: State) -> Unit:
         if obj.loc is None:
             return {t: None for t in tails} or {"*": None}
         holders = _holders(state, head)
-        return {
-            t: (True if tails[t] else None)
-            if t in holders or SOME + state.objects[t].kind in holders
-            else False
-            for t in tails
-        }
+        return {t: bool(t in holders or SOME + state.objects[t].kind in holders) for t in tails}
 
     per_head: list[tuple[str, int | None, dict[str, dict[str, bool | None]]]] = []
     for name, determiner in relation.heads:
         component = by_name.get(name)
         if component is None:
             continue
-        candidates = [k for k, v in matches(component, state).items() if v is not False]
+        candidates = list(matches(component, state))
         need = None if determiner == "all" else _count(determiner)
         per_head.append((name, need, {k: placed(k) for k in candidates}))
 

@@ -37,7 +37,16 @@ from dataclasses import dataclass, field
 from planverify.episode import Scene
 from planverify.notation import MOTION_VERBS, Action, parse_action
 from planverify.world.goals import GoalSpec, Unit
-from planverify.world.rules import BASINS, COOKERS, KNIVES, SLICES, cancels
+from planverify.world.rules import (
+    BASINS,
+    COOKERS,
+    KNIVES,
+    SLICES,
+    WATER_TAPS,
+    cancels,
+    undone,
+    within,
+)
 from planverify.world.state import State, initial_state
 from planverify.world.trace import (
     Judge,
@@ -52,7 +61,27 @@ from planverify.world.trace import (
 
 MAX_RUN = 4  # the longest run of contiguous steps tried as one block
 MAX_ROUNDS = 6  # repairs tried per stage before giving up
-DEVICES = BASINS | COOKERS | {"CoffeeMachine", "Toaster", "StoveBurner", "Microwave"}
+SURFACES = frozenset(
+    {
+        "ArmChair",
+        "Bed",
+        "Chair",
+        "CoffeeTable",
+        "CounterTop",
+        "Desk",
+        "DiningTable",
+        "Dresser",
+        "Floor",
+        "Footstool",
+        "Ottoman",
+        "Shelf",
+        "ShelvingUnit",
+        "SideTable",
+        "Sofa",
+        "Stool",
+        "TVStand",
+    }
+)  # receptacles with room to spare
 RESTORING = frozenset({"Close", "ToggleOff"})  # verbs that only put a state back
 CONTROLS = {"SinkBasin": "Faucet", "Sink": "Faucet", "StoveBurner": "StoveKnob"}
 CONTROLS |= {"Pan": "StoveKnob", "Pot": "StoveKnob", "Kettle": "StoveKnob"}
@@ -112,17 +141,18 @@ class Reviewer:
         start = initial_state(scene, names=names)
         self.spec = spec
         judge: Judge
+        twin = None
         if spec is not None:
             judge = goal_judge(spec)
+            twin = undone(start) if scene is None else None
         else:
-            full = Simulator(self.actions, start, lambda s: []).trace(list(range(self.n))).final
-            keep = (
-                [k for k in start.objects if full.objects[k].kind in set(focus)]
-                if focus
-                else list(full.objects)
-            )
+            trace = Simulator(self.actions, start, lambda s: []).trace(list(range(self.n)))
+            full = trace.final[0]
+            kinds = set(focus)
+            keep = [k for k, o in full.objects.items() if not kinds or o.kind in kinds]
             judge = preserving_judge(keep, full)
-        self.sim = Simulator(self.actions, start, judge)
+        self.sim = Simulator(self.actions, start, judge, twin)
+        self.goal_kinds = spec.types() if spec is not None else frozenset(focus)
         self.order = list(range(self.n))
         self.trace = self.sim.trace(self.order)
         self.removed: dict[int, str] = {}
@@ -131,11 +161,13 @@ class Reviewer:
     # ------------------------------------------------------------------ helpers
 
     def active(self, step: int) -> bool:
-        """Whether a step is a Driver action the search may judge (not dialogue, not opaque)."""
-        if step >= self.n:
-            return False
+        """Whether a step is a Driver action in the notation (not dialogue, not opaque)."""
         action = self.actions[step]
         return action.known and not action.is_dialogue
+
+    def judged(self, step: int) -> bool:
+        """Whether the search may remove a step: an active input step (never an insertion)."""
+        return step < self.n and self.active(step)
 
     def state_at(self, pos: int) -> State:
         """The state (as known) before the step at an order position."""
@@ -176,7 +208,7 @@ class Reviewer:
         interactions = [
             pos
             for pos, s in enumerate(order)
-            if self.active(s) and self.actions[s].verb not in MOTION_VERBS
+            if self.judged(s) and self.actions[s].verb not in MOTION_VERBS
         ]
         for k, pos in enumerate(interactions):
             step = order[pos]
@@ -198,7 +230,11 @@ class Reviewer:
                 partner = self._next(
                     pos, lambda a, o=obj: a.verb in ("ToggleOn", "ToggleOff") and a.objects[0] == o
                 )
-            if partner is not None and self.actions[partner].verb != action.verb:
+            if (
+                partner is not None
+                and self.judged(partner)
+                and self.actions[partner].verb != action.verb
+            ):
                 pairs.append({step, partner})
             runs = [
                 {order[p] for p in interactions[k : k + size]}
@@ -252,9 +288,10 @@ class Reviewer:
                 opener = self._near(pos, same({"Open", "ToggleOn"}), forward=False)
                 if opener not in block:
                     return False
-            elif action.verb == "PourFromAIntoB" and self.state_at(pos).kind_at(
-                self.state_at(pos).key(action.objects[1])
-            ) in BASINS:
+            elif (
+                action.verb == "PourFromAIntoB"
+                and self.state_at(pos).kind_at(self.state_at(pos).key(action.objects[1])) in BASINS
+            ):
                 if self._near(pos, same({"PickUp"}), forward=False) not in block:
                     return False
             elif action.verb in ("Open", "ToggleOn"):
@@ -263,9 +300,47 @@ class Reviewer:
                     return False
             elif action.verb == "PickUp":
                 put = self._near(pos, same({"PutAOnB"}), forward=True)
-                if put in block and self._touched_after(obj, last, block):
+                if put is None or (put in block and self._touched_after(obj, last, block)):
                     return False
         return True
+
+    def _handles_goal_objects(self, block: set[int]) -> bool:
+        """Whether a block does something to an object of a kind the goal names (moves it,
+        switches a device it is in, changes its state). Such steps serve the goal in ways a
+        simulation cannot always show, so they only go when they change nothing, cannot
+        happen, or put the object down and take it back at once (a misplacement)."""
+        steps = sorted(block, key=self.trace.position)
+        if len(steps) == 2 and [self.actions[s].verb for s in steps] == ["PutAOnB", "PickUp"]:
+            return False
+        for step in steps:
+            pos = self.trace.position(step)
+            outcome = self.trace.outcomes[pos]
+            if outcome.problem or outcome.changed is False:
+                continue
+            state = self.state_at(pos)
+            keys = [state.key(name) for name in self.actions[step].objects]
+            touched = [k for k in keys if k is not None]
+            if self.actions[step].verb in ("ToggleOn", "ToggleOff"):
+                touched += self._acted_on(state, touched[0]) if touched else []
+            elif self.actions[step].verb in ("PickUp", "PutAOnB") and touched:
+                touched += within(state, touched[0])  # what it holds moves with it
+            if any(state.get(k).kind in self.goal_kinds for k in touched):
+                return True
+        return False
+
+    def _acted_on(self, state: State, device: str) -> list[str]:
+        """What switching a device acts on: the sink's contents for a faucet, the pans' and
+        pots' for a stove knob, its own for the rest."""
+        kind = state.get(device).kind
+        if kind in WATER_TAPS:
+            places = [k for k, o in state.objects.items() if o.kind in BASINS]
+        elif kind in ("StoveKnob", "StoveBurner"):
+            places = [k for k, o in state.objects.items() if o.kind in COOKERS]
+        else:
+            places = [device]
+        return [
+            item for place in places for item in [place, *within(state, place)] if item != device
+        ]
 
     def _touched_after(self, name: str, last: int, block: set[int]) -> bool:
         return any(
@@ -275,8 +350,10 @@ class Reviewer:
         )
 
     def _is_preparation(self, block: set[int]) -> bool:
-        """Whether a block takes something out of a receptacle the plan uses afterwards as a
-        device (the sink before washing, a pan before cooking, ...)."""
+        """Whether a block takes something out of a receptacle the plan uses afterwards: a
+        device (clearing the sink before washing, a pan before cooking), or a container or
+        dish it puts things into or takes things from later. Surfaces have room: taking
+        something off a counter or a table prepares nothing."""
         last = max(self.trace.position(s) for s in block)
         for step in block:
             action = self.actions[step]
@@ -287,7 +364,11 @@ class Reviewer:
             key = state.key(action.objects[0])
             place = state.get(key).loc if key is not None else None
             kind = state.kind_at(place)
-            if kind in DEVICES and self._used_after(last, kind, place, block):
+            if (
+                kind is not None
+                and kind not in SURFACES
+                and self._used_after(last, kind, place, block)
+            ):
                 return True
         return False
 
@@ -303,6 +384,10 @@ class Reviewer:
                 target = state.key(action.objects[1])
                 if target == place or state.kind_at(target) == kind:
                     return True
+            if action.verb == "PickUp":  # reaching into it again
+                taken = state.key(action.objects[0])
+                if taken is not None and state.get(taken).loc == place:
+                    return True
             if action.verb == "ToggleOn" and state.kind_at(state.key(action.objects[0])) in (
                 kind,
                 control,
@@ -314,11 +399,10 @@ class Reviewer:
 
     def cancel_motion(self) -> None:
         """A motion and the motion that undoes it at once go together: provably nothing moved."""
-        moves = [s for s in self.order if self.active(s)]
         k = 0
-        while k + 1 < len(moves):
-            a, b = moves[k], moves[k + 1]
-            if cancels(self.actions[a], self.actions[b]):
+        while k + 1 < len(self.order):
+            a, b = self.order[k], self.order[k + 1]  # next to each other, nothing between
+            if self.judged(a) and self.judged(b) and cancels(self.actions[a], self.actions[b]):
                 why = f"{self.actions[a]} is undone by the next step, {self.actions[b]}: the Driver ends where it started"
                 self.removed[a] = self.removed[b] = why
                 k += 2
@@ -380,6 +464,8 @@ class Reviewer:
                 if any(s in self.removed for s in block):
                     continue
                 if not self._self_contained(block) or self._is_preparation(block):
+                    continue
+                if self._handles_goal_objects(block):
                     continue
                 variant = self.sim.without(self.trace, block)
                 if not self._acceptable(variant, block):

@@ -8,12 +8,10 @@ Each rule below models one behaviour of TEACh's simulator (AI2-THOR with TEACh's
 - washing: a dirty object in a sink basin under a running faucet becomes clean, when it is put
   there with the water running or when the faucet is turned on;
 - filling: a fillable object in a sink basin under a running faucet fills with water;
-- coffee: a mug fills with coffee when the coffee machine is switched on with it inside (a mug
-  put into a machine that is already on stays empty: people switch it off and on again), unless
-  the mug is full of water (rinsed and not poured out);
-- cooking: bread slices in a toaster when it is switched on; food in a pan or pot on a lit
-  burner, put there while it burns or when the stove is lit (through its knobs); food in a
-  microwave when it is switched on;
+- coffee: a mug in a running coffee machine fills with coffee (switched on with the mug inside,
+  or the mug put into the running machine), unless it is full of water (rinsed, not poured out);
+- cooking: bread slices in a running toaster; food in a pan or pot on a lit burner (the stove is
+  lit through its knobs); food in a microwave when it is switched on;
 - boiling: food in a pot of water on a lit burner, or in water in a running microwave;
 - pouring: from a held container that holds a liquid, into the target (watering a house plant
   sets its liquid), emptying the source; pouring from an empty container changes nothing;
@@ -209,6 +207,10 @@ def _put_into_device(state: State, item: str, place: str) -> None:
     kind = state.get(place).kind
     if kind in BASINS:
         _wash(state, item, water_running(state))
+    elif kind == "CoffeeMachine":
+        _brew(state, item, state.get(place).on)
+    elif kind == "Toaster" and state.get(item).kind == "BreadSliced":
+        _heat(state, item, state.get(place).on, water=False)
     elif kind in COOKERS:
         if state.kind_at(state.get(place).loc) == "StoveBurner":
             _heat(state, item, stove_lit(state), water=_has_water(state, place))

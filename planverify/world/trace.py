@@ -124,7 +124,8 @@ class Simulator:
         self.judge = judge
 
     def _units(self, states: Sequence[State]) -> list[Unit]:
-        return [unit for state in states for unit in self.judge(state)]
+        hands = Unit("hands", "the Driver's hands end empty", states[0].held is None)
+        return [hands, *(unit for state in states for unit in self.judge(state))]
 
     def trace(self, order: Sequence[int]) -> Trace:
         states = [start.copy() for start in self.starts]

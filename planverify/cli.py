@@ -764,6 +764,15 @@ def _register_eval() -> None:
 _register_eval()
 
 
+def _register_curation() -> None:
+    from planverify.export.command import export_command
+
+    app.command("export")(export_command)
+
+
+_register_curation()
+
+
 def main() -> None:
     """Entry point of the `planverify` script."""
     app()

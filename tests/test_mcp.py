@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -120,3 +121,35 @@ async def test_an_assistant_with_its_own_settings_is_its_own_tool(server: str) -
     assert record.settings is not None and record.settings.judge == "baseline"
     assert (record.stop_reason, record.iterations) == ("max_iterations", 1)
     assert record.model_dump() == local.model_dump()
+
+
+async def test_a_teach_game_through_the_tool_equals_a_local_run(
+    server: str, shared_dir: Path
+) -> None:
+    from planverify.sources import load_episodes
+
+    games = shared_dir / "teach" / "games" / "valid_seen"
+    episode = next(e for e in load_episodes([games]) if len(e.actions) < 80)
+    assert episode.scene is not None and episode.teach_task is not None
+    arguments = {
+        "episode_id": episode.id,
+        "goal": episode.goal,
+        "actions": episode.actions,
+        "scene": episode.scene.model_dump(mode="json"),
+        "teach_task": episode.teach_task,
+    }
+    async with (
+        streamable_http_client(f"{server}/mcp") as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        answer = await session.call_tool(TOOL, arguments)
+    record = VerificationResult.model_validate_json(text_of(answer))
+    given = Episode(
+        id=episode.id,
+        goal=episode.goal,
+        actions=episode.actions,
+        scene=episode.scene,
+        teach_task=episode.teach_task,
+    )
+    assert record.model_dump() == (await Verifier().averify(given)).model_dump()

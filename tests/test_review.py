@@ -210,3 +210,31 @@ def test_the_site_renders_episodes_reasons_and_keeps_decisions_across_a_reload(
     assert [a.text for a in browser.find_elements(By.CSS_SELECTOR, "#rows td.id a")] == [
         SAMPLE[0].id
     ]
+
+
+def test_a_site_of_teach_games_lists_them_with_their_split_and_opens_one(
+    browser: Any, shared_dir: Path, tmp_path: Path
+) -> None:
+    from selenium.webdriver.common.by import By
+
+    from planverify.sources import load_episodes
+
+    games = shared_dir / "teach" / "games" / "valid_seen"
+    episodes = list(load_episodes([games]))[:25]
+    results = tmp_path / "results.jsonl"
+    results.write_bytes(
+        b"".join(r.model_dump_json().encode() + b"\n" for r in verify_many(episodes))
+    )
+    done = runner.invoke(
+        app, ["review", str(results), "--html", str(tmp_path / "site"), "--episodes", str(games)]
+    )
+    assert done.exit_code == 0, done.output
+    browser.get((tmp_path / "site" / "index.html").resolve().as_uri())
+    wait_for(browser, "return document.documentElement.dataset.ready === '1'")
+    rows = browser.find_elements(By.CSS_SELECTOR, "#rows tr")
+    assert len(rows) == 25 and all("valid_seen" in row.text for row in rows)
+    browser.find_element(By.CSS_SELECTOR, "th[data-key='removed']").click()
+    browser.find_element(By.CSS_SELECTOR, "#rows td.id a").click()
+    wait_for(browser, "return document.querySelector('#episode-view h1') !== null")
+    removed = browser.find_elements(By.CSS_SELECTOR, ".original li.step.removed .reason")
+    assert removed and all(r.text for r in removed)

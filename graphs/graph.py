@@ -1,7 +1,8 @@
 """The verification loop: Judge -> (review) -> converge -> Planner -> converge -> Judge ...
 
-`build_verifier()` returns the compiled graph; `graph` is the same graph without a checkpointer,
-exported for `langgraph.json` (LangGraph Studio and `langgraph dev` bring their own persistence).
+`build_verifier()` returns the compiled graph; `graph` is the same graph without a checkpointer.
+`build_verifier(output="result")` adds a last step that writes the result record, which is then
+the graph's output: the graph `langgraph.json` serves (`planverify.graphs.served`).
 """
 
 from __future__ import annotations
@@ -24,9 +25,11 @@ from planverify.critique import Critique
 from planverify.episode import input_digest
 from planverify.graphs.context import OutputMode, VerifierContext
 from planverify.graphs.edits import insert_steps, remove_flagged, shift_missing
+from planverify.graphs.record import record
 from planverify.graphs.review import apply_review
 from planverify.graphs.state import Iteration, PlanState, Step, StopReason, VerifyInput
 from planverify.notation import diagnose, parse_action
+from planverify.result import VerificationResult
 from planverify.world import Grounding, ground
 
 # Model calls retry themselves (planverify.calls); the node retries once more only for a
@@ -240,10 +243,22 @@ async def planner(state: PlanState, runtime: Runtime[VerifierContext]) -> dict[s
 
 
 def build_verifier(
-    *, checkpointer: BaseCheckpointSaver[Any] | None = None, name: str = "planverify"
-) -> CompiledStateGraph[PlanState, VerifierContext, VerifyInput, PlanState]:
-    """The compiled verification graph; give a checkpointer to persist every step."""
-    builder = StateGraph(PlanState, context_schema=VerifierContext, input_schema=VerifyInput)
+    *,
+    checkpointer: BaseCheckpointSaver[Any] | None = None,
+    name: str = "planverify",
+    output: Literal["state", "result"] = "state",
+) -> CompiledStateGraph[PlanState, VerifierContext, VerifyInput, Any]:
+    """The compiled verification graph; give a checkpointer to persist every step.
+
+    Its output is the final state, or with `output="result"` the `VerificationResult` record,
+    written by one more step once the loop has ended (`planverify.graphs.record`).
+    """
+    builder = StateGraph(
+        PlanState,
+        context_schema=VerifierContext,
+        input_schema=VerifyInput,
+        output_schema=VerificationResult if output == "result" else PlanState,
+    )
     builder.add_node("prepare", prepare)
     builder.add_node("goal", goal, retry_policy=MODEL_RETRY)
     builder.add_node("judge", judge, retry_policy=MODEL_RETRY)
@@ -254,12 +269,16 @@ def build_verifier(
     builder.add_edge("goal", "judge")
     builder.add_edge("review", "converge")
     builder.add_edge("planner", "converge")
+    if output == "result":  # deferred: runs when nothing else is left to run
+        builder.add_node("record", record, defer=True)
+        builder.add_edge("prepare", "record")
     return builder.compile(checkpointer=checkpointer, name=name)
 
 
 def recursion_limit(max_iterations: int) -> int:
-    """Enough graph steps for `max_iterations` Judge passes (with review), and no more."""
-    return 3 + 5 * max(max_iterations, 1)
+    """Enough graph steps for `max_iterations` Judge passes (with review, and the record step of
+    `output="result"`), and no more."""
+    return 4 + 5 * max(max_iterations, 1)
 
 
 graph = build_verifier()

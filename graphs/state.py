@@ -6,6 +6,7 @@ import operator
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
+from pydantic.json_schema import SkipJsonSchema
 
 from planverify.critique import Critique, Dropped
 from planverify.episode import Scene
@@ -51,14 +52,36 @@ def merge_history(left: list[Iteration], right: list[Iteration]) -> list[Iterati
 
 
 class VerifyInput(BaseModel):
-    """What a caller gives the graph."""
+    """A robot's plan to verify: its actions (required), and optionally its goal, an id, the
+    scene's initial object states and TEACh's task definition."""
 
-    episode_id: str = "episode"  # identifies the plan in results and checkpoints
-    goal: str | None = None  # inferred from the dialogue when missing
-    actions: list[str] = Field(default_factory=list)  # the plan, one action per line
-    scene: Scene | None = None  # initial object states, when known
-    task: str | None = None  # task family, e.g. TEACh's "Coffee"
-    teach_task: dict[str, Any] | None = None  # TEACh's task definition, when known
+    episode_id: str = Field(
+        default="episode", description="Identifies the plan in the result (its `id`)."
+    )
+    goal: str | None = Field(
+        default=None,
+        description="What the plan should achieve, in one sentence, e.g. 'Make a mug of "
+        "coffee.' When missing, the Commander's words in the plan's dialogue are used.",
+    )
+    actions: list[str] = Field(
+        description="The plan, one action per item in the notation `Agent.Verb(args)`: Driver "
+        "actions such as \"Driver.PickUp('Mug')\", \"Driver.PutAOnB('Mug', 'CoffeeMachine')\", "
+        '"Driver.Move(1.0)", "Driver.ToggleOn(\'CoffeeMachine\')", and dialogue lines '
+        "\"Commander.Say('...')\" or \"Driver.Say('...')\", which are context, never removed."
+    )
+    scene: Scene | None = Field(
+        default=None,
+        description='Initial state of every object, `{"objects": [{"id", "type", '
+        '"name", "toggled", "open", "dirty", "filled", "parent", ...}]}`; the '
+        "offline Judge simulates the plan over it. Optional: without it the Judge is cautious.",
+    )
+    # accepted (it is part of an episode's content digest) but not offered to tool callers
+    task: SkipJsonSchema[str | None] = None  # task family, e.g. TEACh's "Coffee"
+    teach_task: dict[str, Any] | None = Field(
+        default=None,
+        description="TEACh's task definition (`tasks[0]` of a game file, without episodes), "
+        "when the plan comes from TEACh.",
+    )
 
 
 class PlanState(VerifyInput):

@@ -785,6 +785,17 @@ def _register_eval() -> None:
 _register_eval()
 
 
+def _register_curation() -> None:
+    from planverify.export.command import export_command
+    from planverify.review.command import review_command
+
+    app.command("export")(export_command)
+    app.command("review")(review_command)
+
+
+_register_curation()
+
+
 def main() -> None:
     """Entry point of the `planverify` script."""
     app()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import json
 import os
 import signal
 import socket
@@ -24,6 +25,7 @@ from typing import Any
 
 import pytest
 
+from planverify.graphs.context import VerifierContext
 from planverify.result import VerificationResult
 
 from .conftest import COFFEE_PLAN, COFFEE_REFINED, ROOT
@@ -44,6 +46,7 @@ GRAPH = "planverify"
 START_TIMEOUT = 90.0
 STOP_TIMEOUT = 15.0
 PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY")
+LOGS: dict[str, Path] = {}  # server URL -> its log file
 
 PLAN, REFINED = COFFEE_PLAN, COFFEE_REFINED
 INPUT = {"episode_id": "srv", "goal": "Make coffee.", "actions": PLAN}
@@ -119,6 +122,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     log = workdir / "server.log"
     port = free_port()
     url = f"http://127.0.0.1:{port}"
+    LOGS[url] = log
     command = [
         str(LANGGRAPH),
         "dev",
@@ -181,10 +185,16 @@ def test_the_graph_is_served_as_an_assistant_with_its_context_schema(
 ) -> None:
     assistants = client.assistants.search(graph_id=GRAPH)
     assert [a["graph_id"] for a in assistants] == [GRAPH]
+    described = json.loads(CONFIG.read_text(encoding="utf-8"))["graphs"][GRAPH]["description"]
+    assert assistants[0]["description"] == described
     schemas = client.assistants.get_schemas(assistants[0]["assistant_id"])
     context = schemas["context_schema"] or {}
     assert {"judge", "planner", "max_iterations", "static"} <= set(context.get("properties", {}))
-    assert {"episode_id", "goal", "actions"} <= set(schemas["input_schema"]["properties"])
+    fields = schemas["input_schema"]["properties"]
+    assert list(fields) == ["episode_id", "goal", "actions", "scene", "teach_task"]
+    assert schemas["input_schema"]["required"] == ["actions"]
+    assert all(fields[name].get("description") for name in fields), "every input is documented"
+    assert set(schemas["output_schema"]["properties"]) == set(VerificationResult.model_fields)
 
 
 def test_a_thread_run_removes_the_cancelling_moves_and_keeps_checkpoints(
@@ -193,11 +203,24 @@ def test_a_thread_run_removes_the_cancelling_moves_and_keeps_checkpoints(
     thread = client.threads.create()
     values = client.runs.wait(thread["thread_id"], GRAPH, input=INPUT, context=CONTEXT)
     assert isinstance(values, dict)
-    assert actions(values) == REFINED
-    assert values["stop_reason"] == "no_objections"
-    assert values["iteration"] == 2
+    result = VerificationResult.model_validate(values)  # the output is the result record
+    assert set(values) == set(VerificationResult.model_fields)
+    assert (result.id, result.status, result.original, result.refined) == (
+        "srv",
+        "ok",
+        PLAN,
+        REFINED,
+    )
+    assert (result.stop_reason, result.iterations, result.revisions) == ("no_objections", 2, 1)
+    assert [(v.index, v.verdict) for v in result.verdicts if v.verdict == "remove"] == [
+        (1, "remove"),
+        (2, "remove"),
+    ]
     removed = [(e["kind"], e["origin"]) for e in values["history"][0]["edits"]]
-    assert removed == [("remove", 1), ("remove", 2)]
+    assert removed == [("remove", 1), ("remove", 2)], "history is not written twice"
+    assert len(values["history"]) == 2 and values["warnings"] == []
+    assert result.settings is not None
+    assert (result.settings.judge, result.settings.max_iterations) == ("baseline", 3)
 
     history = client.threads.get_history(thread["thread_id"], limit=100)
     assert len(history) >= 5
@@ -208,7 +231,8 @@ def test_a_thread_run_removes_the_cancelling_moves_and_keeps_checkpoints(
     stepped = {s["metadata"]["step"] for s in history}
     assert stepped == set(range(-1, len(history) - 1)), "one checkpoint per super-step"
     visited = {node for s in history for node in s["next"]}
-    assert {"prepare", "judge", "converge", "planner"} <= visited
+    assert {"prepare", "judge", "converge", "planner", "record"} <= visited
+    assert history[1]["next"] == ["record"], "the record is the last step"
     assert "review" not in visited, "review is skipped unless the context asks for it"
 
 
@@ -230,8 +254,40 @@ def test_the_run_context_changes_the_loop(
 ) -> None:
     values = client.runs.wait(None, GRAPH, input=INPUT, context=context)  # stateless run
     assert isinstance(values, dict)
-    assert (values["stop_reason"], values["iteration"]) == (stop_reason, iterations)
-    assert actions(values) == plan
+    assert (values["stop_reason"], values["iterations"]) == (stop_reason, iterations)
+    assert values["refined"] == plan
+    expected = VerifierContext(**context).settings()
+    assert values["settings"] == expected.model_dump(mode="json"), "settings of the run's context"
+
+
+def test_an_assistant_created_with_a_context_runs_with_its_settings(
+    client: SyncLangGraphClient,
+) -> None:
+    assistant = client.assistants.create(
+        GRAPH, context={"judge": "baseline", "static": True}, name="planverify-static"
+    )
+    try:
+        values = client.runs.wait(None, assistant["assistant_id"], input=INPUT)
+        assert isinstance(values, dict)
+        assert (values["stop_reason"], values["refined"]) == ("static", PLAN)
+        assert values["settings"]["judge"] == "baseline" and values["settings"]["mode"] == "static"
+        overruled = client.runs.wait(
+            None, assistant["assistant_id"], input=INPUT, context={"static": False}
+        )
+        assert isinstance(overruled, dict)
+        assert (overruled["stop_reason"], overruled["refined"]) == ("no_objections", REFINED)
+    finally:
+        client.assistants.delete(assistant["assistant_id"])
+
+
+def test_served_runs_do_not_warn_about_durability(client: SyncLangGraphClient, server: str) -> None:
+    thread = client.threads.create()
+    for thread_id in (None, thread["thread_id"]):  # a stateless run has no checkpointer
+        values = client.runs.wait(thread_id, GRAPH, input=INPUT, context=CONTEXT)
+        assert isinstance(values, dict) and values["status"] == "ok"
+    log = LOGS[server].read_text(encoding="utf-8", errors="replace")
+    assert "POST /runs/wait" in log or "runs/wait" in log, "the log is the server's"
+    assert "durability" not in log
 
 
 def test_verify_runs_on_the_server_and_resumes_from_its_threads(

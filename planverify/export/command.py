@@ -1,0 +1,164 @@
+"""`planverify export`: a Typer command function, registered by `planverify.cli`.
+
+Exit codes: 0 when the export was written (results with status `error` or without an input
+episode are left out, counted and named), 1 when results were refused (computed on other content:
+nothing is written) or some inputs could not be read, 2 for usage errors.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from planverify.console import err, literal, out, say
+
+
+def fail(message: str, code: int = 2) -> typer.Exit:
+    """Print a one-line error and return the exit to raise."""
+    say(err, "error:", "bold red", message)
+    return typer.Exit(code)
+
+
+def episode_inputs(arguments: list[str], episodes: list[str] | None) -> tuple[Path, list[str]]:
+    """RESULTS and the episode inputs: `--episodes a b c` leaves `b c` among the arguments
+    (an option takes one value), so the arguments after RESULTS are episode inputs too."""
+    results, *more = arguments
+    inputs = [*(episodes or []), *more]
+    if not inputs:
+        raise fail("--episodes is required: the input episodes the results were computed on")
+    if more and not episodes:
+        raise fail(f"unexpected arguments {' '.join(more)}: give episode inputs after --episodes")
+    return Path(results), inputs
+
+
+def export_command(
+    arguments: Annotated[
+        list[str],
+        typer.Argument(
+            metavar="RESULTS",
+            help="Results of `planverify verify` (JSONL).",
+        ),
+    ],
+    episodes: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--episodes",
+            help="The input episodes the results were computed on: JSONL files, TEACh game "
+            "files, directories or globs (one or more: --episodes a.jsonl games/).",
+        ),
+    ] = None,
+    fmt: Annotated[
+        str,
+        typer.Option("--format", "-f", help="episodes, sft, preference or recovery."),
+    ] = "episodes",
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output",
+            "-o",
+            help="JSONL file; a folder with --parquet or --split-by.",
+        ),
+    ] = None,
+    parquet: Annotated[
+        bool,
+        typer.Option(
+            "--parquet",
+            help="Write Parquet and a dataset card into the --output folder (needs "
+            "pip install 'planverify[export]').",
+        ),
+    ] = False,
+    split_by: Annotated[
+        str | None,
+        typer.Option("--split-by", help="One file per task family (task) or split (split)."),
+    ] = None,
+    interleave: Annotated[
+        bool,
+        typer.Option(
+            "--interleave",
+            help="sft, preference: keep the Say lines in the assistant turn, in order with the "
+            "actions (for dialogue-conditioned models).",
+        ),
+    ] = False,
+    min_removed: Annotated[
+        int,
+        typer.Option(min=0, help="preference: only episodes with at least N steps removed."),
+    ] = 0,
+    decisions: Annotated[
+        Path | None,
+        typer.Option(
+            "--decisions",
+            help="Decisions downloaded from `planverify review`: they overrule the verdicts.",
+        ),
+    ] = None,
+    split: Annotated[
+        str | None,
+        typer.Option(help="TEACh inputs: keep only games under a directory of this name."),
+    ] = None,
+    license: Annotated[
+        str,
+        typer.Option(help="--parquet: the license the dataset card declares."),
+    ] = "other",
+) -> None:
+    """Export curated data: cleaned episodes, SFT chats, preference pairs or recovery blocks."""
+    from planverify.export import FORMATS, CurationError, Options, export_results
+    from planverify.export.curate import read_decisions, read_results
+    from planverify.sources import InputError, check_inputs, iter_inputs
+
+    results_path, inputs = episode_inputs(arguments, episodes)
+    if fmt not in FORMATS:
+        raise fail(f"--format must be one of {', '.join(FORMATS)}, not {fmt!r}")
+    if split_by not in (None, "task", "split"):
+        raise fail(f"--split-by must be task or split, not {split_by!r}")
+    if output is None:
+        raise fail("--output is required")
+    folder = parquet or split_by is not None
+    if folder and output.exists() and not output.is_dir():
+        raise fail(f"--output {output} is a file; --parquet and --split-by write into a folder")
+    if not folder and output.is_dir():
+        raise fail(f"--output {output} is a directory; give a file name")
+    if parquet:
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            raise fail("--parquet needs pyarrow: pip install 'planverify[export]'") from None
+    try:
+        check_inputs(inputs, split=split)
+    except InputError as exc:
+        raise fail(str(exc)) from None
+    try:
+        results = read_results(results_path)
+        chosen = read_decisions(decisions) if decisions is not None else []
+        report = export_results(
+            results,
+            iter_inputs(inputs, split=split),
+            fmt,
+            output,
+            options=Options(interleave=interleave, min_removed=min_removed),
+            decisions=chosen,
+            split_by=split_by,  # type: ignore[arg-type]
+            as_parquet=parquet,
+            license=license,
+            command=" ".join(["planverify", *map(shlex.quote, sys.argv[1:])])
+            if sys.argv and sys.argv[0].endswith("planverify")
+            else f"planverify export RESULTS --episodes ... --format {fmt}",
+        )
+    except CurationError as exc:
+        raise fail(str(exc), 1) from None
+    curation = report.curation
+    for problem in curation.skipped_inputs:
+        say(err, "skipped", "red", str(problem))
+    for note in curation.unmatched_decisions:
+        say(err, "decision not applied:", "yellow", note)
+    for reason, count in sorted(curation.left_out.items()):
+        examples = ", ".join(curation.examples.get(reason, []))
+        say(err, "left out:", "yellow", f"{count} ({reason}), e.g. {examples}")
+    where = ", ".join(str(p) for p in report.written.files[:4])
+    if len(report.written.files) > 4:
+        where += f" and {len(report.written.files) - 4} more"
+    out.print(literal(f"{curation.describe()}; wrote {report.rows} {fmt} row(s) to {where}"))
+    if curation.skipped_inputs:
+        raise typer.Exit(1)

@@ -1,0 +1,325 @@
+"""Results joined with their input episodes, and human decisions applied: the curated episodes
+every export format is made from.
+
+A result belongs to an episode when the ids agree and the result was computed on the episode's
+content (`input_digest`; results written before digests existed must at least have the same
+plan). Results on other content are refused, never joined. A result with status `error` is left
+out. Decisions (from `planverify review`) overrule verdicts step by step.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import orjson
+from pydantic import BaseModel, Field, ValidationError
+
+from planverify.episode import Episode, EpisodeError
+from planverify.notation import parse_action
+from planverify.result import VerificationResult
+
+DECISIONS_FORMAT = "planverify-decisions"  # the `format` of a decisions file
+Verdict = Literal["keep", "remove"]
+
+
+class CurationError(ValueError):
+    """Inputs that cannot be exported as given (one line, names what is wrong)."""
+
+
+class Decision(BaseModel):
+    """A person's verdict on one step of one result (made in the review site)."""
+
+    id: str  # episode id
+    input_digest: str | None = None  # the content the reviewed result was computed on
+    step: int | None = None  # 0-based input index of the step decided on
+    inserted: int | None = None  # or: position in the result's `inserted` list
+    verdict: Verdict  # what the person decided
+    action: str | None = None  # the step, as shown (a check, and for people reading the file)
+    note: str | None = None  # why, when given
+
+
+class Decisions(BaseModel):
+    """A decisions file: `{"format": "planverify-decisions", "version": 1, "decisions": [...]}`;
+    when a step is decided twice, the later decision counts."""
+
+    format: str = DECISIONS_FORMAT
+    version: int = 1
+    decisions: list[Decision] = Field(default_factory=list)
+
+
+def read_decisions(path: Path) -> list[Decision]:
+    """The decisions in a file written by the review site; `CurationError` when unreadable."""
+    try:
+        data = orjson.loads(path.read_bytes())
+    except (OSError, orjson.JSONDecodeError) as exc:
+        raise CurationError(f"cannot read the decisions file {path}: {exc}") from None
+    if not isinstance(data, dict) or data.get("format") != DECISIONS_FORMAT:
+        raise CurationError(
+            f"{path} is not a decisions file (expected a JSON object with "
+            f'"format": "{DECISIONS_FORMAT}", as the review site downloads)'
+        )
+    try:
+        return Decisions.model_validate(data).decisions
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise CurationError(f"{path}: {where}: {first['msg']}") from None
+
+
+@dataclass
+class Curated:
+    """One exportable episode: its input, its result and the final plan after decisions."""
+
+    episode: Episode
+    result: VerificationResult
+    kept: list[bool]  # per input step: in the final plan
+    dropped: set[int] = field(default_factory=set)  # positions in `result.inserted` undone
+    decided: int = 0  # decisions that changed something
+    reasons: dict[int, str] = field(default_factory=dict)  # decisions' notes by input index
+
+    @property
+    def original(self) -> list[str]:
+        """The input plan."""
+        return list(self.result.original)
+
+    @property
+    def plan(self) -> list[str]:
+        """The final plan: kept input steps with the insertions that were not undone."""
+        return rebuild(self.result.original, self.kept, self.result, self.dropped)
+
+    @property
+    def removed(self) -> list[int]:
+        """Input indices of the steps left out of the final plan."""
+        return [i for i, keep in enumerate(self.kept) if not keep]
+
+    @property
+    def insertions(self) -> int:
+        """Inserted steps in the final plan."""
+        return len(self.result.inserted) - len(self.dropped)
+
+    @property
+    def changed(self) -> bool:
+        """Whether the final plan differs from the input."""
+        return bool(self.removed) or self.insertions > 0
+
+    def reason(self, index: int) -> str | None:
+        """Why input step `index` is where it is: the Judge's reason, or the decision's."""
+        return self.reasons.get(index) or self.result.verdicts[index].reason
+
+    @property
+    def task(self) -> str | None:
+        """The task family."""
+        return self.episode.task
+
+    def extra(self, key: str) -> Any:
+        """An input key that is not a model field (`split`, `source`, ...)."""
+        return (self.episode.model_extra or {}).get(key)
+
+
+def rebuild(
+    original: Sequence[str],
+    kept: Sequence[bool],
+    result: VerificationResult,
+    dropped: set[int] | frozenset[int] = frozenset(),
+) -> list[str]:
+    """The plan of kept input steps and insertions: each insertion goes after the input step it
+    follows (`after_index`), several after one step in their order.
+
+    >>> r = VerificationResult(id="x", original=["A", "B"], inserted=[
+    ...     {"after_index": -1, "action": "S", "iteration": 1},
+    ...     {"after_index": 0, "action": "C", "iteration": 1}])
+    >>> rebuild(["A", "B"], [True, False], r)
+    ['S', 'A', 'C']
+    """
+    after: dict[int, list[str]] = {}
+    for k, item in enumerate(result.inserted):
+        if k not in dropped:
+            after.setdefault(item.after_index, []).append(item.action)
+    plan = list(after.get(-1, []))
+    for i, line in enumerate(original):
+        if kept[i]:
+            plan.append(line)
+        plan.extend(after.get(i, []))
+    return plan
+
+
+def same_content(episode: Episode, result: VerificationResult) -> bool:
+    """Whether a result was computed on this episode's content."""
+    if result.input_digest is not None:
+        return result.input_digest == episode.input_digest
+    return result.original == episode.actions
+
+
+@dataclass
+class Curation:
+    """What pairing did: the curated episodes, and what was left out, by reason."""
+
+    curated: list[Curated] = field(default_factory=list)
+    left_out: Counter[str] = field(default_factory=Counter)  # reason -> results
+    examples: dict[str, list[str]] = field(default_factory=dict)  # reason -> a few ids
+    decisions: int = 0  # decisions that changed a plan
+    unmatched_decisions: list[str] = field(default_factory=list)  # why some were not applied
+    skipped_inputs: list[EpisodeError] = field(default_factory=list)
+
+    def leave_out(self, reason: str, episode_id: str) -> None:
+        self.left_out[reason] += 1
+        ids = self.examples.setdefault(reason, [])
+        if len(ids) < 3:
+            ids.append(episode_id)
+
+    def describe(self) -> str:
+        """One line: exported and left out, by reason."""
+        text = f"{len(self.curated)} episode(s)"
+        if self.left_out:
+            text += "; left out: " + ", ".join(
+                f"{reason} {count}" for reason, count in sorted(self.left_out.items())
+            )
+        if self.decisions:
+            text += f"; {self.decisions} decision(s) applied"
+        return text
+
+
+def read_results(path: Path) -> list[VerificationResult]:
+    """Every record of a results file; `CurationError` naming the first bad line."""
+    if not path.is_file():
+        raise CurationError(f"no such file: {path}")
+    results: list[VerificationResult] = []
+    with path.open("rb") as fh:
+        for number, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                results.append(VerificationResult.model_validate_json(line))
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                where = ".".join(str(p) for p in first["loc"]) or "record"
+                raise CurationError(
+                    f"{path}:{number}: not a result of `planverify verify` ({where}: {first['msg']})"
+                ) from None
+    return results
+
+
+def curate(
+    results: Iterable[VerificationResult],
+    episodes: Iterable[Episode | EpisodeError],
+    decisions: Sequence[Decision] = (),
+) -> Curation:
+    """Pair results with their episodes by id and content and apply decisions.
+
+    Raises `CurationError` when some results were computed on other content than the episodes
+    with their ids (it names them). Results with status `error`, results without an episode,
+    and episodes without a result are left out and counted.
+    """
+    by_id: dict[str, Episode] = {}
+    curation = Curation()
+    for item in episodes:
+        if isinstance(item, EpisodeError):
+            curation.skipped_inputs.append(item)
+        elif item.id not in by_id:
+            by_id[item.id] = item
+    pairs: list[tuple[Episode, VerificationResult]] = []
+    other: list[str] = []
+    seen: set[str] = set()
+    for result in results:
+        if result.id in seen:
+            raise CurationError(f"the results hold episode {result.id!r} more than once")
+        seen.add(result.id)
+        episode = by_id.get(result.id)
+        if episode is None:
+            curation.leave_out("no input episode", result.id)
+        elif not same_content(episode, result):
+            other.append(result.id)
+        elif result.status == "error":
+            curation.leave_out("status error", result.id)
+        else:
+            pairs.append((episode, result))
+    if other:
+        raise CurationError(
+            f"{len(other)} result(s) were computed on other content than the episodes with "
+            f"their ids: {', '.join(other[:10])}{' ...' if len(other) > 10 else ''}; verify "
+            "those episodes again, or give the inputs the results were made from"
+        )
+    for episode_id in by_id.keys() - seen:
+        curation.leave_out("no result", episode_id)
+    by_episode: dict[str, list[Decision]] = {}
+    for decision in decisions:
+        by_episode.setdefault(decision.id, []).append(decision)
+    for episode, result in pairs:
+        made = Curated(
+            episode=episode,
+            result=result,
+            kept=[
+                result.stop_reason == "static" or v.verdict == "keep"  # static: plan unchanged
+                for v in result.verdicts
+            ],
+        )
+        curation.decisions += apply(made, by_episode.pop(result.id, []), curation)
+        curation.curated.append(made)
+    for episode_id, unused in by_episode.items():
+        curation.unmatched_decisions.append(
+            f"{len(unused)} decision(s) on {episode_id!r}, which is not exported"
+        )
+    return curation
+
+
+def apply(item: Curated, decisions: Sequence[Decision], curation: Curation) -> int:
+    """Apply one episode's decisions in order; returns how many changed the plan."""
+    changed = 0
+    result = item.result
+    for decision in decisions:
+        where = f"{decision.id!r}"
+        if decision.input_digest is not None and decision.input_digest != result.input_digest:
+            curation.unmatched_decisions.append(
+                f"a decision on {where} was made on a result for other content"
+            )
+            continue
+        if decision.step is not None:
+            if not 0 <= decision.step < len(result.verdicts):
+                curation.unmatched_decisions.append(f"{where}: no step {decision.step}")
+                continue
+            line = result.verdicts[decision.step].action
+            if decision.action is not None and decision.action != line:
+                curation.unmatched_decisions.append(
+                    f"{where}: step {decision.step} is {line!r}, not {decision.action!r}"
+                )
+                continue
+            if parse_action(line).is_dialogue:
+                curation.unmatched_decisions.append(
+                    f"{where}: step {decision.step} is dialogue, always kept"
+                )
+                continue
+            keep = decision.verdict == "keep"
+            if item.kept[decision.step] != keep:
+                item.kept[decision.step] = keep
+                changed += 1
+                item.decided += 1
+            item.reasons[decision.step] = decision.note or f"reviewer: {decision.verdict}"
+        elif decision.inserted is not None:
+            if not 0 <= decision.inserted < len(result.inserted):
+                curation.unmatched_decisions.append(f"{where}: no insertion {decision.inserted}")
+                continue
+            was = decision.inserted in item.dropped
+            if decision.verdict == "remove" and not was:
+                item.dropped.add(decision.inserted)
+            elif decision.verdict == "keep" and was:
+                item.dropped.discard(decision.inserted)
+            else:
+                continue
+            changed += 1
+            item.decided += 1
+    return changed
+
+
+def plain(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A JSON-ready copy of a mapping (models dumped)."""
+    return orjson.loads(orjson.dumps(dict(data), default=_dump))  # type: ignore[no-any-return]
+
+
+def _dump(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", exclude_none=True)
+    raise TypeError(f"cannot write {type(value).__name__} as JSON")

@@ -1,0 +1,364 @@
+"""`planverify review`: a static review site for a results file.
+
+The site opens from `file://` with no server and nothing from the network: `index.html`, its
+stylesheet and script in `assets/`, the episode table in `data/index.js`, and one
+`data/e/NNNNNN.js` per episode, loaded only when that episode is opened. Browsers refuse
+`fetch` on `file://`, so every data file is a script that hands its data to the page
+(`PV.index(...)`, `PV.episode(n, ...)`).
+
+The index lists every episode (sortable, filterable, paginated) under the batch summary and
+three charts; an episode page shows the original plan beside the refined one, removed steps
+struck through and inserted steps highlighted with their reasons, the dialogue as dialogue, and
+each Judge pass's critique. A reviewer can overrule any verdict; decisions are kept in the
+browser (localStorage) and downloaded as a JSON file that `planverify export --decisions`
+applies.
+"""
+
+from __future__ import annotations
+
+import html
+import shutil
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import orjson
+from pydantic import ValidationError
+
+from planverify.episode import Episode, EpisodeError
+from planverify.export.curate import same_content
+from planverify.notation import NotationError, parse_action
+from planverify.result import VerificationResult
+from planverify.review.charts import bar_chart, column_chart
+
+ASSETS = ("review.css", "review.js")
+DECISIONS_FORMAT = "planverify-decisions"
+
+
+class ReviewError(ValueError):
+    """A results file that cannot be reviewed (one line)."""
+
+
+@dataclass
+class Entry:
+    """One result with what the site shows about it."""
+
+    n: int  # position in the results file, the episode's number on the site
+    result: VerificationResult
+    raw: dict[str, Any]  # the record as written (keys this version does not model included)
+    episode: Episode | None = None  # its input episode, when given and of the same content
+
+    @property
+    def vetoes(self) -> int:
+        """Vetoed critiques: `history[*].vetoes` when the record has it, else 0."""
+        total = 0
+        for record in self.raw.get("history") or []:
+            vetoes = record.get("vetoes") if isinstance(record, dict) else None
+            if isinstance(vetoes, list):
+                total += len(vetoes)
+            elif isinstance(vetoes, int) and not isinstance(vetoes, bool):
+                total += max(vetoes, 0)
+        return total
+
+    def meta(self, key: str) -> str | None:
+        """Task family, split or source: from the episode, else from the record."""
+        value: Any = None
+        if self.episode is not None:
+            value = (
+                self.episode.task if key == "task" else (self.episode.model_extra or {}).get(key)
+            )
+        if value is None:
+            value = self.raw.get(key)
+        return None if value is None else str(value)
+
+
+@dataclass
+class Site:
+    """What was built."""
+
+    directory: Path
+    entries: list[Entry]
+    bytes_first_view: int = 0  # index.html, assets and the index data
+    bytes_total: int = 0  # everything written
+    files: int = 0
+    mismatched: list[str] = field(default_factory=list)  # results on other content than inputs
+
+
+def read_entries(path: Path) -> list[Entry]:
+    """The results of a file, with their raw records; `ReviewError` naming a bad line."""
+    if not path.is_file():
+        raise ReviewError(f"no such file: {path}")
+    entries: list[Entry] = []
+    with path.open("rb") as fh:
+        for number, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                raw = orjson.loads(line)
+                result = VerificationResult.model_validate(raw)
+            except (orjson.JSONDecodeError, ValidationError) as exc:
+                reason = str(exc).splitlines()[0]
+                raise ReviewError(f"{path}:{number}: not a result record ({reason})") from None
+            entries.append(Entry(n=len(entries), result=result, raw=raw))
+    if not entries:
+        raise ReviewError(f"{path} holds no results")
+    return entries
+
+
+def attach(entries: Sequence[Entry], episodes: Iterable[Episode | EpisodeError]) -> list[str]:
+    """Give entries their input episodes (same id and content); returns the ids whose episode
+    has other content (their metadata is not used)."""
+    by_id = {e.result.id: e for e in entries}
+    mismatched: list[str] = []
+    for item in episodes:
+        if isinstance(item, EpisodeError) or item.id not in by_id:
+            continue
+        entry = by_id[item.id]
+        if same_content(item, entry.result):
+            entry.episode = item
+        else:
+            mismatched.append(item.id)
+    return mismatched
+
+
+# --- what the pages get -----------------------------------------------------------------------
+
+
+def _step(line: str) -> dict[str, Any]:
+    """An action line for the page: dialogue as speaker and text."""
+    try:
+        action = parse_action(line)
+    except NotationError:
+        return {"a": line}
+    if action.is_dialogue:
+        return {"a": line, "who": action.agent, "say": action.text}
+    return {"a": line}
+
+
+def episode_data(entry: Entry) -> dict[str, Any]:
+    """Everything an episode page shows."""
+    result = entry.result
+    settings = result.settings
+    steps = []
+    for verdict in result.verdicts:
+        step = _step(verdict.action)
+        step["v"] = verdict.verdict
+        if verdict.reason:
+            step["r"] = verdict.reason
+        if verdict.iteration is not None:
+            step["it"] = verdict.iteration
+        steps.append(step)
+    if not steps:  # failed results have no verdicts: show the input plan
+        steps = [{**_step(line), "v": "keep"} for line in result.original]
+    passes = []
+    raw_history = entry.raw.get("history") or []
+    for k, record in enumerate(result.history):
+        critique = record.critique
+        raw = raw_history[k] if k < len(raw_history) and isinstance(raw_history[k], dict) else {}
+        vetoes = raw.get("vetoes")
+        passes.append(
+            {
+                "it": record.iteration,
+                "flags": [[f.step, f.action, f.reason] for f in critique.flags],
+                "missing": [[m.description, m.action] for m in critique.missing],
+                "dropped": [[d.text, d.why] for d in [*critique.dropped, *record.dropped]],
+                "edits": [[e.kind, e.action, e.reason] for e in record.edits],
+                "vetoes": [
+                    v if isinstance(v, str) else orjson.dumps(v).decode()
+                    for v in (vetoes if isinstance(vetoes, list) else [])
+                ],
+            }
+        )
+    return {
+        "n": entry.n,
+        "id": result.id,
+        "digest": result.input_digest,
+        "goal": result.goal,
+        "task": entry.meta("task"),
+        "split": entry.meta("split"),
+        "source": entry.meta("source"),
+        "status": result.status,
+        "error": result.error,
+        "stop": result.stop_reason,
+        "iterations": result.iterations,
+        "judge": settings.judge if settings else None,
+        "planner": settings.planner if settings else None,
+        "mode": settings.mode if settings else None,
+        "cost": result.cost_usd,
+        "steps": steps,
+        "inserted": [[i.after_index, i.action, i.reason, i.iteration] for i in result.inserted],
+        "passes": passes,
+        "warnings": result.warnings,
+    }
+
+
+INDEX_COLUMNS = (
+    "n",
+    "id",
+    "task",
+    "split",
+    "stop",
+    "steps",
+    "refined",
+    "removed",
+    "inserted",
+    "iterations",
+    "vetoes",
+    "cost",
+    "digest",
+    "goal",
+)
+
+
+def index_row(entry: Entry) -> list[Any]:
+    """One row of the episode table (see `INDEX_COLUMNS`)."""
+    result = entry.result
+    goal = (result.goal or "")[:160]
+    return [
+        entry.n,
+        result.id,
+        entry.meta("task"),
+        entry.meta("split"),
+        result.stop_reason if result.status == "ok" else "error",
+        len(result.original),
+        len(result.refined),
+        sum(v.verdict == "remove" for v in result.verdicts),
+        len(result.inserted),
+        result.iterations,
+        entry.vetoes,
+        result.cost_usd,
+        (result.input_digest or "")[:16],  # enough to tell decisions apart; pages have it whole
+        goal,
+    ]
+
+
+# --- summary ----------------------------------------------------------------------------------
+
+
+def summary_html(entries: Sequence[Entry]) -> str:
+    """The batch summary and its charts, as HTML (every text escaped)."""
+    ok = [e for e in entries if e.result.status == "ok"]
+    removed = sum(sum(v.verdict == "remove" for v in e.result.verdicts) for e in ok)
+    inserted = sum(len(e.result.inserted) for e in ok)
+    before = sum(len(e.result.original) for e in ok)
+    after = sum(len(e.result.refined) for e in ok)
+    changed = sum(e.result.refined != e.result.original for e in ok)
+    passes = sum(e.result.iterations for e in ok) / len(ok) if ok else 0.0
+    costs = [e.result.cost_usd for e in entries if e.result.usage]
+    cost = f"${sum(c for c in costs if c is not None):,.2f}"
+    cost_note = (
+        "no model calls"
+        if not costs
+        else ("some models unpriced" if any(c is None for c in costs) else "")
+    )
+    vetoes = sum(e.vetoes for e in entries)
+    judges = Counter(
+        f"{e.result.settings.judge} / {e.result.settings.planner}"
+        for e in entries
+        if e.result.settings
+    )
+    figures = [
+        ("episodes", f"{len(entries):,}", f"{len(ok):,} ok, {len(entries) - len(ok):,} error"),
+        ("changed", f"{changed:,}", f"{100 * changed / len(ok):.0f}% of ok" if ok else ""),
+        ("steps removed", f"{removed:,}", f"of {before:,}; {before:,} → {after:,}"),
+        ("steps inserted", f"{inserted:,}", ""),
+        ("mean Judge passes", f"{passes:.2f}", ""),
+        ("vetoed critiques", f"{vetoes:,}", ""),
+        ("cost", cost, cost_note),
+    ]
+    cards = "".join(
+        f'<div class="figure"><div class="value">{html.escape(value)}</div>'
+        f'<div class="label">{html.escape(label)}</div>'
+        + (f'<div class="note">{html.escape(note)}</div>' if note else "")
+        + "</div>"
+        for label, value, note in figures
+    )
+    per_task: Counter[str] = Counter()
+    for e in ok:
+        per_task[e.meta("task") or "(no task family)"] += sum(
+            v.verdict == "remove" for v in e.result.verdicts
+        )
+    stops = Counter(
+        (e.result.stop_reason or "unknown") if e.result.status == "ok" else "error" for e in entries
+    )
+    iterations = Counter(e.result.iterations for e in ok)
+    charts = [
+        ("Removed steps per task family", bar_chart(per_task.most_common(12))),
+        ("Stop reasons", bar_chart(stops.most_common())),
+        (
+            "Judge passes to converge",
+            column_chart([(str(k), iterations[k]) for k in sorted(iterations)]),
+        ),
+    ]
+    chart_html = "".join(
+        f'<figure class="chart"><figcaption>{html.escape(title)}</figcaption>{svg}</figure>'
+        for title, svg in charts
+    )
+    made_with = ", ".join(f"{name} ({count:,})" for name, count in judges.most_common(3))
+    line = f'<p class="made">Judge / planner: {html.escape(made_with)}</p>' if made_with else ""
+    return f'<section class="summary"><div class="figures">{cards}</div>{line}<div class="charts">{chart_html}</div></section>'
+
+
+# --- the site ---------------------------------------------------------------------------------
+
+
+def _js(call: str, *args: Any) -> bytes:
+    return f"{call}(".encode() + b",".join(orjson.dumps(a) for a in args) + b");\n"
+
+
+def page(title: str, summary: str, count: int) -> str:
+    """index.html."""
+    template = resources.files("planverify.review").joinpath("assets/index.html").read_text("utf-8")
+    return (
+        template.replace("{{title}}", html.escape(title))
+        .replace("{{summary}}", summary)
+        .replace("{{count}}", f"{count:,}")
+    )
+
+
+def build_site(
+    entries: Sequence[Entry], directory: Path, *, title: str, mismatched: Sequence[str] = ()
+) -> Site:
+    """Write the site into `directory` (created; files of an earlier site are replaced)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    data = directory / "data"
+    episodes_dir = data / "e"
+    if episodes_dir.is_dir():
+        shutil.rmtree(episodes_dir)
+    episodes_dir.mkdir(parents=True)
+    (directory / "assets").mkdir(exist_ok=True)
+    site = Site(directory=directory, entries=list(entries), mismatched=list(mismatched))
+    written: list[Path] = []
+    for name in ASSETS:
+        target = directory / "assets" / name
+        target.write_bytes(
+            resources.files("planverify.review").joinpath(f"assets/{name}").read_bytes()
+        )
+        written.append(target)
+    index = data / "index.js"
+    index.write_bytes(
+        _js(
+            "PV.index",
+            {
+                "title": title,
+                "columns": list(INDEX_COLUMNS),
+                "rows": [index_row(e) for e in entries],
+                "format": DECISIONS_FORMAT,
+            },
+        )
+    )
+    written.append(index)
+    html_file = directory / "index.html"
+    html_file.write_text(page(title, summary_html(entries), len(entries)), encoding="utf-8")
+    written.append(html_file)
+    site.bytes_first_view = sum(p.stat().st_size for p in written)
+    for entry in entries:
+        target = episodes_dir / f"{entry.n:06d}.js"
+        target.write_bytes(_js("PV.episode", entry.n, episode_data(entry)))
+        written.append(target)
+    site.files = len(written)
+    site.bytes_total = sum(p.stat().st_size for p in written)
+    return site

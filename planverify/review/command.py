@@ -1,0 +1,75 @@
+"""`planverify review`: a Typer command function, registered by `planverify.cli`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from planverify.console import err, literal, out, say
+from planverify.export.command import episode_inputs, fail
+
+
+def review_command(
+    arguments: Annotated[
+        list[str],
+        typer.Argument(metavar="RESULTS", help="Results of `planverify verify` (JSONL)."),
+    ],
+    html: Annotated[
+        Path | None,
+        typer.Option("--html", help="Write the review site into this folder."),
+    ] = None,
+    episodes: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--episodes",
+            help="The input episodes (JSONL, TEACh games, directories, globs): their task "
+            "family, split and source are shown. Without them, what the results hold.",
+        ),
+    ] = None,
+    split: Annotated[
+        str | None,
+        typer.Option(help="TEACh inputs: keep only games under a directory of this name."),
+    ] = None,
+    title: Annotated[
+        str | None, typer.Option(help="The site's title (default: the results file name).")
+    ] = None,
+) -> None:
+    """Build a static review site: episode table, plans side by side, decisions to export."""
+    from planverify.review import ReviewError, attach, build_site, read_entries
+    from planverify.sources import InputError, check_inputs, iter_inputs
+
+    if html is None:
+        raise fail("--html DIR is required: the folder the site is written to")
+    if html.exists() and not html.is_dir():
+        raise fail(f"--html {html} is a file; give a folder")
+    if episodes or len(arguments) > 1:
+        results, inputs = episode_inputs(arguments, episodes)
+        try:
+            check_inputs(inputs, split=split)
+        except InputError as exc:
+            raise fail(str(exc)) from None
+    else:
+        results, inputs = Path(arguments[0]), []
+    try:
+        entries = read_entries(results)
+    except ReviewError as exc:
+        raise fail(str(exc), 1) from None
+    mismatched = attach(entries, iter_inputs(inputs, split=split)) if inputs else []
+    if mismatched:
+        say(
+            err,
+            "warning:",
+            "yellow",
+            f"{len(mismatched)} input episode(s) have other content than their results "
+            f"(their metadata is not shown), e.g. {', '.join(mismatched[:3])}",
+        )
+    site = build_site(entries, html, title=title or results.name, mismatched=mismatched)
+    index = (html / "index.html").resolve()
+    out.print(
+        literal(
+            f"{len(entries)} episode(s); wrote {site.files} files, {site.bytes_total / 1e6:.1f} MB "
+            f"({site.bytes_first_view / 1e3:.0f} kB for the first view); open {index.as_uri()}"
+        )
+    )

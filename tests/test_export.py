@@ -1,0 +1,360 @@
+"""`planverify export`: results joined with their input episodes by id and content, in four
+formats, as JSONL or Parquet with a dataset card, and loadable with `datasets`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from typer.testing import CliRunner
+
+from planverify.api import verify_many
+from planverify.cli import app
+from planverify.episode import Episode, iter_jsonl
+from planverify.export import Decision, Options, curate, export_results, rebuild
+from planverify.export.formats import rows
+from planverify.result import VerificationResult
+from planverify.sources import load_episodes
+
+from .conftest import ROOT
+
+EXAMPLES = ROOT / "examples" / "episodes.jsonl"
+SAMPLE = [e for e in iter_jsonl(EXAMPLES) if isinstance(e, Episode)]
+runner = CliRunner()
+
+
+def lines(path: Path) -> list[dict[str, Any]]:
+    return [orjson.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
+
+
+def write_results(path: Path, results: list[VerificationResult]) -> Path:
+    path.write_bytes(b"".join(r.model_dump_json().encode() + b"\n" for r in results))
+    return path
+
+
+@pytest.fixture(scope="module")
+def sample_results() -> list[VerificationResult]:
+    return verify_many(SAMPLE)
+
+
+@pytest.fixture
+def results_file(tmp_path: Path, sample_results: list[VerificationResult]) -> Path:
+    return write_results(tmp_path / "results.jsonl", sample_results)
+
+
+def export(*args: str) -> Any:
+    return runner.invoke(app, ["export", *args])
+
+
+def test_episodes_keep_every_input_key_with_the_refined_plan(
+    results_file: Path, tmp_path: Path, sample_results: list[VerificationResult]
+) -> None:
+    out = tmp_path / "clean.jsonl"
+    done = export(str(results_file), "--episodes", str(EXAMPLES), "-f", "episodes", "-o", str(out))
+    assert done.exit_code == 0, done.output
+    records = lines(out)
+    source = [orjson.loads(line) for line in EXAMPLES.read_bytes().splitlines()]
+    assert [r["id"] for r in records] == [s["id"] for s in source]
+    for record, given, result in zip(records, source, sample_results, strict=True):
+        assert set(record) == set(given) | {"verification"}
+        assert {k: record[k] for k in given if k != "actions"} == {
+            k: v for k, v in given.items() if k != "actions"
+        }
+        assert record["actions"] == result.refined
+        check = record["verification"]
+        assert check["input_digest"] == result.input_digest
+        assert check["stop_reason"] == result.stop_reason
+        assert check["settings"]["judge"] == "rules"
+        assert [v["verdict"] for v in check["verdicts"]] == [v.verdict for v in result.verdicts]
+        assert [i["action"] for i in check["inserted"]] == [i.action for i in result.inserted]
+    assert records[0]["verification"]["verdicts"][4]["reason"], "removed steps carry reasons"
+
+
+def test_the_exported_file_can_be_verified_corrupted_and_scored_again(
+    results_file: Path, tmp_path: Path
+) -> None:
+    clean = tmp_path / "clean.jsonl"
+    assert export(str(results_file), "--episodes", str(EXAMPLES), "-o", str(clean)).exit_code == 0
+    again = tmp_path / "again.jsonl"
+    verified = runner.invoke(app, ["verify", str(clean), "--no-checkpoint", "-o", str(again)])
+    assert verified.exit_code == 0, verified.output
+    for record, result in zip(
+        lines(clean), map(VerificationResult.model_validate, lines(again)), strict=True
+    ):
+        if record["verification"]["stop_reason"] == "no_objections":
+            assert result.iterations == 1 and result.refined == record["actions"], result.id
+    annotated = tmp_path / "annotated.jsonl"
+    corrupted = runner.invoke(app, ["corrupt", str(clean), "--seed", "1", "-o", str(annotated)])
+    assert corrupted.exit_code == 0, corrupted.output
+    results = tmp_path / "scored.jsonl"
+    assert (
+        runner.invoke(
+            app, ["verify", str(annotated), "--no-checkpoint", "-o", str(results)]
+        ).exit_code
+        == 0
+    )
+    scored = runner.invoke(app, ["score", str(annotated), str(results)])
+    assert scored.exit_code == 0, scored.output
+
+
+def test_results_on_other_content_are_refused_by_name(
+    sample_results: list[VerificationResult], tmp_path: Path
+) -> None:
+    edited = tmp_path / "edited.jsonl"
+    records = [orjson.loads(line) for line in EXAMPLES.read_bytes().splitlines()]
+    records[2]["goal"] = "Something else entirely."
+    edited.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in records))
+    results = write_results(tmp_path / "results.jsonl", sample_results)
+    out = tmp_path / "out.jsonl"
+    done = export(str(results), "--episodes", str(edited), "-o", str(out))
+    assert done.exit_code == 1
+    assert records[2]["id"] in done.stderr and "other content" in done.stderr
+    assert not out.exists(), "nothing is written"
+
+
+def test_error_results_are_left_out_of_every_format_and_counted(
+    sample_results: list[VerificationResult], tmp_path: Path
+) -> None:
+    failed = VerificationResult.failed(SAMPLE[0], "RuntimeError: provider down")
+    results = write_results(tmp_path / "results.jsonl", [failed, *sample_results[1:]])
+    for fmt in ("episodes", "sft", "preference", "recovery"):
+        out = tmp_path / f"{fmt}.jsonl"
+        done = export(str(results), "--episodes", str(EXAMPLES), "-f", fmt, "-o", str(out))
+        assert done.exit_code == 0, done.output
+        assert SAMPLE[0].id not in {r["id"] for r in lines(out)}
+        assert "left out: 1 (status error)" in done.stderr and SAMPLE[0].id in done.stderr
+
+
+def test_sft_turns_hold_dialogue_and_goal_then_the_driver_actions(
+    sample_results: list[VerificationResult],
+) -> None:
+    curation = curate(sample_results, SAMPLE)
+    (row, *_) = rows("sft", curation.curated, Options())
+    _system, user, assistant = row["messages"]
+    assert [m["role"] for m in row["messages"]] == ["system", "user", "assistant"]
+    assert "Goal: Prepare coffee in a clean mug." in user["content"]
+    assert "Commander: Please make a cup of coffee." in user["content"]
+    answer = assistant["content"].splitlines()
+    assert answer == [a for a in sample_results[0].refined if "Say(" not in a]
+    (mixed, *_) = rows("sft", curation.curated, Options(interleave=True))
+    assert mixed["messages"][2]["content"].splitlines() == sample_results[0].refined
+    assert "Dialogue" not in mixed["messages"][1]["content"]
+
+
+def test_preference_pairs_only_changed_episodes_and_filter_by_removals(
+    sample_results: list[VerificationResult],
+) -> None:
+    curation = curate(sample_results, SAMPLE)
+    pairs = list(rows("preference", curation.curated, Options()))
+    changed = [r for r in sample_results if r.refined != r.original]
+    assert [p["id"] for p in pairs] == [r.id for r in changed]
+    for pair in pairs:
+        assert set(pair) >= {"prompt", "chosen", "rejected"}
+        assert pair["chosen"] != pair["rejected"]
+    many = list(rows("preference", curation.curated, Options(min_removed=2)))
+    assert many and all(p["removed"] >= 2 for p in many) and len(many) < len(pairs)
+
+
+def test_a_recovery_record_names_the_block_its_reasons_the_undo_and_the_correction(
+    sample_results: list[VerificationResult],
+) -> None:
+    curation = curate(sample_results, SAMPLE)
+    records = [
+        r for r in rows("recovery", curation.curated, Options()) if r["id"] == "salad-wrong-stool"
+    ]
+    (record,) = records
+    assert [s["action"] for s in record["block"]] == [
+        "Driver.PutAOnB('LettuceSliced', 'Stool')",
+        "Driver.PickUp('LettuceSliced')",
+    ]
+    assert all(s["reason"] for s in record["block"])
+    assert [(s["kind"], s["action"]) for s in record["recovery"]] == [
+        ("undo", "Driver.PickUp('LettuceSliced')"),  # the re-pick-up
+        ("correction", "Driver.PutAOnB('LettuceSliced', 'Plate')"),  # the right put-down
+    ]
+    assert record["context"] == SAMPLE[4].actions[: record["block"][0]["index"]]
+    assert (record["task"], record["goal"]) == ("Salad", SAMPLE[4].goal)
+
+
+def test_decisions_overrule_verdicts(
+    sample_results: list[VerificationResult], tmp_path: Path, results_file: Path
+) -> None:
+    result = sample_results[0]
+    removed = next(v for v in result.verdicts if v.verdict == "remove")
+    kept = next(v for v in result.verdicts if v.verdict == "keep" and "Say(" not in v.action)
+    decisions = {
+        "format": "planverify-decisions",
+        "version": 1,
+        "decisions": [
+            {
+                "id": result.id,
+                "input_digest": result.input_digest,
+                "step": removed.index,
+                "verdict": "keep",
+                "action": removed.action,
+            },
+            {
+                "id": result.id,
+                "input_digest": result.input_digest,
+                "step": kept.index,
+                "verdict": "remove",
+                "action": kept.action,
+                "note": "not needed, says the reviewer",
+            },
+            {"id": result.id, "input_digest": "0" * 64, "step": 0, "verdict": "remove"},
+        ],
+    }
+    file = tmp_path / "decisions.json"
+    file.write_text(json.dumps(decisions), encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    done = export(
+        str(results_file), "--episodes", str(EXAMPLES), "-o", str(out), "--decisions", str(file)
+    )
+    assert done.exit_code == 0, done.output
+    assert "other content" in done.stderr, "a decision on other content is not applied"
+    record = lines(out)[0]
+    assert removed.action in record["actions"] and kept.action not in record["actions"]
+    verdicts = record["verification"]["verdicts"]
+    assert verdicts[removed.index]["verdict"] == "keep" and verdicts[removed.index]["overruled"]
+    assert verdicts[kept.index]["reason"] == "not needed, says the reviewer"
+    assert record["verification"]["decisions"] == 2
+
+
+def test_rebuilding_verdicts_and_insertions_gives_the_refined_plan(
+    sample_results: list[VerificationResult],
+) -> None:
+    for result in sample_results:
+        kept = [v.verdict == "keep" for v in result.verdicts]
+        assert rebuild(result.original, kept, result) == result.refined, result.id
+
+
+def test_split_by_writes_one_file_per_value(results_file: Path, tmp_path: Path) -> None:
+    out = tmp_path / "by-task"
+    done = export(
+        str(results_file),
+        "--episodes",
+        str(EXAMPLES),
+        "-f",
+        "sft",
+        "-o",
+        str(out),
+        "--split-by",
+        "task",
+    )
+    assert done.exit_code == 0, done.output
+    files = sorted(p.name for p in out.glob("*.jsonl"))
+    assert len(files) == len({e.task for e in SAMPLE}) and "clean_all_x.jsonl" in files
+    assert sum(len(lines(p)) for p in out.glob("*.jsonl")) == len(SAMPLE)
+
+
+HF_LOAD = r"""
+import json, sys
+import datasets
+datasets.disable_progress_bars()
+answer = {}
+for kind, name, files in json.loads(sys.argv[1]):
+    ds = datasets.load_dataset(kind, data_files=files, cache_dir=sys.argv[2])
+    answer[f"{kind}:{name}"] = {split: [len(d), sorted(d.column_names)] for split, d in ds.items()}
+print(json.dumps(answer))
+"""
+
+
+def test_every_format_loads_with_datasets_as_jsonl_and_parquet(
+    results_file: Path, tmp_path: Path
+) -> None:
+    pytest.importorskip("pyarrow", reason="Parquet needs pip install 'planverify[export]'")
+    pytest.importorskip("datasets", reason="the datasets library is not installed")
+    jobs: list[tuple[str, str, Any]] = []
+    expected: dict[str, int] = {}
+    for fmt in ("episodes", "sft", "preference", "recovery"):
+        plain = tmp_path / f"{fmt}.jsonl"
+        folder = tmp_path / f"{fmt}-parquet"
+        base = [str(results_file), "--episodes", str(EXAMPLES), "-f", fmt]
+        assert export(*base, "-o", str(plain)).exit_code == 0
+        done = export(*base, "-o", str(folder), "--parquet", "--split-by", "task")
+        assert done.exit_code == 0, done.output
+        card = (folder / "README.md").read_text(encoding="utf-8")
+        header = card.split("---")[1]
+        assert "license:" in header and "dataset_info:" in header and "configs:" in header
+        assert "size_categories:" in header and "judge" in card and "rules" in card
+        parts = {p.stem: str(p) for p in sorted((folder / "data").glob("*.parquet"))}
+        assert len(parts) == len({e.task for e in SAMPLE}) or fmt in ("preference", "recovery")
+        jobs += [("json", fmt, str(plain)), ("parquet", fmt, parts)]
+        expected[fmt] = len(lines(plain))
+    env = {
+        **os.environ,
+        "HF_DATASETS_OFFLINE": "1",
+        "HF_HUB_OFFLINE": "1",
+        "HF_HOME": str(tmp_path / "hf-home"),
+        "HF_DATASETS_DISABLE_PROGRESS_BARS": "1",
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", HF_LOAD, json.dumps(jobs), str(tmp_path / "hf-cache")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    loaded = json.loads(done.stdout.strip().splitlines()[-1])
+    for fmt, count in expected.items():
+        assert loaded[f"json:{fmt}"]["train"][0] == count
+        assert sum(n for n, _ in loaded[f"parquet:{fmt}"].values()) == count
+    assert "messages" in loaded["parquet:sft"]["clean_all_x"][1]
+    assert {"prompt", "chosen", "rejected"} <= set(loaded["json:preference"]["train"][1])
+
+
+def test_teach_games_export_and_verify_again_without_objections(
+    shared_dir: Path, tmp_path: Path
+) -> None:
+    """The property on real episodes: exported, then verified again with the same judge, an
+    episode raises no objections, or its `verification` says why not (the loop did not end
+    with no objections)."""
+    games = shared_dir / "teach" / "games" / "valid_seen"
+    episodes = list(load_episodes([games]))[:60]
+    results = verify_many(episodes)
+    assert all(r.status == "ok" for r in results)
+    for result in results:
+        kept = [v.verdict == "keep" for v in result.verdicts]
+        assert rebuild(result.original, kept, result) == result.refined, result.id
+    out = tmp_path / "clean.jsonl"
+    report = export_results(results, iter(episodes), "episodes", out)
+    assert report.rows == len(episodes)
+    cleaned = [e for e in iter_jsonl(out) if isinstance(e, Episode)]
+    assert len(cleaned) == len(episodes)
+    assert all(e.model_extra and {"split", "source"} <= set(e.model_extra) for e in cleaned)
+    again = verify_many(cleaned)
+    for episode, result in zip(cleaned, again, strict=True):
+        why = (episode.model_extra or {})["verification"]["stop_reason"]
+        if why == "no_objections":
+            assert result.iterations == 1 and result.refined == episode.actions, episode.id
+            assert result.history[0].critique.objections is False
+        else:
+            assert why in ("max_iterations", "no_change"), "the record says why not"
+    recovery = list(rows("recovery", curate(results, episodes).curated, Options()))
+    assert recovery and all(r["block"] and all(s["reason"] for s in r["block"]) for r in recovery)
+    assert any(any(s["kind"] == "correction" for s in r["recovery"]) for r in recovery)
+
+
+def test_unknown_decisions_files_and_formats_are_usage_errors(
+    results_file: Path, tmp_path: Path
+) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text("[]", encoding="utf-8")
+    out = str(tmp_path / "o.jsonl")
+    done = export(
+        str(results_file), "--episodes", str(EXAMPLES), "-o", out, "--decisions", str(bad)
+    )
+    assert done.exit_code == 1 and "not a decisions file" in done.stderr
+    assert (
+        export(str(results_file), "--episodes", str(EXAMPLES), "-o", out, "-f", "yaml").exit_code
+        == 2
+    )
+    assert export(str(results_file), "-o", out).exit_code == 2, "--episodes is required"
+    assert Decision(id="x", step=1, verdict="keep").verdict == "keep"

@@ -1,0 +1,240 @@
+"""`planverify review`: the static site, built in Python and rendered in a real headless browser.
+
+The browser tests use Debian's `chromium` and `chromium-driver` through Selenium (the driver
+named explicitly, so Selenium Manager never downloads one) and skip when they are missing. The
+site is opened from `file://`, as a reviewer would; nothing is served or fetched.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from typer.testing import CliRunner
+
+from planverify.api import verify_many
+from planverify.cli import app
+from planverify.episode import Episode, iter_jsonl
+from planverify.export import curate, read_decisions
+from planverify.result import VerificationResult
+from planverify.review import attach, build_site, read_entries
+
+from .conftest import ROOT
+
+EXAMPLES = ROOT / "examples" / "episodes.jsonl"
+SAMPLE = [e for e in iter_jsonl(EXAMPLES) if isinstance(e, Episode)]
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMEDRIVER = Path("/usr/bin/chromedriver")
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def results_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    results = verify_many(SAMPLE)
+    failed = VerificationResult.failed(
+        Episode(id="broken <b>html</b>", actions=["Driver.Move(1.0)"]), "RuntimeError: down"
+    )
+    records = [r.model_dump(mode="json") for r in results] + [failed.model_dump(mode="json")]
+    records[1]["history"][0]["vetoes"] = [{"flag": 2, "why": "the certifier disagreed"}]
+    path = tmp_path_factory.mktemp("review") / "results.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in records))
+    return path
+
+
+@pytest.fixture(scope="module")
+def site(results_file: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("site")
+    done = runner.invoke(
+        app, ["review", str(results_file), "--html", str(folder), "--episodes", str(EXAMPLES)]
+    )
+    assert done.exit_code == 0, done.output
+    return folder
+
+
+def script_data(path: Path, call: str) -> Any:
+    text = path.read_text(encoding="utf-8")
+    assert text.startswith(call + "(") and text.rstrip().endswith(");")
+    body = text[len(call) + 1 : text.rstrip().rindex(")")]
+    return json.loads(f"[{body}]")
+
+
+def test_the_site_is_static_files_with_lazy_episode_scripts(site: Path) -> None:
+    assert (site / "index.html").is_file() and (site / "assets" / "review.js").is_file()
+    page = (site / "index.html").read_text(encoding="utf-8")
+    assert "http://" not in page and "https://" not in page, "no CDN, nothing fetched"
+    assert '<script src="data/index.js"></script>' in page
+    (index,) = script_data(site / "data" / "index.js", "PV.index")
+    rows = [dict(zip(index["columns"], row, strict=True)) for row in index["rows"]]
+    assert [r["id"] for r in rows[:-1]] == [e.id for e in SAMPLE]
+    assert rows[0]["task"] == "Coffee" and rows[0]["removed"] == 4
+    assert rows[-1]["stop"] == "error"
+    assert rows[1]["vetoes"] == 1 and rows[0]["vetoes"] == 0, "history[*].vetoes, when present"
+    files = sorted((site / "data" / "e").glob("*.js"))
+    assert len(files) == len(rows)
+    n, episode = script_data(files[0], "PV.episode")
+    assert n == 0 and episode["id"] == SAMPLE[0].id
+    assert [s["v"] for s in episode["steps"]].count("remove") == 4
+    assert episode["steps"][1]["who"] == "Commander", "dialogue goes as dialogue"
+    assert "&lt;b&gt;html" not in page and "broken <b>" not in page, "ids reach the page as data"
+    review = (ROOT / "planverify" / "review" / "assets" / "review.js").read_text(encoding="utf-8")
+    assert "innerHTML" not in review and "fetch(" not in review and "XMLHttpRequest" not in review
+
+
+def test_without_episodes_the_site_shows_what_the_results_hold(
+    results_file: Path, tmp_path: Path
+) -> None:
+    entries = read_entries(results_file)
+    build_site(entries, tmp_path, title="bare")
+    (index,) = script_data(tmp_path / "data" / "index.js", "PV.index")
+    assert {row[index["columns"].index("task")] for row in index["rows"]} == {None}
+    other = tmp_path / "other.jsonl"
+    records = [orjson.loads(line) for line in EXAMPLES.read_bytes().splitlines()]
+    records[0]["goal"] = "Another goal."
+    other.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in records))
+    assert attach(entries, iter_jsonl(other)) == [SAMPLE[0].id], "other content is not joined"
+
+
+# --- in a browser ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def browser() -> Iterator[Any]:
+    if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
+        pytest.skip(
+            "no browser: the review site test needs Debian's chromium and chromium-driver "
+            "(apt-get install chromium chromium-driver)"
+        )
+    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
+    from selenium.webdriver.chrome.service import Service
+
+    profile = tempfile.mkdtemp(prefix="pv-chromium-")
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for argument in (
+        "--headless=new",
+        "--no-sandbox",  # CI runs as root
+        "--disable-gpu",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={profile}",
+        "--window-size=1366,900",
+    ):
+        options.add_argument(argument)
+    driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
+    driver.set_page_load_timeout(60)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+def wait_for(driver: Any, script: str, timeout: float = 20.0) -> Any:
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, timeout).until(lambda d: d.execute_script(script))
+
+
+def test_the_site_renders_episodes_reasons_and_keeps_decisions_across_a_reload(
+    browser: Any, site: Path, tmp_path: Path, results_file: Path
+) -> None:
+    from selenium.webdriver.common.by import By
+
+    url = (site / "index.html").resolve().as_uri()
+    browser.get(url)
+    wait_for(browser, "return document.documentElement.dataset.ready === '1'")
+    ids = [a.text for a in browser.find_elements(By.CSS_SELECTOR, "#rows td.id a")]
+    assert ids[: len(SAMPLE)] == [e.id for e in SAMPLE] and len(ids) == len(SAMPLE) + 1
+    assert "broken <b>html</b>" in ids, "shown as text, not markup"
+    summary = browser.find_element(By.CSS_SELECTOR, ".summary").text
+    assert "steps removed" in summary and "Removed steps per task family" in summary
+
+    browser.find_element(By.LINK_TEXT, SAMPLE[0].id).click()
+    wait_for(browser, "return document.querySelector('#episode-view h1') !== null")
+    removed = browser.find_elements(By.CSS_SELECTOR, ".original li.step.removed")
+    assert len(removed) == 4
+    action = removed[0].find_element(By.CSS_SELECTOR, "code.action")
+    assert "line-through" in action.value_of_css_property("text-decoration-line")
+    reason = removed[0].find_element(By.CSS_SELECTOR, ".reason").text
+    assert "Apple" in reason, "the Judge's reason is shown beside the struck-through step"
+    assert browser.find_elements(By.CSS_SELECTOR, ".original li.say.commander .bubble")
+    assert len(browser.find_elements(By.CSS_SELECTOR, ".history details")) == 2
+
+    removed[0].find_element(By.CSS_SELECTOR, "button.decide").click()  # keep it after all
+    wait_for(
+        browser, "return document.querySelectorAll('.original li.step.overruled').length === 1"
+    )
+    browser.refresh()
+    wait_for(browser, "return document.querySelector('#episode-view h1') !== null")
+    kept = browser.find_elements(By.CSS_SELECTOR, ".original li.step.overruled")
+    assert len(kept) == 1 and "Kept by the reviewer" in kept[0].text, "survives a reload"
+    assert browser.find_element(By.ID, "decided").text == "1 decision"
+    assert len(browser.find_elements(By.CSS_SELECTOR, ".original li.step.removed")) == 3
+
+    body = browser.find_element(By.TAG_NAME, "body")
+    body.send_keys("j")
+    wait_for(
+        browser,
+        f"return document.querySelector('#episode-view h1').textContent === {json.dumps(SAMPLE[1].id)}",
+    )
+    body.send_keys("k")
+    wait_for(
+        browser,
+        f"return document.querySelector('#episode-view h1').textContent === {json.dumps(SAMPLE[0].id)}",
+    )
+
+    decisions = tmp_path / "decisions.json"
+    decisions.write_text(browser.execute_script("return PV.decisionsFile()"), encoding="utf-8")
+    (decision,) = read_decisions(decisions)
+    assert (decision.id, decision.verdict, decision.step) == (SAMPLE[0].id, "keep", 4)
+    results = [
+        VerificationResult.model_validate_json(x) for x in results_file.read_bytes().splitlines()
+    ]
+    (item, *_) = curate(results, SAMPLE, [decision]).curated
+    assert "Driver.PickUp('Apple')" in item.plan, "the export applies the browser's decision"
+
+    browser.get(url)  # the index: filters and sorting
+    wait_for(browser, "return document.documentElement.dataset.ready === '1'")
+    browser.find_element(By.CSS_SELECTOR, "th[data-key='removed']").click()
+    first = browser.find_element(By.CSS_SELECTOR, "#rows td.id a").text
+    assert first in ("coffee-detour", "breakfast-mixed"), "most removals first"
+    browser.find_element(By.ID, "f-decided").click()
+    assert [a.text for a in browser.find_elements(By.CSS_SELECTOR, "#rows td.id a")] == [
+        SAMPLE[0].id
+    ]
+
+
+def test_a_site_of_teach_games_lists_them_with_their_split_and_opens_one(
+    browser: Any, shared_dir: Path, tmp_path: Path
+) -> None:
+    from selenium.webdriver.common.by import By
+
+    from planverify.sources import load_episodes
+
+    games = shared_dir / "teach" / "games" / "valid_seen"
+    episodes = list(load_episodes([games]))[:25]
+    results = tmp_path / "results.jsonl"
+    results.write_bytes(
+        b"".join(r.model_dump_json().encode() + b"\n" for r in verify_many(episodes))
+    )
+    done = runner.invoke(
+        app, ["review", str(results), "--html", str(tmp_path / "site"), "--episodes", str(games)]
+    )
+    assert done.exit_code == 0, done.output
+    browser.get((tmp_path / "site" / "index.html").resolve().as_uri())
+    wait_for(browser, "return document.documentElement.dataset.ready === '1'")
+    rows = browser.find_elements(By.CSS_SELECTOR, "#rows tr")
+    assert len(rows) == 25 and all("valid_seen" in row.text for row in rows)
+    browser.find_element(By.CSS_SELECTOR, "th[data-key='removed']").click()
+    browser.find_element(By.CSS_SELECTOR, "#rows td.id a").click()
+    wait_for(browser, "return document.querySelector('#episode-view h1') !== null")
+    removed = browser.find_elements(By.CSS_SELECTOR, ".original li.step.removed .reason")
+    assert removed and all(r.text for r in removed)

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 
 from planverify.episode import Scene
 from planverify.notation import MOTION_VERBS, Action, parse_action
+from planverify.world.classes import types_of
 from planverify.world.goals import GoalSpec, Unit
 from planverify.world.rules import (
     BASINS,
@@ -44,6 +45,7 @@ from planverify.world.rules import (
     SLICES,
     WATER_TAPS,
     cancels,
+    serves,
     undone,
     within,
 )
@@ -152,7 +154,7 @@ class Reviewer:
             keep = [k for k, o in full.objects.items() if not kinds or o.kind in kinds]
             judge = preserving_judge(keep, full)
         self.sim = Simulator(self.actions, start, judge, twin)
-        self.goal_kinds = spec.types() if spec is not None else frozenset(focus)
+        self.goal_kinds = goal_kinds(spec) if spec is not None else frozenset(focus)
         self.order = list(range(self.n))
         self.trace = self.sim.trace(self.order)
         self.removed: dict[int, str] = {}
@@ -311,14 +313,20 @@ class Reviewer:
         happen, or put the object down and take it back at once (a misplacement)."""
         steps = sorted(block, key=self.trace.position)
         if len(steps) == 2 and [self.actions[s].verb for s in steps] == ["PutAOnB", "PickUp"]:
-            return False
+            first, second = (self.trace.position(s) for s in steps)
+            between = self.order[first + 1 : second]
+            if all(self.actions[s].verb in MOTION_VERBS or not self.active(s) for s in between):
+                return False  # put down and taken straight back: a misplacement
         for step in steps:
             pos = self.trace.position(step)
             outcome = self.trace.outcomes[pos]
             if outcome.problem or outcome.changed is False:
                 continue
             state = self.state_at(pos)
-            keys = [state.key(name) for name in self.actions[step].objects]
+            names = self.actions[step].objects
+            if self.actions[step].verb in ("PutAOnB", "PourFromAIntoB"):
+                names = names[:1]  # what is moved or poured, not where to
+            keys = [state.key(name) for name in names]
             touched = [k for k in keys if k is not None]
             if self.actions[step].verb in ("ToggleOn", "ToggleOff"):
                 touched += self._acted_on(state, touched[0]) if touched else []
@@ -333,7 +341,8 @@ class Reviewer:
         pots' for a stove knob, its own for the rest."""
         kind = state.get(device).kind
         if kind in WATER_TAPS:
-            places = [k for k, o in state.objects.items() if o.kind in BASINS]
+            basins = serves(state, device)
+            places = [k for k, o in state.objects.items() if o.kind in basins]
         elif kind in ("StoveKnob", "StoveBurner"):
             places = [k for k, o in state.objects.items() if o.kind in COOKERS]
         else:
@@ -384,9 +393,9 @@ class Reviewer:
                 target = state.key(action.objects[1])
                 if target == place or state.kind_at(target) == kind:
                     return True
-            if action.verb == "PickUp":  # reaching into it again
+            if action.verb == "PickUp":  # reaching into it again, or taking it
                 taken = state.key(action.objects[0])
-                if taken is not None and state.get(taken).loc == place:
+                if taken is not None and place in (taken, state.get(taken).loc):
                     return True
             if action.verb == "ToggleOn" and state.kind_at(state.key(action.objects[0])) in (
                 kind,
@@ -604,6 +613,20 @@ class Reviewer:
         for step, (after, why) in self.added.items():
             result.proposals.append(Proposal(str(self.actions[step]), after, why))
         return result
+
+
+def goal_kinds(spec: GoalSpec) -> frozenset[str]:
+    """The kinds of objects a goal is about: those it asks states of or places somewhere (not
+    the tools and fixtures it only needs to exist, such as a knife or a sink)."""
+    placed = {name for r in spec.relations for name, _ in r.heads} | {
+        r.tail for r in spec.relations
+    }
+    return frozenset(
+        t
+        for c in spec.components
+        if c.states.keys() - {"receptacle"} or c.name in placed
+        for t in types_of(c.select)
+    )
 
 
 def _whole_of(kind: str) -> str | None:

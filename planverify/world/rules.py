@@ -107,9 +107,25 @@ def _any(values: Iterable[bool | None]) -> bool | None:
 # ----------------------------------------------------------------------------- devices
 
 
-def water_running(state: State) -> bool | None:
-    """Whether a faucet runs."""
-    taps = [o.on for o in state.objects.values() if o.kind in WATER_TAPS]
+SINKS = frozenset({"Sink", "SinkBasin"})
+TUBS = frozenset({"Bathtub", "BathtubBasin"})
+
+
+def serves(state: State, tap: str) -> frozenset[str]:
+    """The basin kinds a tap pours into: the one it is mounted on when the scene says so, a
+    bathtub for a shower head, a sink otherwise."""
+    mounted = state.kind_at(state.get(tap).loc)
+    if mounted in SINKS or mounted in TUBS:
+        return SINKS if mounted in SINKS else TUBS
+    return TUBS if state.get(tap).kind == "ShowerHead" else SINKS
+
+
+def water_running(state: State, basin: str = "SinkBasin") -> bool | None:
+    """Whether a tap runs into basins of this kind."""
+    kinds = SINKS if basin in SINKS else TUBS
+    taps = [
+        o.on for k, o in state.objects.items() if o.kind in WATER_TAPS and serves(state, k) & kinds
+    ]
     return _any(taps) if taps else (None if not state.index.known else False)
 
 
@@ -141,10 +157,6 @@ def _wash(state: State, key: str, running: bool | None) -> None:
         changes["liquid"] = _maybe(running, WATER, obj.liquid)
     if changes:
         state.set(key, **changes)
-
-
-def _in_basin(state: State, key: str) -> bool:
-    return state.kind_at(state.get(key).loc) in BASINS
 
 
 def _brew(state: State, key: str, running: bool | None) -> None:
@@ -182,7 +194,8 @@ def _switched_on(state: State, key: str, on: bool | None) -> None:
     """What switching a device on does to what it holds."""
     kind = state.get(key).kind
     if kind in WATER_TAPS:
-        for item in [k for k in state.objects if _in_basin(state, k)]:
+        basins = serves(state, key)
+        for item in [k for k in state.objects if state.kind_at(state.get(k).loc) in basins]:
             _wash(state, item, on)
     elif kind == "CoffeeMachine":
         for item in within(state, key):
@@ -206,7 +219,7 @@ def _put_into_device(state: State, item: str, place: str) -> None:
     """What putting an object into or onto a running device does to it."""
     kind = state.get(place).kind
     if kind in BASINS:
-        _wash(state, item, water_running(state))
+        _wash(state, item, water_running(state, kind))
     elif kind == "CoffeeMachine":
         _brew(state, item, state.get(place).on)
     elif kind == "Toaster" and state.get(item).kind == "BreadSliced":

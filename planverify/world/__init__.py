@@ -23,7 +23,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from planverify.episode import Scene
+from planverify.notation import parse_action
 from planverify.world.goals import GoalSpec, Unit, parse_teach_task
+from planverify.world.rules import Outcome, apply
+from planverify.world.state import State, initial_state
 
 WORLD_VERSION = "2"  # changes whenever the world model can give another verdict
 
@@ -42,6 +45,18 @@ class Grounding:
     def grounded(self) -> bool:
         """Whether there is anything to verify against (a scene or a goal spec)."""
         return self.scene is not None or self.spec is not None
+
+
+def simulate(plan: Sequence[str], scene: Scene | None) -> tuple[State, list[Outcome]]:
+    """Run a whole plan from the scene's initial state; the final state and one outcome a step.
+
+    >>> _, outcomes = simulate(["Driver.PutAOnB('Mug', 'Sink')"], None)
+    >>> outcomes[0].problem
+    'nothing is held, so Mug cannot be put down'
+    """
+    actions = [parse_action(line) for line in plan]
+    state = initial_state(scene, names=[o for a in actions for o in a.objects])
+    return state, [apply(state, action) for action in actions]
 
 
 def ground(
@@ -65,4 +80,4 @@ def ground(
     return Grounding(scene, reading.spec, tuple(reading.focus), reading.note)
 
 
-__all__ = ["WORLD_VERSION", "GoalSpec", "Grounding", "ground"]
+__all__ = ["WORLD_VERSION", "GoalSpec", "Grounding", "ground", "simulate"]

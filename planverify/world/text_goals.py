@@ -506,17 +506,18 @@ _COFFEE = re.compile(r"\bcoffees?\b")
 _NUMBER = r"(\d+|a|an)"
 _PIECES = r"(?:slices?|pieces?)"
 _COUNTS = (
-    # "2 slices of tomato", "a cooked slice of the potato"
+    # "2 slices of tomato", "a slice of cooked potato", "1 more slice of the lettuce"
     re.compile(
-        rf"\b{_NUMBER}\s+(?:more\s+)?(?:[a-z]+\s+){{0,2}}?{_PIECES}\s+(?:of\s+)?"
-        r"(?:(?:the|a|an)\s+)?@(\w+)"
+        rf"\b{_NUMBER}\s+(more\s+)?(?:[a-z]+\s+){{0,2}}?{_PIECES}\s+(?:of\s+)?"
+        r"(?:(?:the|a|an)\s+)?(?:[a-z]+\s+)?@(\w+)"
     ),
     # "2 tomato slices", "two cooked potato slices"
-    re.compile(rf"\b{_NUMBER}\s+(?:more\s+)?(?:[a-z]+\s+)?@(\w+)\s+{_PIECES}\b"),
-    # "1 lettuce 1 tomato"
-    re.compile(r"\b(\d+)\s+@(\w+)\b"),
+    re.compile(rf"\b{_NUMBER}\s+(more\s+)?(?:[a-z]+\s+)?@(\w+)\s+{_PIECES}\b"),
+    # "1 lettuce 1 tomato", "2 of the tomato"
+    re.compile(r"\b(\d+)\s+(more\s+)?(?:of\s+(?:the\s+)?)?@(\w+)\b"),
 )
-_BARE_COUNT = re.compile(rf"\b(\d+)\s+(?:more\s+)?(?:[a-z]+\s+)?{_PIECES}\b")
+_TWICE = re.compile(r"@(\w+)\s+(?:[a-z]+\s+)?twice\b")
+_BARE_COUNT = re.compile(rf"\b(\d+)\s+(more\s+)?(?:[a-z]+\s+)?{_PIECES}\b(?!\s+of\b)")
 _NEGATED = re.compile(r"\b(?:no|not|without|nope|skip)\s+(?:[a-z]+\s+){0,3}?@(\w+)")
 _DEPOSIT = re.compile(
     r"\b(?:put|puts|putting|place|places|placing|placed|move|moves|moving|bring|bringing|"
@@ -532,6 +533,7 @@ _ONTO = re.compile(
     r"\b(?:on|onto|in|into|inside|to|at)\s+(?P<det>(?:(?:the|a|an|any|1|single|same|top|of)\s+)"
     r"{0,4})@(?P<y>\w+)"
 )
+_WHERE_IS = re.compile(r"\b(?:is|are|was|were|there|find|found|check|look|search)\b")
 _ONE = re.compile(r"\b(?:1|single|same)\s+(?:[a-z]+\s+)?@(\w+)")
 
 
@@ -549,19 +551,21 @@ def _mentions(text: str) -> list[str]:
 
 
 def _counts(t: _Text) -> tuple[dict[str, int], set[str], set[str]]:
-    """Slice counts said per food, the foods named, and the foods said not to be wanted."""
+    """Slice counts said per food (the most said, plus any "more"), the foods named (not
+    as landmarks: "the knife is by the bread"), and the foods said not to be wanted."""
     counts: dict[str, int] = {}
     named: set[str] = set()
     negated: set[str] = set()
     last: str | None = None
     for sentence in t.sentences:
+        said: list[tuple[int, str, int, bool]] = []  # position, food, count, "more"
         spans: list[tuple[int, int]] = []
         for pattern in _COUNTS:
             for m in pattern.finditer(sentence):
-                food = m.group(2)
+                food = m.group(3)
                 if food in _FOODS and not any(a <= m.start() < b for a, b in spans):
                     n = _int(m.group(1)) if m.group(1).isdigit() else 1
-                    counts[food] = max(counts.get(food, 0), n)
+                    said.append((m.start(), food, n, bool(m.group(2))))
                     spans.append((m.start(), m.end()))
         for m in _BARE_COUNT.finditer(sentence):
             if any(a <= m.start() < b for a, b in spans):
@@ -569,12 +573,20 @@ def _counts(t: _Text) -> tuple[dict[str, int], set[str], set[str]]:
             before = [f for f in _mentions(sentence[: m.start()]) if f in _FOODS]
             food = before[-1] if before else last
             if food is not None:
-                counts[food] = max(counts.get(food, 0), _int(m.group(1)))
+                said.append((m.start(), food, _int(m.group(1)), bool(m.group(2))))
+        for m in _TWICE.finditer(sentence):
+            if m.group(1) in _FOODS:
+                said.append((m.start(), m.group(1), 2, False))
+        for _, food, n, more in sorted(said):
+            if more:
+                counts[food] = (counts.get(food) or 1) + n
+            else:
+                counts[food] = max(counts.get(food, 0), n)
         for m in _NEGATED.finditer(sentence):
             if m.group(1) in _FOODS:
                 negated.add(m.group(1))
         foods = [f for f in _mentions(sentence) if f in _FOODS]
-        named.update(foods)
+        named.update(f for f in _mentions(_LOCATOR.sub(" ", sentence)) if f in _FOODS)
         if _TOAST.search(sentence):
             named.add("Bread")
         if foods:
@@ -688,7 +700,7 @@ def _read_meal(t: _Text, family: str) -> _Found:
         said = bool(named & set(_SALAD))
         params = [amount(f) for f in _SALAD] if said else ["1", "1", "1"]
         return _Found(family, params, said)
-    coffee = bool(_COFFEE.search(whole))
+    coffee = bool(_COFFEE.search(whole)) or "Mug" in _mentions(whole)
     two = re.search(r"\b(?:2|another)\s+(?:[a-z]+\s+){0,2}?(?:@Mug|@Cup|coffees?)\b", whole)
     sandwich = bool(re.search(r"\bsandwich", whole)) or (
         "Bread" in named and bool(named & {"Lettuce", "Tomato"})
@@ -698,9 +710,8 @@ def _read_meal(t: _Text, family: str) -> _Found:
     potatoes = not salad and "Potato" in named
     apple = "Apple" in named
     dish = _dish(t)
-    spots = [_SPOTS[m] for m in _mentions(whole) if m in _SPOTS]
     params = [
-        "2" if coffee and two else "1" if coffee else "0",
+        "2" if two else "1",  # TEACh's breakfasts always have coffee
         "1" if toast else "0",
         "1" if potatoes else "0",
         dish,
@@ -711,10 +722,22 @@ def _read_meal(t: _Text, family: str) -> _Found:
         amount("Tomato") if sandwich else "0",
         "1" if salad else "0",
         *([amount(f) for f in _SALAD] if salad else ["0", "0", "0"]),
-        spots[-1] if spots else "CounterTop",
+        _spot(t),
     ]
     said = coffee or sandwich or salad or toast or potatoes or apple
     return _Found(family, params, said)
+
+
+def _spot(t: _Text) -> str:
+    """Where a breakfast is served: the last counter or table something is taken to or put on
+    (sentences that say where things are left aside)."""
+    spot = "CounterTop"
+    for sentence in t.sentences:
+        if _WHERE_IS.search(sentence):
+            continue
+        for m in _ONTO.finditer(_LOCATOR.sub(" ", sentence)):
+            spot = _SPOTS.get(m.group("y"), spot)
+    return spot
 
 
 def _family_of(t: _Text) -> str | None:

@@ -31,7 +31,7 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from planverify.world.classes import TYPES, types_of
+from planverify.world.classes import CLASSES_OF_TYPE, TYPES, types_of
 from planverify.world.goals import GoalSpec, parse_teach_task
 from planverify.world.vocabulary import phrases, singular, words_of
 
@@ -398,6 +398,7 @@ class _Text:
 
     sentences: list[str] = field(default_factory=list)
     focus: list[str] = field(default_factory=list)
+    spoken: bool = False  # the Commander's words, not a written goal
 
     @property
     def whole(self) -> str:
@@ -413,7 +414,7 @@ def _pick(phrase: str, names: frozenset[str], scene: Collection[str] | None) -> 
         present = sorted(n for n in names if n in TYPES and n in scene)
         if len(present) == 1:
             return present[0]
-    if phrase in _PREFER and _PREFER[phrase] in names:
+    if phrase in _PREFER:
         return _PREFER[phrase]
     for name in sorted(names):
         if name in TYPES and " ".join(words_of(name)) == phrase:
@@ -435,11 +436,11 @@ def _exact(token: str) -> str | None:
     return None
 
 
-def _normalise(text: str, scene: Collection[str] | None) -> _Text:
+def _normalise(text: str, scene: Collection[str] | None, *, spoken: bool = False) -> _Text:
     table = phrases()
     text = text[:MAX_CHARS].replace("\u2019", "'").replace("(s)", "s")
     text = _PHRASE_NUMBERS.sub(" two ", text)
-    out = _Text()
+    out = _Text(spoken=spoken)
     for raw in _SENTENCE.split(_NOT.sub(" not", text)):
         words = _WORD.findall(raw)
         lower = [w.lower() for w in words]
@@ -502,7 +503,7 @@ _CLEAN = re.compile(
 _BOIL = re.compile(r"\bboil(?:s|ed|ing)?\b")
 _TOAST = re.compile(r"\btoast(?:s|ed|ing)?\b")
 _WATER = re.compile(r"\b(?:water|watered|watering|pour|poured|pouring|hydrate)\b")
-_COFFEE = re.compile(r"\bcoffees?\b")
+_COFFEE = re.compile(r"\bcoffees?\b(?!\s+(?:making|maker|machine|pot|@))")
 _NUMBER = r"(\d+|a|an)"
 _PIECES = r"(?:slices?|pieces?)"
 _COUNTS = (
@@ -534,7 +535,13 @@ _ONTO = re.compile(
     r"{0,4})@(?P<y>\w+)"
 )
 _WHERE_IS = re.compile(r"\b(?:is|are|was|were|there|find|found|check|look|search)\b")
-_ONE = re.compile(r"\b(?:1|single|same)\s+(?:[a-z]+\s+)?@(\w+)")
+_ONE = re.compile(
+    r"(?:\b(?:on|onto|in|into|to)\s+(?:(?:a|the)\s+)?(?:1|single|same)|\b(?:single|same))"
+    r"\s+(?:[a-z]+\s+)?@(\w+)"
+)
+_LIST_END = re.compile(r"\b(?:in|on|with|from|at|to|under|using|then|so|it|them)\b")
+_CLASS_NAMES = sorted({c for t in CLASSES_OF_TYPE.values() for c in t})
+_THERE_ARE = re.compile(r"\bthere\s+(?:is|are)\b")
 
 
 @dataclass
@@ -612,13 +619,31 @@ def _dish(t: _Text) -> str:
     return found[0] if found else "Plate"
 
 
+def _subject(sentence: str) -> str | None:
+    """The object a sentence is about, for a later "put it there": what is to be found or
+    fetched ("find the newspaper", "there are 2 remotes"), else the first object named."""
+    for pattern in (_FETCH, _THERE_ARE):
+        m = pattern.search(sentence)
+        if m is not None:
+            found = _mentions(sentence[m.end() :])
+            if found:
+                return found[0]
+    found = _mentions(_LOCATOR.sub(" ", sentence))
+    return found[0] if found and not _WHERE_IS.search(sentence) else None
+
+
 def _read_put(t: _Text) -> _Found | None:
-    """Put all X on/in (one) Y: the first sentence that puts an object somewhere."""
-    for sentence in t.sentences:
+    """Put all X on/in (one) Y: the first sentence that puts an object somewhere (with the
+    next one when it names the place, and the object of an earlier one for "it")."""
+    earlier: str | None = None
+    for i, sentence in enumerate(t.sentences):
         text = _LOCATOR.sub(" ", sentence)
         for verb in _DEPOSIT.finditer(text):
             after = text[verb.end() :]
             onto = _ONTO.search(after)
+            if onto is None and i + 1 < len(t.sentences):
+                after = f"{after} {_LOCATOR.sub(' ', t.sentences[i + 1])}"
+                onto = _ONTO.match(after.rstrip(), len(text) - verb.end() + 1)
             if onto is None:
                 continue
             where = onto.group("y")
@@ -628,31 +653,49 @@ def _read_put(t: _Text) -> _Found | None:
                 fetch = list(_FETCH.finditer(before))
                 pool = before[fetch[-1].end() :] if fetch else before
                 moved = [m for m in _mentions(pool) if m != where]
+            if not moved and earlier is not None and earlier != where:
+                moved = [earlier]
             if not moved:
                 continue
+            kinds = types_of(where) or {where}
             one = bool(re.search(r"\b(?:1|single|same)\b", onto.group("det"))) or any(
-                m.group(1) == where for m in _ONE.finditer(t.whole)
+                (types_of(m.group(1)) or {m.group(1)}) & kinds for m in _ONE.finditer(t.whole)
             )
-            prep = "in" if re.match(r"in", onto.group(0)) else "on"
+            prep = "in" if onto.group(0).startswith("in") else "on"
             family = "Put All X In One Y" if one else "Put All X On Y"
             return _Found(family, [moved[0], prep, where])
+        earlier = _subject(sentence) or earlier
     return None
 
 
+def _cover(names: Sequence[str]) -> str:
+    """One name for several objects named together: the smallest class holding them all
+    ("cups and mugs": Drinkware), else the first."""
+    if len(set(names)) == 1:
+        return names[0]
+    need = {k for n in names for k in types_of(n) or {n}}
+    fits = [c for c in _CLASS_NAMES if need <= types_of(c)]
+    return min(fits, key=lambda c: (len(types_of(c)), c)) if fits else names[0]
+
+
 def _read_clean(t: _Text, every_default: bool = True) -> _Found | None:
-    """Clean (all) X: the first object a sentence asks to clean (sinks and sponges aside)."""
+    """Clean (all) X: the first objects a sentence asks to clean (sinks and sponges aside).
+
+    The Commander's "a mug" is loose talk: read from spoken words, it is every mug."""
     for sentence in t.sentences:
-        for verb in _CLEAN.finditer(sentence):
-            after = [m for m in _mentions(_LOCATOR.sub(" ", sentence[verb.end() :]))]
-            before = [m for m in _mentions(sentence[: verb.start()])]
-            found = [m for m in after if m not in _SINKS] or [
-                m for m in reversed(before) if m not in _SINKS
-            ]
+        text = _LOCATOR.sub(" ", sentence)
+        for verb in _CLEAN.finditer(text):
+            listed = _LIST_END.split(text[verb.end() :], maxsplit=1)[0]
+            after = [m for m in _mentions(listed) if m not in _SINKS]
+            before = text[: verb.start()]
+            fetch = list(_FETCH.finditer(before))
+            pool = _mentions(before[fetch[-1].end() :] if fetch else before)
+            found = after or [m for m in reversed(pool) if m not in _SINKS][:1]
             if not found:
                 continue
-            what = found[0]
-            single = re.search(rf"\b(?:a|an|1)\s+(?:dirty\s+)?@{what}\b", sentence)
-            every = every_default and single is None
+            what = _cover(found)
+            single = re.search(rf"\b(?:a|an|1)\s+(?:dirty\s+)?@{found[0]}\b", text)
+            every = every_default and (single is None or t.spoken)
             return _Found("Clean All X" if every else "Clean X", [what])
     return None
 
@@ -862,7 +905,7 @@ def read_goal(
     parts = ([goal_text] if found is not None or own.focus else []) + words
     request = "\n".join(parts)
     if words:
-        text = _normalise(request, scene)
+        text = _normalise(request, scene, spoken=True)
         more = _read(text, hint or (found.family if found else None))
         if more is not None and (more.complete or found is None):
             return Reading(_made(more), text.focus, request)

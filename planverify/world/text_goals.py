@@ -498,6 +498,7 @@ _COOK = re.compile(
 )
 _SLICE = re.compile(r"\b(?:slice|slices|sliced|slicing|cut|cuts|chop|chopped|piece|pieces)\b")
 _CLEAN = re.compile(
+    r"(?<!\ba )(?<!\ban )(?<!\bthe )"  # not "a clean plate"
     r"\b(?:clean|cleaned|cleaning|rinse|rinsed|rinsing|wash|washed|washing|scrub)\b"
 )
 _BOIL = re.compile(r"\bboil(?:s|ed|ing)?\b")
@@ -581,6 +582,8 @@ def _counts(t: _Text) -> tuple[dict[str, int], set[str], set[str]]:
             food = before[-1] if before else last
             if food is not None:
                 said.append((m.start(), food, _int(m.group(1)), bool(m.group(2))))
+        if sentence.isdigit() and last is not None:
+            said.append((0, last, _int(sentence), False))
         for m in _TWICE.finditer(sentence):
             if m.group(1) in _FOODS:
                 said.append((m.start(), m.group(1), 2, False))
@@ -714,11 +717,14 @@ def _read_slices(t: _Text, family: str | None) -> _Found | None:
         if family and family not in ("Sliced X", "N Slices Of X In Y")
         else bool(_COOK.search(t.whole))
     )
+    if family is None and t.spoken and food == "Potato":
+        cooked = True  # TEACh's potato slices are cooked, said or not
     if family in ("N Slices Of X In Y", "N Cooked Slices Of X In Y"):
         cooked = family.startswith("N Cooked")
     served = family is not None and family.startswith("N ")
     dishes = [m for m in _mentions(t.whole) if m in _DISHES]
-    if served or (family is None and dishes):
+    # The Commander often names the dish late or not at all: spoken slices are served.
+    if served or (family is None and (dishes or t.spoken)):
         dish = _dish(t)
         name = "N Cooked Slices Of X In Y" if cooked else "N Slices Of X In Y"
         return _Found(name, [str(n), food, "in" if dish == "Bowl" else "on", dish])
@@ -783,14 +789,27 @@ def _spot(t: _Text) -> str:
     return spot
 
 
+def _sliced_foods(t: _Text) -> set[str]:
+    """Foods named in sentences that slice or count slices."""
+    return {
+        m
+        for sentence in t.sentences
+        if _SLICE.search(sentence)
+        for m in _mentions(sentence)
+        if m in _FOODS
+    }
+
+
 def _family_of(t: _Text) -> str | None:
     """The family a text asks for, by its most telling words."""
     whole = t.whole
     named = set(_mentions(whole))
+    foods = _sliced_foods(t)
+    toast = bool(_TOAST.search(whole)) or ("Bread" in foods and "Toaster" in named)
     coffee = bool(_COFFEE.search(whole))
     sandwich = bool(re.search(r"\bsandwich", whole))
     salad = bool(re.search(r"\bsalad", whole))
-    if re.search(r"\bbreakfast", whole) or (coffee and (sandwich or salad)):
+    if re.search(r"\bbreakfast", whole) or (coffee and (sandwich or salad or toast or foods)):
         return "Breakfast"
     if sandwich:
         return "Sandwich"
@@ -800,12 +819,14 @@ def _family_of(t: _Text) -> str | None:
         return "Coffee"
     if "HousePlant" in named and _WATER.search(whole):
         return "Water Plant"
-    if _TOAST.search(whole) and not named & {"Lettuce", "Tomato", "Potato"}:
-        return "Plate Of Toast" if "Plate" in named else "Toast"
-    if _BOIL.search(whole) and named & set(_FOODS):
+    if toast and not named & {"Lettuce", "Tomato", "Potato"}:
+        # Spoken: the Commander often names the plate late or not at all.
+        return "Plate Of Toast" if "Plate" in named or t.spoken else "Toast"
+    counts = _counts(t)[0]
+    if _BOIL.search(whole) and named & set(_FOODS) and not counts:
         return "Boil X"
-    foods = named & set(_FOODS)
-    if _SLICE.search(whole) and foods:
+    if foods or (_COOK.search(whole) and named & set(_FOODS) and named & _DISHES):
+        foods = foods or named & set(_FOODS)
         if len(foods & set(_SALAD)) >= 2 and "Bread" not in foods:
             return "Salad"
         if "Bread" in foods and foods & {"Lettuce", "Tomato"}:

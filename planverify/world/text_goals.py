@@ -911,8 +911,10 @@ def read_goal(
 
     >>> read_goal("Serve 2 slice(s) of Tomato in a Bowl.", []).spec.text
     'Serve 2 slice(s) of Tomato in a Bowl.'
-    >>> read_goal("put it on the table", [], scene_types={"CoffeeTable", "Book"}).spec.text
+    >>> read_goal("put the books on the table", [], scene_types={"CoffeeTable", "Book"}).spec.text
     'Put all Book on any CoffeeTable.'
+    >>> read_goal("put the books on the table", []).spec.text
+    'Put all Book on any Tables.'
     """
     hint = _family_name(task)
     scene = None if scene_types is None else frozenset(scene_types)

@@ -282,9 +282,7 @@ def spec_of(family: str, params: Sequence[str], text: str = "") -> GoalSpec:
     spec.text = text or describe(family, params)
     by_name = {c.name: c for c in spec.components}
     for relation in spec.relations:
-        heads = ", ".join(
-            f"{d} {by_name[h].select}" if d != "1" else by_name[h].select for h, d in relation.heads
-        )
+        heads = ", ".join(f"{d} {by_name[h].select}" for h, d in relation.heads)
         where = by_name[relation.tail].select
         relation.text = f"{heads} {'on one' if relation.single else 'on a'} {where}"
     return spec

@@ -387,6 +387,7 @@ _PREFER: dict[str, str] = {
 }
 
 _LONGEST = 4  # words in the longest object phrase tried
+_LONGEST_SENTENCE = 80  # words; a longer run without a full stop is read in parts
 
 
 @dataclass
@@ -470,8 +471,8 @@ def _normalise(text: str, scene: Collection[str] | None, *, spoken: bool = False
                 if kind not in out.focus:
                     out.focus.append(kind)
             i += size
-        if tokens:
-            out.sentences.append(" ".join(tokens))
+        for start in range(0, len(tokens), _LONGEST_SENTENCE):
+            out.sentences.append(" ".join(tokens[start : start + _LONGEST_SENTENCE]))
     return out
 
 

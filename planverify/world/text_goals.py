@@ -531,7 +531,8 @@ _LOCATOR = re.compile(
     r"(?:(?:the|a|an|1)\s+)?@\w+"
 )
 _ONTO = re.compile(
-    r"\b(?:on|onto|in|into|inside|to|at)\s+(?P<det>(?:(?:the|a|an|any|1|single|same|top|of)\s+)"
+    r"\b(?:on|onto|in|into|inside|to|at)\s+"
+    r"(?P<det>(?:(?:the|a|an|any|1|single|same|top|of|my|your|our|this|that|these|those)\s+)"
     r"{0,4})@(?P<y>\w+)"
 )
 _WHERE_IS = re.compile(r"\b(?:is|are|was|were|there|find|found|check|look|search)\b")

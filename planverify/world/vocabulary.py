@@ -53,6 +53,7 @@ COMMON_NAMES: dict[str, tuple[str, ...]] = {
     "counter": ("CounterTop",),
     "cupboard": ("Cabinet",),
     "cutlery": ("Silverware",),
+    "dining room table": ("DiningTable",),
     "dish": ("Plate", "Bowl"),
     "dishes": ("Dishware",),
     "dresser drawer": ("Drawer",),

@@ -310,6 +310,8 @@ def test_the_task_family_picks_the_family_not_its_parameters() -> None:
         ["2", "Tomato", "on", "Plate"],
     )
     assert read_goal("hi", [], task="Boil X").spec is None  # boil what?
+    reading = read_goal("hi", ["Commander: coffee and a salad with tomato"], task="Breakfast")
+    assert reading.request == "coffee and a salad with tomato"  # the greeting is no request
 
 
 # ----------------------------------------------------------------------------- the Commander's words

@@ -925,7 +925,8 @@ def read_goal(
         spec = spec_of(found.family, found.params)
         return Reading(spec, own.focus, goal_text)
     words = commander_words(dialogue)
-    parts = ([goal_text] if found is not None or own.focus else []) + words
+    says = found is not None and (hint is None or _read(own, None) is not None)
+    parts = ([goal_text] if says or own.focus else []) + words  # not a bare greeting
     request = "\n".join(parts)
     if words:
         text = _normalise(request, scene, spoken=True)

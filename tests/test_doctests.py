@@ -14,6 +14,7 @@ PACKAGES = [
     "planverify.eval",
     "planverify.graphs",
     "planverify.prompts",
+    "planverify.world",
 ]
 MODULES = sorted(
     {

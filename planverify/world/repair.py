@@ -49,7 +49,7 @@ from planverify.world.rules import (
     undone,
     within,
 )
-from planverify.world.state import State, initial_state
+from planverify.world.state import SOME, State, initial_state
 from planverify.world.trace import (
     Judge,
     Simulator,
@@ -138,22 +138,23 @@ class Reviewer:
         self.lines = list(lines)
         self.actions: list[Action] = [parse_action(line) for line in lines]
         self.n = len(self.actions)
-        names = [o for a in self.actions for o in a.objects]
-        names += ["Faucet", "StoveKnob", "HousePlant"]
-        start = initial_state(scene, names=names)
+        start = initial_state(scene, names=[o for a in self.actions for o in a.objects])
+        for name in ("Faucet", "StoveKnob", "HousePlant"):  # what repairs may name
+            start.key(name)
         self.spec = spec
         judge: Judge
-        twin = None
+        possible: list[State] = []
         if spec is not None:
             judge = goal_judge(spec)
-            twin = undone(start) if scene is None else None
+            if scene is None:  # every state unknown: see what the goal needs in both worlds
+                possible = [undone(start), undone(start, running=True)]
         else:
             trace = Simulator(self.actions, start, lambda s: []).trace(list(range(self.n)))
             full = trace.final[0]
             kinds = set(focus)
             keep = [k for k, o in full.objects.items() if not kinds or o.kind in kinds]
             judge = preserving_judge(keep, full)
-        self.sim = Simulator(self.actions, start, judge, twin)
+        self.sim = Simulator(self.actions, start, judge, possible)
         self.goal_kinds = goal_kinds(spec) if spec is not None else frozenset(focus)
         self.order = list(range(self.n))
         self.trace = self.sim.trace(self.order)
@@ -288,8 +289,10 @@ class Reviewer:
                     return False
             elif action.verb in ("Close", "ToggleOff"):
                 opener = self._near(pos, same({"Open", "ToggleOn"}), forward=False)
-                if opener not in block:
-                    return False
+                if opener is not None and opener not in block:
+                    return False  # puts back what the plan changed: tidying up
+                if opener is None and self._touched_elsewhere(obj, block):
+                    return False  # readies something the plan uses
             elif (
                 action.verb == "PourFromAIntoB"
                 and self.state_at(pos).kind_at(self.state_at(pos).key(action.objects[1])) in BASINS
@@ -299,6 +302,8 @@ class Reviewer:
             elif action.verb in ("Open", "ToggleOn"):
                 closer = self._near(pos, same({"Close", "ToggleOff"}), forward=True)
                 if closer is None or closer not in block:
+                    return False
+                if action.verb == "Open" and self._reached_into(pos, self.trace.position(closer)):
                     return False
             elif action.verb == "PickUp":
                 put = self._near(pos, same({"PutAOnB"}), forward=True)
@@ -351,6 +356,23 @@ class Reviewer:
             item for place in places for item in [place, *within(state, place)] if item != device
         ]
 
+    def _reached_into(self, start: int, end: int) -> bool:
+        """Whether something is taken from a place not known (it may be the container opened
+        at `start`) between two order positions."""
+        for pos in range(start + 1, end):
+            action = self.actions[self.order[pos]]
+            if action.verb == "PickUp" and self.active(self.order[pos]):
+                state = self.state_at(pos)
+                key = state.key(action.objects[0])
+                if key is not None and state.get(key).loc is None:
+                    return True
+        return False
+
+    def _touched_elsewhere(self, name: str, block: set[int]) -> bool:
+        return any(
+            name in self.actions[s].objects for s in self.order if self.active(s) and s not in block
+        )
+
     def _touched_after(self, name: str, last: int, block: set[int]) -> bool:
         return any(
             name in self.actions[s].objects
@@ -373,11 +395,32 @@ class Reviewer:
             key = state.key(action.objects[0])
             place = state.get(key).loc if key is not None else None
             kind = state.kind_at(place)
-            if (
-                kind is not None
-                and kind not in SURFACES
-                and self._used_after(last, kind, place, block)
-            ):
+            if kind is None and place is None:
+                # where it was is unknown: it may have been cleared off a device the plan uses
+                # next, so only a pick-up far from any such use can be a detour
+                if self._device_used_soon(last, block):
+                    return True
+                continue
+            if kind not in SURFACES and self._used_after(last, kind, place, block):
+                return True
+        return False
+
+    def _device_used_soon(self, last: int, block: set[int], window: int = 4) -> bool:
+        """Whether one of the next few interactions puts something into a receptacle that is
+        not a surface, or switches a device."""
+        seen = 0
+        for pos in range(last + 1, len(self.order)):
+            step = self.order[pos]
+            action = self.actions[step]
+            if step in block or not self.active(step) or action.verb in MOTION_VERBS:
+                continue
+            seen += 1
+            if seen > window:
+                return False
+            state = self.state_at(pos)
+            if action.verb == "PutAOnB" and state.kind_at(state.key(action.objects[1])) not in SURFACES:
+                return True
+            if action.verb == "ToggleOn":
                 return True
         return False
 
@@ -442,7 +485,7 @@ class Reviewer:
                     -progress,
                     len(variant.impossible),
                     len(block),
-                    culprit - max(positions),
+                    max(positions) - culprit,  # the cause before the symptom
                 )
                 if best is None or key < best[0]:
                     best = (key, block, variant)
@@ -511,6 +554,19 @@ class Reviewer:
                 continue
             action = self.actions[step]
             state = self.state_at(pos)
+            problem = self.trace.outcomes[pos].problem or ""
+            if "inside the closed" in problem or problem.endswith(" is closed"):
+                inside = state.key(action.objects[0 if action.verb == "PickUp" else -1])
+                where = inside if problem.endswith(" is closed") else None
+                if where is None and inside is not None:
+                    where = state.get(inside).loc
+                kind = state.kind_at(where)
+                if kind is not None:
+                    name = self._name_for(kind) if where is None or where.startswith(SOME) else where
+                    yield pos, parse_action(f"Driver.Open('{name}')"), f"{name} is never opened"
+            if "only runs closed" in problem:
+                name = action.objects[0]
+                yield pos, parse_action(f"Driver.Close('{name}')"), f"{name} is never closed"
             if action.verb == "PutAOnB":
                 place = state.key(action.objects[1])
                 kind = state.kind_at(place)
@@ -562,11 +618,13 @@ class Reviewer:
                 return p
         return None
 
-    def add_missing(self, *, unknown: bool) -> None:
-        """Insert steps that make unmet goal conditions hold (with `unknown`, also those that
-        cannot be shown to hold), each checked by simulation."""
+    def add_missing(self) -> None:
+        """Insert steps that make goal conditions the plan is known to fail hold, or impossible
+        steps possible, each checked by simulation (a condition that is only not known to
+        hold is not a reason to add anything)."""
         for _ in range(MAX_ROUNDS):
-            wanted = [u for u in self.trace.units if u.met is False or (unknown and u.met is None)]
+            known = self.sim.known_units(self.trace.units)
+            wanted = [u for u in known if u.met is False]
             if not wanted and not self.trace.impossible:
                 return
             best = None
@@ -580,9 +638,10 @@ class Reviewer:
                 self.sim.steps.pop()
                 self.actions.pop()
                 fewer = variant.impossible < self.trace.impossible
-                if variant.impossible - self.trace.impossible or not (
-                    better(variant.units, self.trace.units) or fewer
-                ):
+                gains = better(
+                    self.sim.known_units(variant.units), known
+                ) and no_worse(variant.units, self.trace.units)
+                if variant.impossible - self.trace.impossible or not (gains or fewer):
                     continue
                 key = (-score(variant.units)[0], len(variant.impossible), -pos)
                 if best is None or key < best[0]:
@@ -599,9 +658,9 @@ class Reviewer:
 
     def review(self) -> Review:
         self.cancel_motion()
-        self.add_missing(unknown=False)
+        self.add_missing()
         self.blame()
-        self.add_missing(unknown=True)
+        self.add_missing()
         self.remove()
         result = Review(units=list(self.trace.units))
         groups: dict[str, list[int]] = {}

@@ -386,10 +386,11 @@ def apply(state: State, action: Action) -> Outcome:
     return ONE_OBJECT[action.verb](state, found[0], action.objects[0])
 
 
-def undone(state: State) -> State:
+def undone(state: State, *, running: bool = False) -> State:
     """The same household where every unknown state is one no goal wants yet: dirty, empty,
-    raw, whole, switched off, and slices not made. Only ever used to see which steps a goal
-    needs, never to call a step useless."""
+    raw, whole, slices not made, and every device of unknown state switched off (or, with
+    `running`, on). Only ever used to see which steps a goal needs in some possible world,
+    never to call a step useless."""
     world = state.copy()
     for key, obj in world.objects.items():
         world.objects[key] = obj._replace(
@@ -399,7 +400,7 @@ def undone(state: State) -> State:
             cooked=False if obj.cooked is None else obj.cooked,
             boiled=False if obj.boiled is None else obj.boiled,
             sliced=False if obj.sliced is None else obj.sliced,
-            on=False if obj.on is None else obj.on,
+            on=running if obj.on is None else obj.on,
         )
     return world
 

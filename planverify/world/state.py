@@ -77,9 +77,10 @@ class State:
     objects: dict[str, Obj] = field(default_factory=dict)
     held: str | None = None  # key of the held object; None = nothing
     spare: dict[str, list[str]] = field(default_factory=dict)  # type -> unnamed scene keys
+    renamed: dict[str, list[str]] = field(default_factory=dict)  # type -> names the plan dropped
 
     def copy(self) -> State:
-        return State(self.index, dict(self.objects), self.held, self.spare)
+        return State(self.index, dict(self.objects), self.held, self.spare, self.renamed)
 
     def snapshot(self) -> tuple[tuple[tuple[str, Obj], ...], str | None]:
         """A hashable, comparable summary of the state."""
@@ -99,10 +100,16 @@ class State:
             kind = object_type(name)
         if self.index.known and not self.index.exists(kind):
             return None
+        renamed = self.renamed.get(kind)
+        if renamed:  # the object the scene names otherwise
+            self.renamed = {**self.renamed, kind: renamed[1:]}
+            self.objects[name] = self.objects.pop(renamed[0])
+            return name
         spare = self.spare.get(kind)
-        if spare:  # an unnamed scene object of the type, its place not known for sure
-            self.spare = {**self.spare, kind: spare[1:]}
-            self.objects[name] = self.objects.pop(spare[0])._replace(loc=None)
+        if spare:  # an unnamed scene object of the type, one within reach if there is one
+            chosen = next((k for k in spare if not self.closed(self.objects[k].loc)), spare[0])
+            self.spare = {**self.spare, kind: [k for k in spare if k != chosen]}
+            self.objects[name] = self.objects.pop(chosen)
         elif self.index.known and kind not in self.index.types:
             self.objects[name] = derived(kind, present=False)  # made later by a state change
         else:
@@ -200,6 +207,12 @@ def initial_state(scene: Scene | None, *, names: Iterable[str] = ()) -> State:
             )
             if o.name is None:
                 spare.setdefault(o.type, []).append(key)
+        # A name the plan uses that the scene does not (`Tap`, `Countertop`: renamed) is first
+        # the scene's object of that type the plan no longer names, where it is.
+        used = set(names)
+        for o in scene.objects:
+            if o.name is not None and o.name not in used:
+                state.renamed.setdefault(o.type, []).append(o.name)
         state.spare = spare
     for name in names:
         state.key(name)

@@ -114,18 +114,28 @@ def preserving_judge(keys: Sequence[str], reference: State) -> Judge:
 class Simulator:
     """Runs a plan's steps (and variants of it) from its initial states: the world as known,
     and, when some states are unknown, also the world where nothing the goal wants is done yet
-    (`undone`): a step the goal needs shows there even when the real outcome is unknown."""
+    (`possible`, e.g. with devices off, and with them on): a step the goal needs shows
+    there even when the real outcome is unknown."""
 
     def __init__(
-        self, steps: Sequence[Action], start: State, judge: Judge, undone: State | None = None
+        self,
+        steps: Sequence[Action],
+        start: State,
+        judge: Judge,
+        possible: Sequence[State] = (),
     ) -> None:
         self.steps = list(steps)
-        self.starts = [start] if undone is None else [start, undone]
+        self.starts = [start, *possible]
         self.judge = judge
 
     def _units(self, states: Sequence[State]) -> list[Unit]:
+        """The goal conditions in every world, the world as known first (`known_units`)."""
         hands = Unit("hands", "the Driver's hands end empty", states[0].held is None)
         return [hands, *(unit for state in states for unit in self.judge(state))]
+
+    def known_units(self, units: Sequence[Unit]) -> list[Unit]:
+        """Of all worlds' conditions, those of the world as known."""
+        return list(units[: 1 + (len(units) - 1) // len(self.starts)])
 
     def trace(self, order: Sequence[int]) -> Trace:
         states = [start.copy() for start in self.starts]

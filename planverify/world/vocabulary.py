@@ -165,4 +165,7 @@ def resolve_name(name: str, scene_types: Iterable[str] | None) -> str | None:
     candidates = {t for n in lookup(" ".join(words_of(kind))) for t in types_of(n)}
     if scene_types is not None:
         candidates &= set(scene_types)
+    for pair in (("Sink", "SinkBasin"), ("Bathtub", "BathtubBasin")):
+        if len(candidates) == 2 and candidates == set(pair):  # one and the same to TEACh
+            return pair[1]
     return next(iter(candidates)) if len(candidates) == 1 else None

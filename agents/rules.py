@@ -6,14 +6,24 @@ still be carried out), the steps that cannot happen and what caused them, and th
 each placed where it works. No model, deterministic.
 
 >>> import asyncio
+>>> from planverify.episode import Scene
 >>> from planverify.world import ground
+>>> kitchen = Scene.model_validate({"objects": [
+...     {"id": "m", "type": "Mug", "name": "Mug", "pickupable": True, "receptacle": True,
+...      "parent": ["CounterTop"]},
+...     {"id": "a", "type": "Apple", "name": "Apple", "pickupable": True, "parent": ["CounterTop"]},
+...     {"id": "c", "type": "CoffeeMachine", "name": "CoffeeMachine", "receptacle": True,
+...      "toggleable": True, "toggled": False},
+...     {"id": "t", "type": "DiningTable", "receptacle": True}]})
 >>> plan = ["Driver.PickUp('Apple')", "Driver.PutAOnB('Apple', 'DiningTable')",
 ...         "Driver.PickUp('Mug')", "Driver.PutAOnB('Mug', 'CoffeeMachine')"]
 >>> goal = "Prepare coffee in a clean mug."
->>> grounding = ground(goal, [], None, task=None, teach_task=None)
->>> critique = asyncio.run(RulesJudge().ajudge(goal, plan, None, grounding=grounding)).critique
+>>> grounding = ground(goal, [], kitchen, task=None, teach_task=None)
+>>> critique = asyncio.run(RulesJudge().ajudge(goal, plan, kitchen, grounding=grounding)).critique
 >>> [f.step for f in critique.flags], [m.action for m in critique.missing]
 ([0, 1], ["Driver.ToggleOn('CoffeeMachine')"])
+>>> critique.flags[0].reason
+'without steps 1-2 every goal condition the plan meets still holds'
 """
 
 from __future__ import annotations

@@ -81,7 +81,7 @@ def first_problem(plan: Sequence[str], scene: Scene | None) -> str | None:
     """Why the simulator cannot carry out a plan (its first impossible step), or None.
 
     >>> first_problem(["Driver.PutAOnB('Mug', 'Sink')"], None)
-    "step 0 (Driver.PutAOnB('Mug', 'Sink')): Mug is not held"
+    "step 0 (Driver.PutAOnB('Mug', 'Sink')): nothing is held, so Mug cannot be put down"
     >>> first_problem(["Driver.PickUp('Mug')", "Driver.PutAOnB('Mug', 'Sink')"], None) is None
     True
     """

@@ -23,7 +23,7 @@ A state that is unknown before a step makes its effect unknown, never assumed.
 >>> state = initial_state(None)
 >>> [apply(state, parse_action(s)).changed for s in ("Driver.PickUp('Mug')",
 ...     "Driver.PutAOnB('Mug', 'SinkBasin')", "Driver.ToggleOn('Faucet')")]
-[True, True, True]
+[True, True, None]
 >>> state.get("Mug").dirty, state.get("Mug").liquid
 (False, 'water')
 >>> apply(state, parse_action("Driver.PutAOnB('Mug', 'Sink')")).problem

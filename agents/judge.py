@@ -51,6 +51,14 @@ def grounding_block(plan: Sequence[str], grounding: Grounding) -> str:
     return f"\n<facts>\n{body}\n</facts>\n"
 
 
+def vetoes_block(vetoes: Sequence[str]) -> str:
+    """The simulator's refusals of the previous pass, as a delimited data block."""
+    if not vetoes:
+        return ""
+    body = "\n".join(f"- {as_data(line)}" for line in vetoes)
+    return f"\n<vetoes>\n{body}\n</vetoes>\n"
+
+
 def judge_messages(goal: str, plan: Sequence[str], grounding: str = "") -> list[BaseMessage]:
     """The Judge prompt: instructions, then the goal, plan and any facts as delimited data."""
     return [
@@ -116,9 +124,11 @@ class ModelJudge:
         scene: Scene | None = None,
         *,
         grounding: Grounding | None = None,
+        vetoes: Sequence[str] = (),
     ) -> JudgeReply:
         known = grounding if grounding is not None else Grounding(scene, None)
         block = grounding_block(plan, known) if self.grounding else ""
+        block += vetoes_block(vetoes)
         messages = judge_messages(goal, plan, block)
         schema = JudgeVerdict if self.output == "structured" else None
         answer = await ask(self.model, messages, self.policy, schema)

@@ -58,17 +58,13 @@ class RulesJudge:
 def _grounding(goal: str, plan: Sequence[str], scene: Scene | None) -> Grounding:
     from planverify.notation import parse_action
 
-    said = [
-        f"{a.agent}: {a.text}" for a in (parse_action(line) for line in plan) if a.is_dialogue
-    ]
+    said = [f"{a.agent}: {a.text}" for a in (parse_action(line) for line in plan) if a.is_dialogue]
     return ground(goal, said, scene, task=None, teach_task=None)
 
 
 def judge_plan(goal: str, plan: Sequence[str], grounding: Grounding) -> Critique:
     """One pass of the world model's review over a plan, as a critique."""
-    verdicts = review(
-        plan, scene=grounding.scene, spec=grounding.spec, focus=grounding.focus
-    )
+    verdicts = review(plan, scene=grounding.scene, spec=grounding.spec, focus=grounding.focus)
     flags = [
         Flag(step=step, action=plan[step], reason=removal.reason)
         for removal in verdicts.removals

@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from planverify.calls import CallLimits
 from planverify.result import GoalSource, RunSettings
+from planverify.world import WORLD_VERSION
 
 OutputMode = Literal["text", "structured"]
 
@@ -63,6 +64,7 @@ class VerifierContext:
     static: bool = False  # one Judge pass, no revision
     review: bool = False  # pause after each Judge pass for a person to edit the critique
     goal_source: GoalSource = "given"  # the record's goal; the Commander's words; or inferred
+    certify: bool | None = None  # check flags and insertions by simulation; None: when grounded
     judge_output: OutputMode = "text"  # protocol the model Judge answers in
     grounding: bool = False  # give model Judges the simulator's facts about the plan
     base_url: str | None = None  # OpenAI-compatible server for "openai:" specs (vLLM, Ollama...)
@@ -104,6 +106,8 @@ class VerifierContext:
             goal=self.goal_source,
             base_url=self.base_url,
             prompts=PROMPT_VERSION,
+            certify=self.certify,
+            world=WORLD_VERSION,
             judge_version=version_of(self.judge, "judge"),
             planner_version=version_of(self.planner, "planner"),
             models=models,

@@ -7,6 +7,7 @@ the graph's output: the graph `langgraph.json` serves (`planverify.graphs.served
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any, Literal
 
@@ -16,12 +17,12 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import Command, RetryPolicy, interrupt
 
-from planverify.agents import resolve_judge, resolve_planner
-from planverify.agents.base import Judge, JudgeReply, Planner
+from planverify.agents import ModelJudge, RulesJudge, resolve_judge, resolve_planner
+from planverify.agents.base import Insertion, Judge, JudgeReply, Planner
 from planverify.agents.parsing import StepResolver, add_flag
 from planverify.agents.planner import commander_goal
 from planverify.calls import CallLimits, ModelCallFailed, retryable
-from planverify.critique import Critique
+from planverify.critique import Critique, Veto
 from planverify.episode import input_digest
 from planverify.graphs.context import OutputMode, VerifierContext
 from planverify.graphs.edits import insert_steps, remove_flagged, shift_missing
@@ -31,6 +32,7 @@ from planverify.graphs.state import Iteration, PlanState, Step, StopReason, Veri
 from planverify.notation import diagnose, parse_action
 from planverify.result import VerificationResult
 from planverify.world import Grounding, ground
+from planverify.world.certify import certify_flags, certify_insertion
 
 # Model calls retry themselves (planverify.calls); the node retries once more only for a
 # transient error that escaped them, never one they already gave up on.
@@ -135,6 +137,34 @@ def grounding_of(state: PlanState) -> Grounding:
     )
 
 
+def certifies(context: VerifierContext, grounding: Grounding) -> bool:
+    """Whether flags and insertions are checked by simulation: as set, or (None) whenever the
+    episode has a scene or a goal spec to check them against."""
+    return grounding.grounded if context.certify is None else context.certify
+
+
+def certify_insertions(
+    plan: list[str], insertions: Sequence[Insertion], grounding: Grounding
+) -> tuple[list[Insertion], list[Veto]]:
+    """The insertions the simulator accepts, each checked where it goes, in order."""
+    kept: list[Insertion] = []
+    vetoes: list[Veto] = []
+    shift = 0
+    current = list(plan)
+    for insertion in sorted(insertions, key=lambda i: i.after):
+        after = insertion.after + shift
+        why = certify_insertion(current, insertion.action, after, grounding)
+        if why is None:
+            kept.append(insertion)
+            current.insert(after + 1, insertion.action)
+            shift += 1
+        else:
+            vetoes.append(
+                Veto(kind="insertion", action=insertion.action, after=insertion.after, reason=why)
+            )
+    return kept, vetoes
+
+
 def checked(critique: Critique, plan: list[str]) -> Critique:
     """The critique with only flags tied to one real, non-dialogue step of `plan`.
 
@@ -159,21 +189,30 @@ async def judge(
     """
     lines = state.lines()
     grounding = grounding_of(state)
+    vetoes: list[Veto] = []
     if all(parse_action(line).is_dialogue for line in lines):
         reply = JudgeReply(Critique())
     else:
         verifier = judge_of(runtime.context)
         goal = state.goal or ""
-        if getattr(verifier, "grounded", False):
-            reply = await verifier.ajudge(goal, lines, state.scene, grounding=grounding)
+        if isinstance(verifier, ModelJudge):
+            refused = [v.reason for v in state.history[-1].vetoes] if state.history else []
+            reply = await verifier.ajudge(
+                goal, lines, state.scene, grounding=grounding, vetoes=refused
+            )
+        elif getattr(verifier, "grounded", False):
+            grounded: Any = verifier  # a Judge that takes the episode's grounding
+            reply = await grounded.ajudge(goal, lines, state.scene, grounding=grounding)
         else:
             reply = await verifier.ajudge(goal, lines, state.scene)
         reply.critique = checked(reply.critique, lines)
+        if certifies(runtime.context, grounding) and not isinstance(verifier, RulesJudge):
+            reply.critique, vetoes = certify_flags(lines, reply.critique, grounding)
     iteration = state.iteration + 1
     update = {
         "iteration": iteration,
         "pending": reply.critique,
-        "history": [Iteration(iteration=iteration, critique=reply.critique)],
+        "history": [Iteration(iteration=iteration, critique=reply.critique, vetoes=vetoes)],
         "usage": {"judge": reply.usage} if reply.usage.calls else {},
     }
     if iteration == 1 and grounding.note:
@@ -233,7 +272,14 @@ async def planner(state: PlanState, runtime: Runtime[VerifierContext]) -> dict[s
         reply = await planner_of(runtime.context).ainsert(
             state.goal or "", [s.action for s in kept], missing
         )
-        kept, inserts = insert_steps(kept, reply.insertions, state.iteration)
+        insertions = reply.insertions
+        grounding = grounding_of(state)
+        if certifies(runtime.context, grounding):
+            insertions, refused = certify_insertions(
+                [s.action for s in kept], insertions, grounding
+            )
+            record.vetoes = [*record.vetoes, *refused]
+        kept, inserts = insert_steps(kept, insertions, state.iteration)
         edits += inserts
         record.dropped = list(reply.dropped)
         if reply.usage.calls:

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field
 from pydantic.json_schema import SkipJsonSchema
 
-from planverify.critique import Critique, Dropped
+from planverify.critique import Critique, Dropped, Veto
 from planverify.episode import Scene
 from planverify.usage import TokenUsage, add_usage
 
@@ -42,6 +42,7 @@ class Iteration(BaseModel):
     critique: Critique  # what the Judge said (with flags it dropped)
     edits: list[Edit] = Field(default_factory=list)  # what the Planner changed
     dropped: list[Dropped] = Field(default_factory=list)  # Planner output that was not applied
+    vetoes: list[Veto] = Field(default_factory=list)  # flags and insertions the simulator refused
 
 
 def merge_history(left: list[Iteration], right: list[Iteration]) -> list[Iteration]:
@@ -118,6 +119,7 @@ def checkpoint_types() -> tuple[type[BaseModel], ...]:
         Flag,
         Missing,
         Dropped,
+        Veto,
         Scene,
         SceneObject,
     )

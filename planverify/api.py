@@ -128,6 +128,7 @@ class Verifier:
         grounding: bool = False,
         base_url: str | None = None,
         goal_source: GoalSource = "given",
+        certify: bool | None = None,
         checkpointer: BaseCheckpointSaver[Any] | None = None,
         reviewer: Reviewer | None = None,
         limits: CallLimits | None = None,
@@ -146,6 +147,7 @@ class Verifier:
             grounding=grounding,
             base_url=base_url,
             goal_source=goal_source,
+            certify=certify,
         )
         self.context = self.context.with_limits(limits)
         self.settings = self.context.settings()  # what the results are computed under
@@ -308,6 +310,7 @@ async def averify_plan(
     grounding: bool = False,
     base_url: str | None = None,
     goal_source: GoalSource = "given",
+    certify: bool | None = None,
     checkpoint: Checkpoint = None,
     reviewer: Reviewer | None = None,
 ) -> VerificationResult:
@@ -332,6 +335,7 @@ async def averify_plan(
             grounding=grounding,
             base_url=base_url,
             goal_source=goal_source,
+            certify=certify,
             checkpointer=saver,
             reviewer=reviewer,
         )
@@ -354,6 +358,7 @@ def verify_plan(
     grounding: bool = False,
     base_url: str | None = None,
     goal_source: GoalSource = "given",
+    certify: bool | None = None,
     checkpoint: Checkpoint = None,
     reviewer: Reviewer | None = None,
 ) -> VerificationResult:
@@ -385,6 +390,7 @@ def verify_plan(
             grounding=grounding,
             base_url=base_url,
             goal_source=goal_source,
+            certify=certify,
             checkpoint=checkpoint,
             reviewer=reviewer,
         )
@@ -404,6 +410,7 @@ async def averify_many(
     grounding: bool = False,
     base_url: str | None = None,
     goal_source: GoalSource = "given",
+    certify: bool | None = None,
     on_result: Callable[[VerificationResult], None] | None = None,
 ) -> list[VerificationResult]:
     """Verify many plans concurrently (async); results come back in input order."""
@@ -420,6 +427,7 @@ async def averify_many(
             grounding=grounding,
             base_url=base_url,
             goal_source=goal_source,
+            certify=certify,
             checkpointer=saver,
         )
         gate = asyncio.Semaphore(concurrency)
@@ -447,6 +455,7 @@ def verify_many(
     grounding: bool = False,
     base_url: str | None = None,
     goal_source: GoalSource = "given",
+    certify: bool | None = None,
     on_result: Callable[[VerificationResult], None] | None = None,
 ) -> list[VerificationResult]:
     """Verify many plans; each episode is a dict or model with the JSONL input keys.
@@ -471,6 +480,7 @@ def verify_many(
             grounding=grounding,
             base_url=base_url,
             goal_source=goal_source,
+            certify=certify,
             on_result=on_result,
         )
     )

@@ -243,9 +243,16 @@ def verify(
         bool,
         typer.Option(
             "--grounding",
-            help="Give a model Judge the simulator's facts: how objects start, steps that change nothing.",
+            help="Give a model Judge the simulator's facts: how objects start, the goal conditions met, steps that change nothing.",
         ),
     ] = False,
+    certify: Annotated[
+        bool | None,
+        typer.Option(
+            "--certify/--no-certify",
+            help="Check the Judge's flags and the Planner's insertions by simulation, vetoing those that lose a goal condition or cannot happen (default: when the episode has a scene or a goal spec).",
+        ),
+    ] = None,
 ) -> None:
     """Verify plans: flag unneeded steps, add missing ones, loop until the Judge has no objections."""
     from planverify.api import Verifier, open_checkpointer
@@ -287,6 +294,7 @@ def verify(
         "grounding": grounding,
         "base_url": base_url,
         "goal_source": goal,
+        "certify": certify,
     }
     batch = Batch(inputs, split, total, limit, output, 1 if review else concurrency, reuse)
     if server is not None:

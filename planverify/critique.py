@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, Field
 
 
@@ -39,3 +41,13 @@ class Critique(BaseModel):
     def objections(self) -> bool:
         """Whether the Judge asks for any change."""
         return bool(self.flags or self.missing)
+
+
+class Veto(BaseModel):
+    """A flag or an insertion the simulator refused (`certify`), and why."""
+
+    kind: Literal["flag", "insertion"]  # what was vetoed
+    action: str  # the step flagged or inserted
+    step: int | None = None  # flags: 0-based position in the plan the Judge saw
+    after: int | None = None  # insertions: the plan position it was to follow
+    reason: str  # the simulator's reason

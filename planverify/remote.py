@@ -114,6 +114,7 @@ class RemoteVerifier:
         grounding: bool = False,
         base_url: str | None = None,
         goal_source: GoalSource = "given",
+        certify: bool | None = None,
         api_key: str | None = None,
         timeout: float = 300.0,
         limits: CallLimits | None = None,
@@ -139,6 +140,7 @@ class RemoteVerifier:
             grounding=grounding,
             base_url=base_url,
             goal_source=goal_source,
+            certify=certify,
         )
         # limits travel with every run: the server's model calls obey them
         self.context = self.context.with_limits(limits)

@@ -49,6 +49,8 @@ class RunSettings(BaseModel):
     review: bool = False  # a person reviews each critique
     goal: GoalSource = "given"  # where the goal comes from
     base_url: str | None = None  # OpenAI-compatible server
+    certify: bool | None = None  # flags and insertions checked by simulation (None: when grounded)
+    world: str | None = None  # version of the world model (simulator, goals, repairs)
     prompts: str | None = None  # version of the prompt templates
     judge_version: str | None = None  # version of the Judge's own logic
     planner_version: str | None = None  # version of the Planner's own logic

@@ -31,7 +31,7 @@ fraction of a second.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from planverify.episode import Scene
@@ -198,13 +198,6 @@ class Reviewer:
 
     # ------------------------------------------------------------------ blocks
 
-    def _next(self, start: int, test: object) -> int | None:
-        for pos in range(start + 1, len(self.order)):
-            step = self.order[pos]
-            if self.active(step) and test(self.actions[step]):  # type: ignore[operator]
-                return step
-        return None
-
     def blocks(self, *, blame: bool) -> Iterator[set[int]]:
         """Candidate blocks in plan order, larger ones first at each start."""
         order = self.order
@@ -219,20 +212,10 @@ class Reviewer:
             obj = action.objects[0] if action.objects else None
             pairs: list[set[int]] = []
             partner = None
-            if action.verb == "PickUp":
-                partner = self._next(
-                    pos, lambda a, o=obj: a.verb == "PutAOnB" and a.objects[0] == o
-                )
-            elif action.verb == "PutAOnB":
-                partner = self._next(pos, lambda a, o=obj: a.verb == "PickUp" and a.objects[0] == o)
-            elif action.verb == "Open":
-                partner = self._next(
-                    pos, lambda a, o=obj: a.verb in ("Open", "Close") and a.objects[0] == o
-                )
-            elif action.verb == "ToggleOn":
-                partner = self._next(
-                    pos, lambda a, o=obj: a.verb in ("ToggleOn", "ToggleOff") and a.objects[0] == o
-                )
+            follow = {"PickUp": {"PutAOnB"}, "PutAOnB": {"PickUp"}, "Open": {"Open", "Close"}}
+            follow["ToggleOn"] = {"ToggleOn", "ToggleOff"}
+            if action.verb in follow and obj is not None:
+                partner = self._near(pos, on(obj, follow[action.verb]), forward=True)
             if (
                 partner is not None
                 and self.judged(partner)
@@ -258,12 +241,12 @@ class Reviewer:
             return True
         return action.verb != "PutAOnB" and action.verb not in RESTORING
 
-    def _near(self, pos: int, test: object, *, forward: bool) -> int | None:
+    def _near(self, pos: int, test: Callable[[Action], bool], *, forward: bool) -> int | None:
         """The nearest active step after (or before) an order position passing `test`."""
         span = range(pos + 1, len(self.order)) if forward else range(pos - 1, -1, -1)
         for p in span:
             step = self.order[p]
-            if self.active(step) and test(self.actions[step]):  # type: ignore[operator]
+            if self.active(step) and test(self.actions[step]):
                 return step
         return None
 
@@ -281,14 +264,13 @@ class Reviewer:
                 continue
             action = self.actions[step]
             obj = action.objects[0] if action.objects else ""
-            same = lambda verbs, o=obj: lambda a: a.verb in verbs and a.objects[0] == o  # noqa: E731
             if action.verb == "PutAOnB":
-                pick = self._near(pos, same({"PickUp"}), forward=False)
-                again = self._near(pos, same({"PickUp"}), forward=True)
-                if pick not in block and again not in block:
+                pick = self._near(pos, on(obj, {"PickUp"}), forward=False)
+                again = self._near(pos, on(obj, {"PickUp"}), forward=True)
+                if (pick is None or pick not in block) and (again is None or again not in block):
                     return False
             elif action.verb in ("Close", "ToggleOff"):
-                opener = self._near(pos, same({"Open", "ToggleOn"}), forward=False)
+                opener = self._near(pos, on(obj, {"Open", "ToggleOn"}), forward=False)
                 if opener is not None and opener not in block:
                     return False  # puts back what the plan changed: tidying up
                 if opener is None and self._touched_elsewhere(obj, block):
@@ -297,16 +279,17 @@ class Reviewer:
                 action.verb == "PourFromAIntoB"
                 and self.state_at(pos).kind_at(self.state_at(pos).key(action.objects[1])) in BASINS
             ):
-                if self._near(pos, same({"PickUp"}), forward=False) not in block:
+                pick = self._near(pos, on(obj, {"PickUp"}), forward=False)
+                if pick is None or pick not in block:
                     return False
             elif action.verb in ("Open", "ToggleOn"):
-                closer = self._near(pos, same({"Close", "ToggleOff"}), forward=True)
+                closer = self._near(pos, on(obj, {"Close", "ToggleOff"}), forward=True)
                 if closer is None or closer not in block:
                     return False
                 if action.verb == "Open" and self._reached_into(pos, self.trace.position(closer)):
                     return False
             elif action.verb == "PickUp":
-                put = self._near(pos, same({"PutAOnB"}), forward=True)
+                put = self._near(pos, on(obj, {"PutAOnB"}), forward=True)
                 if put is None or (put in block and self._touched_after(obj, last, block)):
                     return False
         return True
@@ -380,6 +363,20 @@ class Reviewer:
             if self.active(s) and s not in block
         )
 
+    def kept_by_policy(self, block: set[int]) -> str | None:
+        """Why a block is kept whatever the simulation says, or None when it may go."""
+        name = _steps(sorted(block))
+        if not self._self_contained(block):
+            return (
+                f"{name} cannot go on their own: a put-down goes with its pick-up, a close or "
+                "switch-off with what it undoes"
+            )
+        if self._is_preparation(block):
+            return f"{name} clear a receptacle the plan uses afterwards: preparation"
+        if self._handles_goal_objects(block):
+            return f"{name} handle an object the goal is about"
+        return None
+
     def _is_preparation(self, block: set[int]) -> bool:
         """Whether a block takes something out of a receptacle the plan uses afterwards: a
         device (clearing the sink before washing, a pan before cooking), or a container or
@@ -391,6 +388,8 @@ class Reviewer:
             if action.verb != "PickUp":
                 continue
             pos = self.trace.position(step)
+            if self._near(pos, on(action.objects[0], {"PutAOnB"}), forward=False) in block:
+                continue  # taking back what the block itself put there clears nothing
             state = self.state_at(pos)
             key = state.key(action.objects[0])
             place = state.get(key).loc if key is not None else None
@@ -401,7 +400,11 @@ class Reviewer:
                 if self._device_used_soon(last, block):
                     return True
                 continue
-            if kind not in SURFACES and self._used_after(last, kind, place, block):
+            if (
+                kind is not None
+                and kind not in SURFACES
+                and self._used_after(last, kind, place, block)
+            ):
                 return True
         return False
 
@@ -418,7 +421,10 @@ class Reviewer:
             if seen > window:
                 return False
             state = self.state_at(pos)
-            if action.verb == "PutAOnB" and state.kind_at(state.key(action.objects[1])) not in SURFACES:
+            if (
+                action.verb == "PutAOnB"
+                and state.kind_at(state.key(action.objects[1])) not in SURFACES
+            ):
                 return True
             if action.verb == "ToggleOn":
                 return True
@@ -515,9 +521,7 @@ class Reviewer:
             for block in self.blocks(blame=False):
                 if any(s in self.removed for s in block):
                     continue
-                if not self._self_contained(block) or self._is_preparation(block):
-                    continue
-                if self._handles_goal_objects(block):
+                if self.kept_by_policy(block) is not None:
                     continue
                 variant = self.sim.without(self.trace, block)
                 if not self._acceptable(variant, block):
@@ -562,7 +566,9 @@ class Reviewer:
                     where = state.get(inside).loc
                 kind = state.kind_at(where)
                 if kind is not None:
-                    name = self._name_for(kind) if where is None or where.startswith(SOME) else where
+                    name = (
+                        self._name_for(kind) if where is None or where.startswith(SOME) else where
+                    )
                     yield pos, parse_action(f"Driver.Open('{name}')"), f"{name} is never opened"
             if "only runs closed" in problem:
                 name = action.objects[0]
@@ -638,9 +644,9 @@ class Reviewer:
                 self.sim.steps.pop()
                 self.actions.pop()
                 fewer = variant.impossible < self.trace.impossible
-                gains = better(
-                    self.sim.known_units(variant.units), known
-                ) and no_worse(variant.units, self.trace.units)
+                gains = better(self.sim.known_units(variant.units), known) and no_worse(
+                    variant.units, self.trace.units
+                )
                 if variant.impossible - self.trace.impossible or not (gains or fewer):
                     continue
                 key = (-score(variant.units)[0], len(variant.impossible), -pos)
@@ -672,6 +678,11 @@ class Reviewer:
         for step, (after, why) in self.added.items():
             result.proposals.append(Proposal(str(self.actions[step]), after, why))
         return result
+
+
+def on(name: str, verbs: set[str]) -> Callable[[Action], bool]:
+    """A test for steps with one of these verbs on this object."""
+    return lambda action: action.verb in verbs and action.objects[:1] == (name,)
 
 
 def goal_kinds(spec: GoalSpec) -> frozenset[str]:

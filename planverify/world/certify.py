@@ -25,8 +25,8 @@ from collections.abc import Sequence
 
 from planverify.critique import Critique, Flag, Veto
 from planverify.notation import parse_action
-from planverify.world import Grounding
-from planverify.world.repair import Reviewer, on
+from planverify.world import Grounding, simulate
+from planverify.world.repair import Reviewer
 from planverify.world.trace import Variant, rank
 
 PARTNERS = {"PickUp": "PutAOnB", "Open": "Close", "ToggleOn": "ToggleOff"}
@@ -42,12 +42,12 @@ def _options(reviewer: Reviewer, step: int, flagged: set[int]) -> list[set[int]]
         return options
     pos = reviewer.trace.position(step)
     name = action.objects[0]
-    then = reviewer._near(pos, lambda a: a.objects[:1] == (name,), forward=True)
+    then = reviewer._near(pos, name, forward=True)
     if then is not None and then in flagged:
         options.append({step, then})
     partner_verb = PARTNERS.get(action.verb)
     if partner_verb is not None:
-        partner = reviewer._near(pos, on(name, {action.verb, partner_verb}), forward=True)
+        partner = reviewer._near(pos, name, {action.verb, partner_verb}, forward=True)
         if partner is not None and reviewer.actions[partner].verb == partner_verb:
             options.append({step, partner})
     same = {s for s in flagged if s != step and reviewer.actions[s].objects[:1] == (name,)}
@@ -121,11 +121,12 @@ def certify_insertion(
 ) -> str | None:
     """Why an insertion after plan position `after` is refused, or None when it is accepted:
     it cannot happen there, or it changes nothing because its effect already holds."""
-    lines = [*plan[: after + 1], action, *plan[after + 1 :]]
-    reviewer = Reviewer(lines, grounding.scene, grounding.spec, grounding.focus)
-    outcome = reviewer.trace.outcomes[after + 1]
+    lines = [*plan[: after + 1], action]
+    _, outcomes = simulate(lines, grounding.scene)
+    outcome = outcomes[-1]
     if outcome.problem:
         return f"impossible where it is placed: {outcome.problem}"
-    if outcome.changed is False and parse_action(action).objects:
-        return f"changes nothing: {parse_action(action).objects[-1]} is already that way"
+    objects = parse_action(action).objects
+    if outcome.changed is False and objects:
+        return f"changes nothing: {objects[-1]} is already that way"
     return None

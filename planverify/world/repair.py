@@ -31,7 +31,8 @@ fraction of a second.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+import bisect
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from planverify.episode import Scene
@@ -157,7 +158,8 @@ class Reviewer:
         self.sim = Simulator(self.actions, start, judge, possible)
         self.goal_kinds = goal_kinds(spec) if spec is not None else frozenset(focus)
         self.order = list(range(self.n))
-        self.trace = self.sim.trace(self.order)
+        self._inactive = {i for i, a in enumerate(self.actions) if not a.known or a.is_dialogue}
+        self._retrace()
         self.removed: dict[int, str] = {}
         self.added: dict[int, tuple[int, str]] = {}  # step id -> (input position it follows, why)
 
@@ -165,8 +167,7 @@ class Reviewer:
 
     def active(self, step: int) -> bool:
         """Whether a step is a Driver action in the notation (not dialogue, not opaque)."""
-        action = self.actions[step]
-        return action.known and not action.is_dialogue
+        return step not in self._inactive
 
     def judged(self, step: int) -> bool:
         """Whether the search may remove a step: an active input step (never an insertion)."""
@@ -178,7 +179,11 @@ class Reviewer:
 
     def _apply(self, block: set[int]) -> None:
         self.order = [s for s in self.order if s not in block]
+        self._retrace()
+
+    def _retrace(self) -> None:
         self.trace = self.sim.trace(self.order)
+        self._index()
 
     def _add_step(self, action: Action) -> int:
         self.sim.steps.append(action)
@@ -198,13 +203,14 @@ class Reviewer:
 
     # ------------------------------------------------------------------ blocks
 
-    def blocks(self, *, blame: bool) -> Iterator[set[int]]:
-        """Candidate blocks in plan order, larger ones first at each start."""
+    def blocks(self, *, blame: bool, start: int = 0) -> Iterator[set[int]]:
+        """Candidate blocks in plan order from an order position on, larger ones first at each
+        start."""
         order = self.order
         interactions = [
             pos
             for pos, s in enumerate(order)
-            if self.judged(s) and self.actions[s].verb not in MOTION_VERBS
+            if pos >= start and self.judged(s) and self.actions[s].verb not in MOTION_VERBS
         ]
         for k, pos in enumerate(interactions):
             step = order[pos]
@@ -215,7 +221,7 @@ class Reviewer:
             follow = {"PickUp": {"PutAOnB"}, "PutAOnB": {"PickUp"}, "Open": {"Open", "Close"}}
             follow["ToggleOn"] = {"ToggleOn", "ToggleOff"}
             if action.verb in follow and obj is not None:
-                partner = self._near(pos, on(obj, follow[action.verb]), forward=True)
+                partner = self._near(pos, obj, follow[action.verb], forward=True)
             if (
                 partner is not None
                 and self.judged(partner)
@@ -241,14 +247,31 @@ class Reviewer:
             return True
         return action.verb != "PutAOnB" and action.verb not in RESTORING
 
-    def _near(self, pos: int, test: Callable[[Action], bool], *, forward: bool) -> int | None:
-        """The nearest active step after (or before) an order position passing `test`."""
-        span = range(pos + 1, len(self.order)) if forward else range(pos - 1, -1, -1)
+    def _near(
+        self, pos: int, name: str, verbs: Collection[str] | None = None, *, forward: bool
+    ) -> int | None:
+        """The nearest active step after (or before) an order position acting on `name` (its
+        first object) with one of `verbs` (any verb when None)."""
+        positions = self._on.get(name, [])
+        k = (
+            bisect.bisect_right(positions, pos)
+            if forward
+            else bisect.bisect_left(positions, pos) - 1
+        )
+        span = positions[k:] if forward else reversed(positions[: k + 1])
         for p in span:
             step = self.order[p]
-            if self.active(step) and test(self.actions[step]):
+            if verbs is None or self.actions[step].verb in verbs:
                 return step
         return None
+
+    def _index(self) -> None:
+        """Where each object is acted on (as first object) in the current order."""
+        self._on: dict[str, list[int]] = {}
+        for pos, step in enumerate(self.order):
+            action = self.actions[step]
+            if action.objects and step not in self._inactive:
+                self._on.setdefault(action.objects[0], []).append(pos)
 
     def _self_contained(self, block: set[int]) -> bool:
         """Whether a block can go as a whole: each put-down goes with the pick-up before it or
@@ -265,12 +288,12 @@ class Reviewer:
             action = self.actions[step]
             obj = action.objects[0] if action.objects else ""
             if action.verb == "PutAOnB":
-                pick = self._near(pos, on(obj, {"PickUp"}), forward=False)
-                again = self._near(pos, on(obj, {"PickUp"}), forward=True)
+                pick = self._near(pos, obj, {"PickUp"}, forward=False)
+                again = self._near(pos, obj, {"PickUp"}, forward=True)
                 if (pick is None or pick not in block) and (again is None or again not in block):
                     return False
             elif action.verb in ("Close", "ToggleOff"):
-                opener = self._near(pos, on(obj, {"Open", "ToggleOn"}), forward=False)
+                opener = self._near(pos, obj, {"Open", "ToggleOn"}, forward=False)
                 if opener is not None and opener not in block:
                     return False  # puts back what the plan changed: tidying up
                 if opener is None and self._touched_elsewhere(obj, block):
@@ -279,17 +302,17 @@ class Reviewer:
                 action.verb == "PourFromAIntoB"
                 and self.state_at(pos).kind_at(self.state_at(pos).key(action.objects[1])) in BASINS
             ):
-                pick = self._near(pos, on(obj, {"PickUp"}), forward=False)
+                pick = self._near(pos, obj, {"PickUp"}, forward=False)
                 if pick is None or pick not in block:
                     return False
             elif action.verb in ("Open", "ToggleOn"):
-                closer = self._near(pos, on(obj, {"Close", "ToggleOff"}), forward=True)
+                closer = self._near(pos, obj, {"Close", "ToggleOff"}, forward=True)
                 if closer is None or closer not in block:
                     return False
                 if action.verb == "Open" and self._reached_into(pos, self.trace.position(closer)):
                     return False
             elif action.verb == "PickUp":
-                put = self._near(pos, on(obj, {"PutAOnB"}), forward=True)
+                put = self._near(pos, obj, {"PutAOnB"}, forward=True)
                 if put is None or (put in block and self._touched_after(obj, last, block)):
                     return False
         return True
@@ -388,7 +411,7 @@ class Reviewer:
             if action.verb != "PickUp":
                 continue
             pos = self.trace.position(step)
-            if self._near(pos, on(action.objects[0], {"PutAOnB"}), forward=False) in block:
+            if self._near(pos, action.objects[0], {"PutAOnB"}, forward=False) in block:
                 continue  # taking back what the block itself put there clears nothing
             state = self.state_at(pos)
             key = state.key(action.objects[0])
@@ -514,24 +537,26 @@ class Reviewer:
         return f"{names} make {_steps(shown)} impossible ({self.trace.outcomes[self.trace.position(shown[0])].problem}); without them the plan can be carried out"
 
     def remove(self) -> None:
-        """Remove every block the plan can do without, in plan order (a maximal set)."""
-        progress = True
-        while progress:
-            progress = False
-            for block in self.blocks(blame=False):
-                if any(s in self.removed for s in block):
-                    continue
-                if self.kept_by_policy(block) is not None:
-                    continue
-                variant = self.sim.without(self.trace, block)
-                if not self._acceptable(variant, block):
-                    continue
-                why = self._removal_reason(block)
-                for step in block:
-                    self.removed[step] = why
-                self._apply(block)
-                progress = True
-                break
+        """Remove every block the plan can do without, sweeping the candidates once in plan
+        order (a removal never makes an earlier block removable but for rare cases, which the
+        loop's next Judge pass, over the revised plan, then finds)."""
+        start = 0
+        while True:
+            block = next(
+                (b for b in self.blocks(blame=False, start=start) if self._removable(b)), None
+            )
+            if block is None:
+                return
+            why = self._removal_reason(block)
+            for step in block:
+                self.removed[step] = why
+            start = min(self.trace.position(s) for s in block)
+            self._apply(block)
+
+    def _removable(self, block: set[int]) -> bool:
+        if any(s in self.removed for s in block) or self.kept_by_policy(block) is not None:
+            return False
+        return self._acceptable(self.sim.without(self.trace, block), block)
 
     def _removal_reason(self, block: set[int]) -> str:
         if len(block) == 1:
@@ -658,7 +683,7 @@ class Reviewer:
             step = self._add_step(action)
             self.added[step] = (self._origin_before(pos), why)
             self.order.insert(pos, step)
-            self.trace = self.sim.trace(self.order)
+            self._retrace()
 
     # ------------------------------------------------------------------ result
 
@@ -678,11 +703,6 @@ class Reviewer:
         for step, (after, why) in self.added.items():
             result.proposals.append(Proposal(str(self.actions[step]), after, why))
         return result
-
-
-def on(name: str, verbs: set[str]) -> Callable[[Action], bool]:
-    """A test for steps with one of these verbs on this object."""
-    return lambda action: action.verb in verbs and action.objects[:1] == (name,)
 
 
 def goal_kinds(spec: GoalSpec) -> frozenset[str]:

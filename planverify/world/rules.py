@@ -136,7 +136,10 @@ def stove_lit(state: State) -> bool | None:
 
 
 def within(state: State, container: str) -> list[str]:
-    """Keys of everything in or on a container, at any depth."""
+    """Keys of everything in or on a container, at any depth (nothing, for what holds
+    nothing)."""
+    if state.objects[container].can_hold is False:
+        return []
     found: list[str] = []
     frontier = [container]
     while frontier:

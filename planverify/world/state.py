@@ -177,6 +177,21 @@ class State:
         return None if any(o.open is None for o in same) else False
 
 
+_SCENES: dict[int, tuple[Scene, State]] = {}  # the last scenes' states, by identity
+
+
+def _scene_state(scene: Scene) -> State:
+    """The state a scene describes (computed once per scene object, then copied)."""
+    cached = _SCENES.get(id(scene))
+    if cached is not None and cached[0] is scene:
+        return cached[1]
+    state = _from_scene(scene)
+    if len(_SCENES) >= 256:
+        _SCENES.clear()
+    _SCENES[id(scene)] = (scene, state)
+    return state
+
+
 def initial_state(scene: Scene | None, *, names: Iterable[str] = ()) -> State:
     """The state at the start of a plan: the scene's objects and initial states, the Driver's
     hands empty. Objects the scene names (`SceneObject.name`) get that key, the others their
@@ -184,38 +199,48 @@ def initial_state(scene: Scene | None, *, names: Iterable[str] = ()) -> State:
     if scene is None:
         state = State(SceneIndex(known=False))
     else:
-        index = SceneIndex(known=True, types=frozenset(o.type for o in scene.objects))
-        state = State(index)
-        spare: dict[str, list[str]] = {}
-        for o in scene.objects:
-            key = o.name or o.id
-            state.objects[key] = Obj(
-                kind=o.type,
-                present=True,
-                loc=_initial_place(o, scene),
-                open=o.open if o.openable else None,
-                on=o.toggled if o.toggleable else None,
-                dirty=o.dirty,
-                liquid=WATER if o.filled else EMPTY,
-                cooked=o.cooked,
-                boiled=False,
-                sliced=o.sliced,
-                can_pick=o.pickupable,
-                can_hold=o.receptacle,
-                can_toggle=o.toggleable,
-                can_open=o.openable,
-            )
-            if o.name is None:
-                spare.setdefault(o.type, []).append(key)
+        base = _scene_state(scene)
+        state = State(
+            SceneIndex(known=True, types=base.index.types),
+            dict(base.objects),
+            None,
+            dict(base.spare),
+            {},
+        )
         # A name the plan uses that the scene does not (`Tap`, `Countertop`: renamed) is first
         # the scene's object of that type the plan no longer names, where it is.
         used = set(names)
         for o in scene.objects:
             if o.name is not None and o.name not in used:
                 state.renamed.setdefault(o.type, []).append(o.name)
-        state.spare = spare
     for name in names:
         state.key(name)
+    return state
+
+
+def _from_scene(scene: Scene) -> State:
+    index = SceneIndex(known=True, types=frozenset(o.type for o in scene.objects))
+    state = State(index)
+    for o in scene.objects:
+        key = o.name or o.id
+        state.objects[key] = Obj(
+            kind=o.type,
+            present=True,
+            loc=_initial_place(o, scene),
+            open=o.open if o.openable else None,
+            on=o.toggled if o.toggleable else None,
+            dirty=o.dirty,
+            liquid=WATER if o.filled else EMPTY,
+            cooked=o.cooked,
+            boiled=False,
+            sliced=o.sliced,
+            can_pick=o.pickupable,
+            can_hold=o.receptacle,
+            can_toggle=o.toggleable,
+            can_open=o.openable,
+        )
+        if o.name is None:
+            state.spare.setdefault(o.type, []).append(key)
     return state
 
 

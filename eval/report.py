@@ -128,6 +128,34 @@ def _scores_row(name: str, s: Scores, failed: int) -> list[str]:
 SCORE_HEADER = ("run", "recall", "precision", "F1", "TP", "FP", "FN", "failed")
 
 
+def _levels(cells: Sequence[Cell]) -> list[str]:
+    """Label-level and plan-level scores, each with and without motion steps (plan level needs
+    annotated records with a `clean` plan)."""
+    if not any(c.report.plan_level for c in cells):
+        return []
+    rows = []
+    for cell in cells:
+        r = cell.report
+        plan = r.plan_level or {}
+        scores = [r.overall, r.without_motion, plan.get("with_motion"), plan.get("without_motion")]
+        rows.append(
+            [
+                cell.name,
+                *("-" if s is None else f"{_pct(s.recall)} / {_pct(s.precision)}" for s in scores),
+            ]
+        )
+    return [
+        "## Plan-level scores",
+        "",
+        "Recall / precision. Plan level: errors are the noisy steps outside the longest common "
+        "subsequence of the noisy and the clean plan; a removal is a false positive only when it "
+        "shortens that subsequence, so removing either of two steps that leave the same plan "
+        "scores the same.",
+        "",
+        *_table(("run", "labels", "labels, no motion", "plan", "plan, no motion"), rows),
+    ]
+
+
 # --------------------------------------------------------------------------- mistakes
 
 
@@ -551,6 +579,7 @@ def write_report(
         md += _convergence(loops)
         if "convergence" in drawn:
             md += ["![Share of final plans by revision round](convergence.png)", ""]
+    md += _levels(cells)
     if any(c.report.by_error for c in cells):
         md += ["## Recall per error type", ""]
         md += _errors(cells, episodes)

@@ -23,6 +23,11 @@ condition the plan meets still holds at the end. `review` works in four stages:
    plan later uses as a device (clearing the sink, the coffee machine, the toaster, a burner, a
    pan or a pot) is preparation and never removed on its own.
 
+Motion is removed only as a move and the move back, or a turn and the turn back, next to each
+other: provably nothing moved. Motion that only leads to or from removed interactions is kept:
+removing it as well cut plan-level precision on the injected-error set from 78.8% to 57.5% with
+no gain in recall (the walking of the base demonstrations is not an error).
+
 Cost: each candidate block is simulated from the state before it, only until its state is the
 full plan's again, so a block that changes nothing lasting costs a few steps; in the worst case
 (a longest shared game, about 195 steps) candidates x suffix stays near 10^5 step updates, a

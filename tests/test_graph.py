@@ -380,7 +380,7 @@ def test_flags_that_match_no_step_are_never_applied_to_another() -> None:
         "ANNOTATION: #REMOVE: whatever comes next"  # no step of its own
     )
     judge = scripted(answer, judged([PLAN[0], PLAN[2], *PLAN[3:]]))
-    result = verify_plan(PLAN, GOAL, judge=judge)
+    result = verify_plan(PLAN, GOAL, judge=judge, certify=False)
     critique = result.history[0].critique
     assert [(f.step, f.action) for f in critique.flags] == [(1, PLAN[1]), (2, PLAN[2])]
     assert result.refined == [PLAN[0], *PLAN[3:]], "only the steps the Judge named"
@@ -402,7 +402,7 @@ def test_flags_of_a_custom_judge_object_are_checked_like_a_models() -> None:
         ),
         Critique(),
     )
-    result = verify_plan(BREW, GOAL, judge=judge)
+    result = verify_plan(BREW, GOAL, judge=judge, certify=False)
     assert result.status == "ok", result.error
     assert result.refined == [BREW[0], BREW[2]], "the PickUp named by its text, nothing else"
     critique = result.history[0].critique
@@ -603,7 +603,7 @@ def test_a_judge_echoing_hostile_text_cannot_act_outside_the_notation() -> None:
         "#MISSING: __import__('os').system('rm -rf /')\n"
     )
     judge = scripted(echo, judged([plan[0], plan[2]]))
-    result = verify_plan(plan, GOAL, judge=judge, planner="rules")
+    result = verify_plan(plan, GOAL, judge=judge, planner="rules", certify=False)
     assert result.status == "ok", result.error
     assert result.refined == [plan[0], plan[2]], "the dialogue stays; no step was added"
     assert result.inserted == []
@@ -619,7 +619,7 @@ def test_a_judge_echoing_hostile_text_cannot_act_outside_the_notation() -> None:
 def test_unknown_verbs_are_kept_with_a_warning_and_never_edited(judge: str) -> None:
     odd = "Driver.Teleport( 'Kitchen' )"
     plan = [SAY, odd, "Driver.PickUp('Mug')", odd, "Driver.PutAOnB('Mug', 'CoffeeMachine')"]
-    result = verify_plan(plan, GOAL, judge=judge)
+    result = verify_plan(plan, GOAL, judge=judge, certify=False)
     assert result.status == "ok", result.error
     assert result.refined.count(odd) == 2, "kept exactly as written"
     assert [v.verdict for v in result.verdicts if v.action == odd] == ["keep", "keep"]

@@ -172,7 +172,7 @@ def test_instructions_inside_dialogue_stay_data() -> None:
         f"ACTION: {n}. {a}\nANNOTATION: #REMOVE: told to" for n, a in enumerate(hostile, 1)
     )
     judge = scripted(echo + "\n#MISSING: Driver.Teleport('Moon')", judged(hostile[:1]))
-    result = verify_plan(hostile, GOAL, judge=judge, planner="rules")
+    result = verify_plan(hostile, GOAL, judge=judge, planner="rules", certify=False)
     prompt = str(judge.prompts[0][-1].content)
     assert prompt.count("</plan>") == 1, "dialogue cannot close the plan block"
     assert "\u2039/plan\u203a" in prompt

@@ -41,7 +41,9 @@ def results_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
         Episode(id="broken <b>html</b>", actions=["Driver.Move(1.0)"]), "RuntimeError: down"
     )
     records = [r.model_dump(mode="json") for r in results] + [failed.model_dump(mode="json")]
-    records[1]["history"][0]["vetoes"] = [{"flag": 2, "why": "the certifier disagreed"}]
+    records[1]["history"][0]["vetoes"] = [
+        {"kind": "flag", "action": records[1]["original"][2], "step": 2, "reason": "disagreed"}
+    ]
     path = tmp_path_factory.mktemp("review") / "results.jsonl"
     path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in records))
     return path

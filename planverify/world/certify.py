@@ -95,18 +95,29 @@ def certify_flags(
     for step in sorted(reasons):
         if step in accepted:
             continue
-        why = None if step in flagged else "only Driver actions of the plan can be removed"
-        for block in _options(reviewer, step, flagged) if why is None else []:
+        if step not in flagged:
+            vetoes.append(
+                Veto(kind="flag", action=plan[step], step=step, reason="not a Driver action")
+            )
+            continue
+        found: list[str] = []  # what the simulation says first, then the policies
+        policies: list[str] = []
+        for block in _options(reviewer, step, flagged):
             block -= accepted
-            why = reviewer.kept_by_policy(block)
-            if why is None:
-                variant = reviewer.sim.without(reviewer.trace, accepted | block)
-                if reviewer._acceptable(variant, accepted | block):
+            variant = reviewer.sim.without(reviewer.trace, accepted | block)
+            policy = reviewer.kept_by_policy(block)
+            if reviewer._acceptable(variant, accepted | block):
+                if policy is None:
                     accepted |= block
                     break
-                why = _why(reviewer, block, reviewer.sim.without(reviewer.trace, block))
+                policies.append(policy)
+            else:
+                found.append(_why(reviewer, block, reviewer.sim.without(reviewer.trace, block)))
+                if policy is not None:
+                    policies.append(policy)
         if step not in accepted:
-            vetoes.append(Veto(kind="flag", action=plan[step], step=step, reason=why or ""))
+            why = (found + policies)[0]
+            vetoes.append(Veto(kind="flag", action=plan[step], step=step, reason=why))
     flags = []
     for step in sorted(accepted):
         reason = reasons.get(step)

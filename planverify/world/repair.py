@@ -195,6 +195,10 @@ class Reviewer:
         self.actions.append(action)
         return len(self.sim.steps) - 1
 
+    def _input_number(self, step: int) -> str:
+        """How a step is named to the reader: its 1-based input position, or "the inserted"."""
+        return str(step + 1) if step < self.n else f"{self.actions[step]} (to be inserted)"
+
     def _origin_before(self, position: int) -> int:
         """The input position a step inserted at `position` of the order follows."""
         for step in reversed(self.order[:position]):
@@ -394,15 +398,16 @@ class Reviewer:
     def kept_by_policy(self, block: set[int]) -> str | None:
         """Why a block is kept whatever the simulation says, or None when it may go."""
         name = _steps(sorted(block))
+        they = "it" if len(block) == 1 else "they"
         if not self._self_contained(block):
             return (
-                f"{name} cannot go on their own: a put-down goes with its pick-up, a close or "
-                "switch-off with what it undoes"
+                f"{name} cannot go alone: a put-down goes with its pick-up, a close or a "
+                "switch-off with what it undoes, an open or a switch-on with what undoes it"
             )
         if self._is_preparation(block):
-            return f"{name} clear a receptacle the plan uses afterwards: preparation"
+            return f"{name}: {they} clear a receptacle the plan uses afterwards (preparation)"
         if self._handles_goal_objects(block):
-            return f"{name} handle an object the goal is about"
+            return f"{name}: {they} handle an object the goal is about"
         return None
 
     def _is_preparation(self, block: set[int]) -> bool:
@@ -572,12 +577,32 @@ class Reviewer:
                 return f"cannot happen here: {outcome.problem}"
             if outcome.changed is False:
                 return f"changes nothing: {action.objects[-1] if action.objects else 'the state'} is already that way"
-        held = [u for u in self.trace.units if u.met is True]
+        what = "; ".join(_gist(self.actions[s]) for s in sorted(block))
+        name = f"{_steps(sorted(block))} ({what})"
         if self.spec is None:
-            return f"without {_steps(sorted(block))} every object the goal names ends the same"
-        if not held:
-            return f"without {_steps(sorted(block))} the plan meets the goal no less"
-        return f"without {_steps(sorted(block))} every goal condition the plan meets still holds"
+            return f"without {name} every object the goal names ends the same"
+        if not any(u.met is True for u in self.sim.known_units(self.trace.units)[1:]):
+            return f"without {name} the plan meets the goal no less"
+        return f"without {name} every goal condition the plan meets still holds"
+
+    def _evidence(self) -> dict[str, int]:
+        """For each goal condition the final plan meets: the input position of the step that
+        makes it hold (the last one that turns it true)."""
+        if self.spec is None:
+            return {}
+        by: dict[str, int] = {}
+        before = {u.text: u.met for u in self.sim.judge(self.sim.starts[0])}
+        for pos, step in enumerate(self.order):
+            if self.trace.outcomes[pos].changed is False or not self.active(step):
+                continue
+            after = (
+                self.trace.before[pos + 1][0] if pos + 1 < len(self.order) else self.trace.final[0]
+            )
+            for unit in self.sim.judge(after):
+                if unit.met is True and before.get(unit.text) is not True:
+                    by[unit.text] = step
+                before[unit.text] = unit.met
+        return by
 
     # ------------------------------------------------------------------ missing steps
 
@@ -702,7 +727,14 @@ class Reviewer:
         groups: dict[str, list[int]] = {}
         for step, why in self.removed.items():
             groups.setdefault(why, []).append(step)
+        evidence = self._evidence() if any("still holds" in why for why in groups) else {}
+        cited = "; ".join(
+            f"{text}, by step {self._input_number(step)}"
+            for text, step in list(evidence.items())[:2]
+        )
         for why, steps in groups.items():
+            if cited and why.endswith("still holds"):
+                why = f"{why}: {cited}"
             result.removals.append(Removal(tuple(sorted(steps)), why))
         result.removals.sort(key=lambda r: r.steps)
         for step, (after, why) in self.added.items():
@@ -722,6 +754,17 @@ def goal_kinds(spec: GoalSpec) -> frozenset[str]:
         if c.states.keys() - {"receptacle"} or c.name in placed
         for t in types_of(c.select)
     )
+
+
+def _gist(action: Action) -> str:
+    """A step in a few words: "PickUp Apple", "PutAOnB Apple on DiningTable"."""
+    if action.verb == "PutAOnB":
+        return f"puts {action.objects[0]} on {action.objects[1]}"
+    if action.verb == "PourFromAIntoB":
+        return f"pours {action.objects[0]} into {action.objects[1]}"
+    words = {"PickUp": "picks up", "ToggleOn": "switches on", "ToggleOff": "switches off"}
+    verb = words.get(action.verb, action.verb.lower())
+    return f"{verb} {' '.join(action.objects)}".strip()
 
 
 def _whole_of(kind: str) -> str | None:

@@ -85,7 +85,9 @@ class SlowJudge(ScriptedChatModel):
     async def _agenerate(self, messages: list[BaseMessage], *args: Any, **kw: Any) -> ChatResult:
         self.in_flight += 1
         self.most = max(self.most, self.in_flight)
-        await asyncio.sleep(0.02)
+        # long enough that the few milliseconds an episode computes before its call never
+        # end the first calls before the last start, even on a busy machine
+        await asyncio.sleep(0.3)
         self.in_flight -= 1
         return ChatResult(generations=[ChatGeneration(message=AIMessage("ANNOTATION: needed"))])
 

@@ -27,6 +27,7 @@ from planverify.notation import parse_action
 from planverify.world.goals import GoalSpec, Unit, parse_teach_task
 from planverify.world.rules import Outcome, apply
 from planverify.world.state import State, initial_state
+from planverify.world.text_goals import read_goal
 
 WORLD_VERSION = "2"  # changes whenever the world model can give another verdict
 
@@ -73,8 +74,6 @@ def ground(
         spec = parse_teach_task(teach_task)
         if spec.components:
             return Grounding(scene, spec, tuple(sorted(spec.types())))
-    from planverify.world.text_goals import read_goal
-
     types = {o.type for o in scene.objects} if scene is not None else None
     reading = read_goal(goal, dialogue, task=task, scene_types=types)
     return Grounding(scene, reading.spec, tuple(reading.focus), reading.note)

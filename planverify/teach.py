@@ -307,30 +307,35 @@ def _task_objects(task: Mapping[str, Any], out: list[str]) -> list[str]:
     return out
 
 
-def _flag(obj: Mapping[str, Any], meta: Mapping[str, Any], key: str, *simbot: str) -> bool:
-    """An object's boolean state, also true when TEACh's own metadata (`simbot*`) says so."""
-    return bool(obj.get(key)) or any(bool(meta.get(k)) for k in simbot)
+def _flag(obj: Mapping[str, Any], key: str) -> bool:
+    return bool(obj.get(key))
 
 
-def _scene_object(obj: Mapping[str, Any], meta: Mapping[str, Any], name: str | None) -> SceneObject:
+def _scene_object(obj: Mapping[str, Any], name: str | None) -> SceneObject:
+    """An object's initial state from the simulator's own flags.
+
+    TEACh's `simbot*` states (`simbotIsFilledWithWater`, `simbotIsCooked`, ...) are not read:
+    every shared game stores the same `custom_object_metadata` dict in its initial and final
+    states, so they describe the end of the game (a mug the player filled reads as filled from
+    the start), and a simulator started from them would call the very steps that did the work
+    unnecessary.
+    """
     oid = str(obj["objectId"])
     parents = obj.get("parentReceptacles") or []
     return SceneObject(
         id=oid,
         type=str(obj.get("objectType") or object_type_of(oid)),
         name=name,
-        pickupable=_flag(obj, meta, "pickupable"),
-        receptacle=_flag(obj, meta, "receptacle"),
-        toggleable=_flag(obj, meta, "toggleable"),
-        toggled=_flag(obj, meta, "isToggled"),
-        openable=_flag(obj, meta, "openable"),
-        open=_flag(obj, meta, "isOpen"),
-        dirty=_flag(obj, meta, "isDirty"),
-        filled=_flag(
-            obj, meta, "isFilledWithLiquid", "simbotIsFilledWithWater", "simbotIsFilledWithCoffee"
-        ),
-        sliced=_flag(obj, meta, "isSliced"),
-        cooked=_flag(obj, meta, "isCooked", "simbotIsCooked"),
+        pickupable=_flag(obj, "pickupable"),
+        receptacle=_flag(obj, "receptacle"),
+        toggleable=_flag(obj, "toggleable"),
+        toggled=_flag(obj, "isToggled"),
+        openable=_flag(obj, "openable"),
+        open=_flag(obj, "isOpen"),
+        dirty=_flag(obj, "isDirty"),
+        filled=_flag(obj, "isFilledWithLiquid"),
+        sliced=_flag(obj, "isSliced"),
+        cooked=_flag(obj, "isCooked"),
         parent=list(dict.fromkeys(object_type_of(str(p)) for p in parents)),
     )
 
@@ -342,15 +347,10 @@ def _scene(episode: Mapping[str, Any], where: str, names: Mapping[str, str]) -> 
         return None
     if not isinstance(state, Mapping):
         raise ValueError(f"wrong type: {where}.initial_state is {type(state).__name__}")
-    custom = state.get("custom_object_metadata")
-    custom = custom if isinstance(custom, Mapping) else {}
     objects = []
     for place, obj in _records(state, "objects", f"{where}.initial_state"):
         oid = _field(obj, "objectId", str, place)
-        meta = custom.get(oid)
-        objects.append(
-            _scene_object(obj, meta if isinstance(meta, Mapping) else {}, names.get(oid))
-        )
+        objects.append(_scene_object(obj, names.get(oid)))
     return Scene(objects=objects)
 
 

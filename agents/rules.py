@@ -22,8 +22,10 @@ each placed where it works. No model, deterministic.
 >>> critique = asyncio.run(RulesJudge().ajudge(goal, plan, kitchen, grounding=grounding)).critique
 >>> [f.step for f in critique.flags], [m.action for m in critique.missing]
 ([0, 1], ["Driver.ToggleOn('CoffeeMachine')"])
->>> critique.flags[0].reason
-'without steps 1-2 every goal condition the plan meets still holds'
+>>> print(critique.flags[0].reason)
+without steps 1-2 (picks up Apple; puts Apple on DiningTable) every goal condition the plan
+meets still holds: a Mug that is clean and filled with coffee, by step
+Driver.ToggleOn('CoffeeMachine') (to be inserted)
 """
 
 from __future__ import annotations

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 
 from planverify.episode import Scene
 from planverify.notation import MOTION_VERBS, Action, parse_action
-from planverify.world.classes import types_of
+from planverify.world.classes import classes_of, types_of
 from planverify.world.goals import GoalSpec, Unit
 from planverify.world.rules import (
     BASINS,
@@ -153,7 +153,12 @@ class Reviewer:
         if spec is not None:
             judge = goal_judge(spec)
             if scene is None:  # every state unknown: see what the goal needs in both worlds
-                possible = [undone(start), undone(start, running=True)]
+                taken = _taken_first(self.actions)
+                kinds = goal_kinds(spec)
+                possible = [
+                    undone(start, hopeful=taken, wanted=kinds),
+                    undone(start, running=True, hopeful=taken, wanted=kinds),
+                ]
         else:
             trace = Simulator(self.actions, start, lambda s: []).trace(list(range(self.n)))
             full = trace.final[0]
@@ -430,7 +435,7 @@ class Reviewer:
             if kind is None and place is None:
                 # where it was is unknown: it may have been cleared off a device the plan uses
                 # next, so only a pick-up far from any such use can be a detour
-                if self._device_used_soon(last, block):
+                if self._device_used_soon(last, block, state.get(key).kind if key else None):
                     return True
                 continue
             if (
@@ -441,24 +446,46 @@ class Reviewer:
                 return True
         return False
 
-    def _device_used_soon(self, last: int, block: set[int], window: int = 4) -> bool:
+    def _device_used_soon(
+        self, last: int, block: set[int], kind: str | None, window: int = 4
+    ) -> bool:
         """Whether one of the next few interactions puts something into a receptacle that is
-        not a surface, or switches a device."""
+        not a surface, or switches a device. Other objects moved from places not known onto a
+        counter on the way are more of the same clearing and do not count, nor do switch-offs.
+        What is loaded must not be a look-alike of `kind`: fetching a cup, putting it back and
+        loading the mug is a swap of the wrong vessel, not clearing."""
         seen = 0
+        clearing: str | None = None
         for pos in range(last + 1, len(self.order)):
             step = self.order[pos]
             action = self.actions[step]
             if step in block or not self.active(step) or action.verb in MOTION_VERBS:
                 continue
+            state = self.state_at(pos)
+            if action.verb == "ToggleOff":
+                continue
+            if action.verb == "PickUp":
+                key = state.key(action.objects[0])
+                if key is not None and state.get(key).loc is None:
+                    clearing = action.objects[0]
+                    continue
+            if (
+                action.verb == "PutAOnB"
+                and action.objects[0] == clearing
+                and state.kind_at(state.key(action.objects[1])) == "CounterTop"
+            ):
+                clearing = None
+                continue
+            clearing = None
             seen += 1
             if seen > window:
                 return False
-            state = self.state_at(pos)
             if (
                 action.verb == "PutAOnB"
                 and state.kind_at(state.key(action.objects[1])) not in SURFACES
             ):
-                return True
+                loaded = state.key(action.objects[0])
+                return loaded is None or not look_alike(kind, state.get(loaded).kind)
             if action.verb == "ToggleOn":
                 return True
         return False
@@ -640,7 +667,8 @@ class Reviewer:
                     "Toaster",
                     "Microwave",
                 }:
-                    name = self._name_for(device)
+                    name = self._tap_for(state, kind) if kind in BASINS else None
+                    name = name or self._name_for(device)
                     yield (
                         pos + 1,
                         parse_action(f"Driver.ToggleOn('{name}')"),
@@ -654,15 +682,35 @@ class Reviewer:
                     name = self._name_for(whole)
                     why = f"{action.objects[0]} is picked up but {name} is never sliced"
                     yield knife, parse_action(f"Driver.Slice('{name}')"), why
-            held = state.held
-            if held is not None and state.get(held).liquid not in (None, ""):
-                plant = self._name_for("HousePlant")
-                if self.spec is not None and "HousePlant" in self.spec.types():
-                    yield (
-                        pos,
-                        parse_action(f"Driver.PourFromAIntoB('{held}', '{plant}')"),
-                        f"the plant is never watered from {held}",
-                    )
+            yield from self._watering(pos, state)
+        yield from self._watering(len(self.order), self.trace.final[0])
+
+    def _watering(self, pos: int, state: State) -> Iterator[tuple[int, Action, str]]:
+        """Pouring the vessel in hand into the plant, when the goal wants a plant watered."""
+        held = state.held
+        if held is None or state.get(held).liquid in (None, ""):
+            return
+        if self.spec is not None and "HousePlant" in self.spec.types():
+            plant = self._name_for("HousePlant")
+            name = next(
+                (n for a in self.actions[: self.n] for n in a.objects if state.key(n) == held),
+                held,
+            )
+            pour = parse_action(f"Driver.PourFromAIntoB('{name}', '{plant}')")
+            yield pos, pour, f"the plant is never watered from {name}"
+
+    def _tap_for(self, state: State, basin: str) -> str | None:
+        """The plan's name for a tap that runs into basins of this kind, if it names one."""
+        for action in self.actions[: self.n]:
+            for name in action.objects:
+                key = state.key(name)
+                if (
+                    key is not None
+                    and state.get(key).kind in WATER_TAPS
+                    and basin in serves(state, key)
+                ):
+                    return name
+        return None
 
     def _name_for(self, kind: str) -> str:
         for action in self.actions[: self.n]:
@@ -677,6 +725,47 @@ class Reviewer:
             state = self.state_at(p)
             if state.held is not None and state.get(state.held).kind in KNIVES:
                 return p
+        return None
+
+    def complete_switches(self) -> None:
+        """A switch-off that changes nothing right after something is put into what the device
+        acts on shows a forgotten switch-on (the Driver loads the sink and turns off a tap that
+        never ran): the switch-on goes before it, when that breaks nothing."""
+        for step in list(self.order):
+            action = self.actions[step]
+            if action.verb != "ToggleOff" or not self.judged(step):
+                continue
+            pos = self.trace.position(step)
+            if self.trace.outcomes[pos].changed is not False:
+                continue
+            put = self._previous_interaction(pos)
+            state = self.state_at(pos)
+            device = state.key(action.objects[0])
+            if put is None or device is None or self.actions[put].verb != "PutAOnB":
+                continue
+            loaded = state.key(self.actions[put].objects[0])
+            if loaded not in self._acted_on(state, device):
+                continue
+            switch_on = parse_action(f"Driver.ToggleOn('{action.objects[0]}')")
+            added = self._add_step(switch_on)
+            variant = self.sim.without(self.trace, set(), {pos: [added]})
+            if variant.impossible - self.trace.impossible or not no_worse(
+                variant.units, self.trace.units
+            ):
+                self.sim.steps.pop()
+                self.actions.pop()
+                continue
+            why = f"{action.objects[0]} is switched off after {self.actions[put].objects[0]} is put in, but never switched on"
+            self.added[added] = (self._origin_before(pos), why)
+            self.order.insert(pos, added)
+            self._retrace()
+
+    def _previous_interaction(self, pos: int) -> int | None:
+        """The nearest active step before an order position that is not motion."""
+        for p in range(pos - 1, -1, -1):
+            step = self.order[p]
+            if self.active(step) and self.actions[step].verb not in MOTION_VERBS:
+                return step
         return None
 
     def add_missing(self) -> None:
@@ -719,6 +808,7 @@ class Reviewer:
 
     def review(self) -> Review:
         self.cancel_motion()
+        self.complete_switches()
         self.add_missing()
         self.blame()
         self.add_missing()
@@ -740,6 +830,30 @@ class Reviewer:
         for step, (after, why) in self.added.items():
             result.proposals.append(Proposal(str(self.actions[step]), after, why))
         return result
+
+
+BROAD_CLASSES = frozenset({"Food", "KitchenUtensils", "SmallHandheldObjects", "Tableware"})
+
+
+def look_alike(kind: str | None, other: str) -> bool:
+    """Whether two object types could be taken for one another: different types of a class
+    narrower than `BROAD_CLASSES` (a cup and a mug, a spoon and a butter knife, pot and pan)."""
+    if kind is None or kind == other:
+        return False
+    shared = set(classes_of(kind)) & set(classes_of(other))
+    return bool(shared - BROAD_CLASSES)
+
+
+def _taken_first(actions: Sequence[Action]) -> set[str]:
+    """The objects a plan picks up before it puts them anywhere: where they stood is unknown."""
+    placed: set[str] = set()
+    taken: set[str] = set()
+    for action in actions:
+        if action.verb == "PutAOnB" and action.objects:
+            placed.add(action.objects[0])
+        elif action.verb == "PickUp" and action.objects and action.objects[0] not in placed:
+            taken.add(action.objects[0])
+    return taken
 
 
 def goal_kinds(spec: GoalSpec) -> frozenset[str]:

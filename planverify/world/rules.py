@@ -32,7 +32,7 @@ A state that is unknown before a step makes its effect unknown, never assumed.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 
 from planverify.notation import MOTION_VERBS, Action
@@ -193,6 +193,12 @@ def _cook_on_stove(state: State, cooker: str, lit: bool | None) -> None:
         _heat(state, key, lit, water=water)
 
 
+def _nowhere_known(state: State) -> list[str]:
+    """In a possible world, the objects that may stand in a device: taken later from a place
+    nobody knows, and not moved yet."""
+    return [k for k in state.hopeful if state.objects[k].loc is None and k != state.held]
+
+
 def _switched_on(state: State, key: str, on: bool | None) -> None:
     """What switching a device on does to what it holds."""
     kind = state.get(key).kind
@@ -200,11 +206,13 @@ def _switched_on(state: State, key: str, on: bool | None) -> None:
         basins = serves(state, key)
         for item in [k for k in state.objects if state.kind_at(state.get(k).loc) in basins]:
             _wash(state, item, on)
+        for item in _nowhere_known(state):
+            _wash(state, item, on)
     elif kind == "CoffeeMachine":
-        for item in within(state, key):
+        for item in within(state, key) + _nowhere_known(state):
             _brew(state, item, on)
     elif kind == "Toaster":
-        for item in within(state, key):
+        for item in within(state, key) + _nowhere_known(state):
             if state.get(item).kind == "BreadSliced":
                 _heat(state, item, on, water=False)
     elif kind == "Microwave":
@@ -216,6 +224,19 @@ def _switched_on(state: State, key: str, on: bool | None) -> None:
         lit = stove_lit(state)
         for cooker in state.of_kind(COOKERS):
             _cook_on_stove(state, cooker, lit)
+
+
+def settle(state: State) -> None:
+    """What a basin under a tap that runs at the start holds: maybe washed and filled.
+
+    TEACh records the initial state before its water has acted: in the shared games, of the
+    untouched objects standing in such a basin, about a third of the empty ones end filled and
+    half of the dirty ones end clean (the stream reaches only part of a basin). So their state
+    is unknown, and no verdict rests on it.
+    """
+    for key, obj in list(state.objects.items()):
+        if obj.kind in WATER_TAPS and obj.on:
+            _switched_on(state, key, None)
 
 
 def _put_into_device(state: State, item: str, place: str) -> None:
@@ -389,17 +410,30 @@ def apply(state: State, action: Action) -> Outcome:
     return ONE_OBJECT[action.verb](state, found[0], action.objects[0])
 
 
-def undone(state: State, *, running: bool = False) -> State:
+def undone(
+    state: State,
+    *,
+    running: bool = False,
+    hopeful: Collection[str] = (),
+    wanted: Collection[str] = (),
+) -> State:
     """The same household where every unknown state is one no goal wants yet: dirty, empty,
     raw, whole, slices not made, and every device of unknown state switched off (or, with
-    `running`, on). Only ever used to see which steps a goal needs in some possible world,
-    never to call a step useless."""
+    `running`, on). The `hopeful` objects, which the plan takes from a place nobody knows, may
+    stand in the device it switches on, and those of kinds the goal does not name (`wanted`)
+    hold water already, as a vessel the Driver picks up and pours at once must. Only ever used
+    to see which steps a goal needs in some possible world, never to call a step useless."""
     world = state.copy()
+    world.hopeful = frozenset(k for k in hopeful if k in world.objects)
     for key, obj in world.objects.items():
+        liquid = obj.liquid
+        if liquid is None:
+            ready = key in world.hopeful and obj.kind in FILLABLE and obj.kind not in wanted
+            liquid = WATER if ready else EMPTY
         world.objects[key] = obj._replace(
             present=(obj.present if obj.present is not None else obj.kind not in DERIVED_TYPES),
             dirty=(obj.kind in DIRTYABLE) if obj.dirty is None else obj.dirty,
-            liquid=EMPTY if obj.liquid is None else obj.liquid,
+            liquid=liquid,
             cooked=False if obj.cooked is None else obj.cooked,
             boiled=False if obj.boiled is None else obj.boiled,
             sliced=False if obj.sliced is None else obj.sliced,

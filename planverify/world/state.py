@@ -78,9 +78,12 @@ class State:
     held: str | None = None  # key of the held object; None = nothing
     spare: dict[str, list[str]] = field(default_factory=dict)  # type -> unnamed scene keys
     renamed: dict[str, list[str]] = field(default_factory=dict)  # type -> names the plan dropped
+    hopeful: frozenset[str] = frozenset()  # possible worlds: keys that may stand in any device
 
     def copy(self) -> State:
-        return State(self.index, dict(self.objects), self.held, self.spare, self.renamed)
+        return State(
+            self.index, dict(self.objects), self.held, self.spare, self.renamed, self.hopeful
+        )
 
     def snapshot(self) -> tuple[tuple[tuple[str, Obj], ...], str | None]:
         """A hashable, comparable summary of the state."""
@@ -185,7 +188,10 @@ def _scene_state(scene: Scene) -> State:
     cached = _SCENES.get(id(scene))
     if cached is not None and cached[0] is scene:
         return cached[1]
+    from planverify.world.rules import settle  # the rules build on this module
+
     state = _from_scene(scene)
+    settle(state)
     if len(_SCENES) >= 256:
         _SCENES.clear()
     _SCENES[id(scene)] = (scene, state)

@@ -2,7 +2,9 @@
 
 Loads game files (cycling the shared games to reach --count, each file parsed afresh, episode
 ids made unique per cycle), judges, revises, converges, checkpoints every step to SQLite and
-writes the output JSONL: the same code path as the CLI. Prints episodes/s and peak memory.
+writes the output JSONL: the same code path as the CLI. Prints episodes/s and peak memory, then
+verifies every distinct game once more, one at a time, and prints the slowest episode's time
+(judging, revising and checkpointing, nothing else running).
 
 Usage: python benchmarks/bench_verify.py [--count 3000] [--games DIR] [--concurrency 32]
 """
@@ -35,6 +37,23 @@ def cycled(games: list[Path], count: int, workers: int) -> Iterator[Episode | Ep
         if isinstance(item, Episode) and cycle:
             item = item.model_copy(update={"id": f"{item.id}#{cycle}"})
         yield item
+
+
+async def slowest(games: list[Path], work: Path, judge: str) -> tuple[float, str, int]:
+    """The longest single-episode verification over the distinct games, run one at a time:
+    (seconds, episode id, its number of steps)."""
+    worst = (0.0, "", 0)
+    async with open_checkpointer(work / "latency.sqlite") as saver:
+        verifier = Verifier(judge=judge, checkpointer=saver)
+        for item in prefetch_games(iter(games), workers=max(default_workers(), 1)):
+            if not isinstance(item, Episode):
+                continue
+            started = time.perf_counter()
+            await verifier.averify(item)
+            elapsed = time.perf_counter() - started
+            if elapsed > worst[0]:
+                worst = (elapsed, item.id, len(item.actions))
+    return worst
 
 
 async def run(args: argparse.Namespace, games: list[Path], work: Path) -> tuple[int, float]:
@@ -70,6 +89,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="planverify-bench-") as tmp:
         work = Path(tmp)
         done, elapsed = runner.run(run(args, games, work))
+        worst, worst_id, worst_steps = runner.run(slowest(games, work, args.judge))
         size = (work / "checkpoints.sqlite").stat().st_size
         wal = work / "checkpoints.sqlite-wal"
         size += wal.stat().st_size if wal.exists() else 0
@@ -81,6 +101,10 @@ def main() -> None:
     print(f"wall time: {elapsed:.1f} s, {done / elapsed:.1f} episodes/s")
     print(f"checkpoints: {size / 1e6:.0f} MB ({size / done / 1e3:.0f} kB per episode)")
     print(f"peak RSS: {peak:.0f} MB (loader process {loader:.0f} MB)")
+    print(
+        f"slowest episode, alone: {1000 * worst:.0f} ms ({worst_id}, {worst_steps} steps), "
+        f"over {len(games)} distinct games"
+    )
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ per condition, whether a state meets it: True, False, or None when what is known
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -199,13 +199,30 @@ def _and(values: list[bool | None]) -> bool | None:
     return None if any(v is None for v in values) else True
 
 
-def matches(component: Component, state: State) -> dict[str, bool | None]:
+ByKind = dict[str, list[tuple[str, Obj]]]
+
+
+def by_kind(state: State) -> ByKind:
+    """The objects of a state that may exist, by kind (what one evaluation looks up)."""
+    index: ByKind = {}
+    for key, obj in state.objects.items():
+        if obj.present is not False:
+            index.setdefault(obj.kind, []).append((key, obj))
+    return index
+
+
+def _of(component: Component, index: ByKind) -> Iterator[tuple[str, Obj]]:
+    for kind in types_of(component.select):
+        yield from index.get(kind, ())
+
+
+def matches(
+    component: Component, state: State, index: ByKind | None = None
+) -> dict[str, bool | None]:
     """Every object of the component's kind, and whether it meets the component's states."""
-    kinds = types_of(component.select)
     return {
         key: _and([_state_holds(obj, k, v) for k, v in component.states.items()])
-        for key, obj in state.objects.items()
-        if obj.kind in kinds and obj.present is not False
+        for key, obj in _of(component, index if index is not None else by_kind(state))
     }
 
 
@@ -219,13 +236,10 @@ class Unit:
     progress: int = 0  # how many of its parts hold (object states, heads in place)
 
 
-def _component_unit(component: Component, state: State) -> Unit:
-    kinds = types_of(component.select)
+def _component_unit(component: Component, state: State, index: ByKind) -> Unit:
     found: dict[str, bool | None] = {}
     parts: list[int] = []  # per object: how many of the states it is in
-    for obj in state.objects.values():
-        if obj.kind not in kinds or obj.present is False:
-            continue
+    for _, obj in _of(component, index):
         holds = [_state_holds(obj, k, v) for k, v in component.states.items()]
         found[obj.kind + str(len(found))] = _and(holds)
         parts.append(1 + sum(h is True for h in holds))  # its kind, and the states it is in
@@ -254,14 +268,14 @@ def _holders(state: State, key: str) -> list[str]:
     return out
 
 
-def _relation_unit(relation: Relation, spec: GoalSpec, state: State) -> Unit:
+def _relation_unit(relation: Relation, spec: GoalSpec, state: State, index: ByKind) -> Unit:
     by_name = {c.name: c for c in spec.components}
     tail = by_name.get(relation.tail)
     if tail is None:
         return Unit(relation.tail, relation.describe(), None)
     # as in TEACh, the objects of the right kind count whatever their states (the components
     # ask for those): a slice on the plate is on the plate, cooked or not
-    tails = {k: v is not False for k, v in matches(tail, state).items()}
+    tails = {k: v is not False for k, v in matches(tail, state, index).items()}
 
     def placed(head: str) -> dict[str, bool | None]:
         """Per tail candidate (or "*" for any), whether the head object is in/on it."""
@@ -276,7 +290,7 @@ def _relation_unit(relation: Relation, spec: GoalSpec, state: State) -> Unit:
         component = by_name.get(name)
         if component is None:
             continue
-        candidates = list(matches(component, state))
+        candidates = list(matches(component, state, index))
         need = None if determiner == "all" else _count(determiner)
         per_head.append((name, need, {k: placed(k) for k in candidates}))
 
@@ -322,8 +336,9 @@ def _any_of(where: dict[str, bool | None], choice: list[str]) -> bool | None:
 
 def evaluate(spec: GoalSpec, state: State) -> list[Unit]:
     """Each condition of the spec, and whether the state meets it."""
-    units = [_component_unit(c, state) for c in spec.components]
-    units += [_relation_unit(r, spec, state) for r in spec.relations]
+    index = by_kind(state)
+    units = [_component_unit(c, state, index) for c in spec.components]
+    units += [_relation_unit(r, spec, state, index) for r in spec.relations]
     return units
 
 

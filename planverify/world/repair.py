@@ -618,13 +618,21 @@ class Reviewer:
         if self.spec is None:
             return {}
         by: dict[str, int] = {}
+        kinds = {t for name in self.spec.types() for t in types_of(name)}
         before = {u.text: u.met for u in self.sim.judge(self.sim.starts[0])}
         for pos, step in enumerate(self.order):
             if self.trace.outcomes[pos].changed is False or not self.active(step):
                 continue
+            prior = self.trace.before[pos][0]
             after = (
                 self.trace.before[pos + 1][0] if pos + 1 < len(self.order) else self.trace.final[0]
             )
+            if not any(  # only a change to an object the goal names can change a condition
+                obj.kind in kinds
+                for key, obj in after.objects.items()
+                if prior.objects.get(key) is not obj
+            ):
+                continue
             for unit in self.sim.judge(after):
                 if unit.met is True and before.get(unit.text) is not True:
                     by[unit.text] = step

@@ -415,20 +415,26 @@ def undone(
     *,
     running: bool = False,
     hopeful: Collection[str] = (),
-    wanted: Collection[str] = (),
+    wanted: Collection[str] | None = None,
 ) -> State:
     """The same household where every unknown state is one no goal wants yet: dirty, empty,
     raw, whole, slices not made, and every device of unknown state switched off (or, with
     `running`, on). The `hopeful` objects, which the plan takes from a place nobody knows, may
-    stand in the device it switches on, and those of kinds the goal does not name (`wanted`)
-    hold water already, as a vessel the Driver picks up and pours at once must. Only ever used
-    to see which steps a goal needs in some possible world, never to call a step useless."""
+    stand in the device it switches on; given the kinds the goal names (`wanted`), those of
+    other kinds hold water already, as a vessel the Driver picks up and pours at once must.
+    Only ever used to see which steps a goal needs in some possible world, never to call a step
+    useless."""
     world = state.copy()
     world.hopeful = frozenset(k for k in hopeful if k in world.objects)
     for key, obj in world.objects.items():
         liquid = obj.liquid
         if liquid is None:
-            ready = key in world.hopeful and obj.kind in FILLABLE and obj.kind not in wanted
+            ready = (
+                wanted is not None
+                and key in world.hopeful
+                and obj.kind in FILLABLE
+                and obj.kind not in wanted
+            )
             liquid = WATER if ready else EMPTY
         world.objects[key] = obj._replace(
             present=(obj.present if obj.present is not None else obj.kind not in DERIVED_TYPES),

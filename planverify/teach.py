@@ -326,11 +326,10 @@ def _scene_object(obj: Mapping[str, Any], meta: Mapping[str, Any], name: str | N
         openable=_flag(obj, meta, "openable"),
         open=_flag(obj, meta, "isOpen"),
         dirty=_flag(obj, meta, "isDirty"),
-        filled=_flag(
-            obj, meta, "isFilledWithLiquid", "simbotIsFilledWithWater", "simbotIsFilledWithCoffee"
-        ),
+        # the simulator's own states only: a game's initial `simbot*` metadata is its final one
+        filled=_flag(obj, {}, "isFilledWithLiquid"),
         sliced=_flag(obj, meta, "isSliced"),
-        cooked=_flag(obj, meta, "isCooked", "simbotIsCooked"),
+        cooked=_flag(obj, {}, "isCooked"),
         parent=list(dict.fromkeys(object_type_of(str(p)) for p in parents)),
     )
 

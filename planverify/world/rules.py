@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from planverify.notation import MOTION_VERBS, Action
-from planverify.world.state import COFFEE, EMPTY, HAND, WATER, State, derived, initial_state
+from planverify.world.state import COFFEE, EMPTY, HAND, SOME, WATER, State, derived, initial_state
 
 WATER_TAPS = frozenset({"Faucet", "ShowerHead"})
 BASINS = frozenset({"Sink", "SinkBasin", "Bathtub", "BathtubBasin"})
@@ -139,6 +139,9 @@ def within(state: State, container: str) -> list[str]:
     """Keys of everything in or on a container, at any depth."""
     found: list[str] = []
     frontier = [container]
+    kind = state.kind_at(container)
+    if kind is not None and [o.kind for o in state.objects.values()].count(kind) == 1:
+        frontier.append(SOME + kind)  # the scene's only one of its type: what starts in it
     while frontier:
         place = frontier.pop()
         for key in state.inside(place):

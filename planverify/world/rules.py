@@ -131,7 +131,11 @@ def water_running(state: State, basin: str = "SinkBasin") -> bool | None:
 
 def stove_lit(state: State) -> bool | None:
     """Whether a burner is lit (TEACh lights burners through their knobs)."""
-    flames = [o.on for o in state.objects.values() if o.kind in ("StoveKnob", "StoveBurner")]
+    flames = [
+        o.on
+        for o in state.objects.values()
+        if o.kind in ("StoveKnob", "StoveBurner") and o.can_toggle is not False
+    ]
     return _any(flames) if flames else (None if not state.index.known else False)
 
 

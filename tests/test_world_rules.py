@@ -884,11 +884,11 @@ def _figures(shared_dir: Path) -> tuple[int, int, int, int, int]:
 def test_human_plans_meet_their_teach_goals_in_simulation(shared_dir: Path) -> None:
     games, total, met, unknown, impossible = _figures(shared_dir)
     assert games == 478
-    # Measured: 1968 of 1987 conditions met (99.0%); the rest are TEACh's own quirks (a mug
+    # Measured: 1970 of 1987 conditions met (99.1%); the rest are TEACh's own quirks (a mug
     # the scene gives as filled that held coffee, a put-down recorded without its target).
     # 14 impossible steps, all picking up a bread's end piece (`Bread2`, made by slicing),
     # which the simulator takes for another loaf in a closed fridge or cabinet.
-    assert met / total >= 0.985, (met, total)
+    assert met / total >= 0.99, (met, total)
     assert unknown == 0, "with a scene every goal condition is decided"
     assert impossible <= 16
 

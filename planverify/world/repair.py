@@ -596,15 +596,20 @@ class Reviewer:
                     name = self._name_for(whole)
                     why = f"{action.objects[0]} is picked up but {name} is never sliced"
                     yield knife, parse_action(f"Driver.Slice('{name}')"), why
-            held = state.held
-            if held is not None and state.get(held).liquid not in (None, ""):
-                plant = self._name_for("HousePlant")
-                if self.spec is not None and "HousePlant" in self.spec.types():
-                    yield (
-                        pos,
-                        parse_action(f"Driver.PourFromAIntoB('{held}', '{plant}')"),
-                        f"the plant is never watered from {held}",
-                    )
+            yield from self._pour_template(pos, state)
+        # the filled vessel may still be in hand when the plan ends
+        yield from self._pour_template(len(self.order), self.state_at(len(self.order)))
+
+    def _pour_template(self, pos: int, state: State) -> Iterator[tuple[int, Action, str]]:
+        held = state.held
+        if held is not None and state.get(held).liquid not in (None, ""):
+            plant = self._name_for("HousePlant")
+            if self.spec is not None and "HousePlant" in self.spec.types():
+                yield (
+                    pos,
+                    parse_action(f"Driver.PourFromAIntoB('{held}', '{plant}')"),
+                    f"the plant is never watered from {held}",
+                )
 
     def _name_for(self, kind: str) -> str:
         for action in self.actions[: self.n]:

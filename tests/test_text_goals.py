@@ -137,8 +137,9 @@ def test_breakfast_serves_every_part_on_the_spot() -> None:
     built = spec_of("Breakfast", [*params, "CounterTop"])
     counts = {c.select: c.count for c in built.components}
     assert counts["Mug"] == 2 and counts["AppleSliced"] == 2 and counts["Plate"] == 2
-    serving = [r for r in built.relations if not r.single]
+    serving = [r for r in built.relations if r.tail == "serving_spot"]
     assert len(serving) == 1 and [d for _, d in serving[0].heads] == ["2", "2"]
+    assert not serving[0].single
 
 
 # ----------------------------------------------------------------------------- descriptions

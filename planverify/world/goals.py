@@ -158,7 +158,7 @@ def _flatten(task: Mapping[str, Any], prefix: str, times: int, spec: GoalSpec) -
                 Relation(
                     heads=pairs,
                     tail=stands_for[tails[0]],
-                    single=str(tail_dets[0]) == "the",
+                    single=str(tail_dets[0]) == "the" and times == 1,
                     text=str(relation.get("failure_desc") or ""),
                 )
             )

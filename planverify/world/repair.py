@@ -539,18 +539,21 @@ class Reviewer:
     # ------------------------------------------------------------------ stages
 
     def cancel_motion(self) -> None:
-        """A motion and the motion that undoes it at once go together: provably nothing moved."""
+        """A motion and the motion that undoes it at once go together: provably nothing moved
+        (also once what stood between them has gone: Move(1) Move(-0.5) Move(0.5) Move(-1))."""
         k = 0
+        found = False
         while k + 1 < len(self.order):
             a, b = self.order[k], self.order[k + 1]  # next to each other, nothing between
             if self.judged(a) and self.judged(b) and cancels(self.actions[a], self.actions[b]):
                 why = f"{self.actions[a]} is undone by the next step, {self.actions[b]}: the Driver ends where it started"
                 self.removed[a] = self.removed[b] = why
-                k += 2
+                del self.order[k : k + 2]
+                k, found = max(k - 1, 0), True
             else:
                 k += 1
-        if self.removed:
-            self._apply(set(self.removed))
+        if found:
+            self._retrace()
 
     def blame(self) -> None:
         """Make the plan executable by removing what makes its impossible steps impossible."""
@@ -844,6 +847,7 @@ class Reviewer:
         self.blame()
         self.add_missing()
         self.remove()
+        self.cancel_motion()  # motions the removals left next to each other
         result = Review(units=list(self.trace.units))
         groups: dict[str, list[int]] = {}
         for step, why in self.removed.items():

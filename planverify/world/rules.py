@@ -36,7 +36,7 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 
 from planverify.notation import MOTION_VERBS, Action
-from planverify.world.state import COFFEE, EMPTY, HAND, WATER, State, derived, initial_state
+from planverify.world.state import COFFEE, EMPTY, HAND, SOME, WATER, State, derived, initial_state
 
 WATER_TAPS = frozenset({"Faucet", "ShowerHead"})
 BASINS = frozenset({"Sink", "SinkBasin", "Bathtub", "BathtubBasin"})
@@ -131,7 +131,11 @@ def water_running(state: State, basin: str = "SinkBasin") -> bool | None:
 
 def stove_lit(state: State) -> bool | None:
     """Whether a burner is lit (TEACh lights burners through their knobs)."""
-    flames = [o.on for o in state.objects.values() if o.kind in ("StoveKnob", "StoveBurner")]
+    flames = [
+        o.on
+        for o in state.objects.values()
+        if o.kind in ("StoveKnob", "StoveBurner") and o.can_toggle is not False
+    ]
     return _any(flames) if flames else (None if not state.index.known else False)
 
 
@@ -142,6 +146,9 @@ def within(state: State, container: str) -> list[str]:
         return []
     found: list[str] = []
     frontier = [container]
+    kind = state.kind_at(container)
+    if kind is not None and [o.kind for o in state.objects.values()].count(kind) == 1:
+        frontier.append(SOME + kind)  # the scene's only one of its type: what starts in it
     while frontier:
         place = frontier.pop()
         for key in state.inside(place):

@@ -1,0 +1,599 @@
+"""Verdicts by minimal repair (`planverify.world.repair.review`): what a plan can do without,
+what it cannot do, and what it lacks, each proved by simulating it against its goal."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from planverify.episode import Episode, Scene
+from planverify.notation import parse_action
+from planverify.sources import load_episodes
+from planverify.world import ground, simulate
+from planverify.world.goals import GoalSpec, parse_teach_task
+from planverify.world.repair import Review, review
+from planverify.world.rules import apply
+from planverify.world.state import initial_state
+
+from .scenes import CLOSED, OFF, ON, fixture, item, scene, shared_games
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def part(conditions: dict[str, Any], determiner: str = "a") -> dict[str, Any]:
+    primary = "simbotObjectClass" if "simbotObjectClass" in conditions else "objectType"
+    return {
+        "determiner": determiner,
+        "primary_condition": primary,
+        "instance_shareable": False,
+        "conditions": conditions,
+    }
+
+
+def spec_of(name: str, components: dict[str, Any], relations: list[Any] | None = None) -> GoalSpec:
+    return parse_teach_task(
+        {"task_name": name, "components": components, "relations": relations or []}
+    )
+
+
+COFFEE = spec_of(
+    "Coffee", {"coffee": part({"objectType": "Mug", "isDirty": 0, "simbotIsFilledWithCoffee": 1})}
+)
+CLEAN_MUG = spec_of("Clean X", {"mug": part({"simbotObjectClass": "Mug", "isDirty": 0})})
+TOMATO_ON_PLATE = spec_of(
+    "N Slices Of X In Y",
+    {
+        "tomato": part({"objectType": "TomatoSliced"}),
+        "plate": part({"objectType": "Plate", "receptacle": 1}),
+    },
+    [
+        {
+            "property": "parentReceptacles",
+            "tail_entity_list": ["plate"],
+            "tail_determiner_list": ["the"],
+            "head_entity_list": ["tomato"],
+            "head_determiner_list": ["a"],
+        }
+    ],
+)
+COFFEE_AND_POTATO = spec_of(
+    "Mine",
+    {
+        "coffee": part({"objectType": "Mug", "isDirty": 0, "simbotIsFilledWithCoffee": 1}),
+        "potato": part({"objectType": "Potato", "isCooked": 1}),
+    },
+)
+
+KITCHEN = scene(
+    fixture("CounterTop", "CounterTop"),
+    fixture("DiningTable", "DiningTable"),
+    fixture("Stool", "Stool"),
+    fixture("Sink", "Sink"),
+    fixture("SinkBasin", "SinkBasin", on=["Sink"]),
+    fixture("Faucet", "Faucet", on=["Sink"], receptacle=False, **OFF),
+    fixture("CoffeeMachine", "CoffeeMachine", on=["CounterTop"], **OFF),
+    fixture("Fridge", "Fridge", **CLOSED),
+    fixture("Cabinet", "Cabinet", **CLOSED),
+    fixture("StoveBurner", "StoveBurner"),
+    fixture("StoveKnob", "StoveKnob", receptacle=False, **OFF),
+    item("Pan", "Pan", on=["StoveBurner"], receptacle=True),
+    item("Potato", "Potato", on=["Pan", "StoveBurner"]),
+    item("Mug", "Mug", receptacle=True),
+    item("Mug", "Mug2", on=["Cabinet"], receptacle=True),
+    item("Apple", "Apple"),
+    item("Egg", "Egg", on=["Fridge"]),
+    item("Plate", "Plate", receptacle=True),
+    item("Tomato", "Tomato"),
+    item("Knife", "Knife"),
+)
+
+BREW = [
+    "Driver.PickUp('Mug')",
+    "Driver.PutAOnB('Mug', 'CoffeeMachine')",
+    "Driver.ToggleOn('CoffeeMachine')",
+]
+
+
+def removed(verdicts: Review) -> list[tuple[int, ...]]:
+    return [r.steps for r in verdicts.removals]
+
+
+def added(verdicts: Review) -> list[tuple[str, int]]:
+    return [(p.action, p.after) for p in verdicts.proposals]
+
+
+def judge(
+    plan: Sequence[str], spec: GoalSpec | None = COFFEE, where: Scene | None = KITCHEN
+) -> Review:
+    return review(plan, scene=where, spec=spec)
+
+
+def repaired(lines: Sequence[str], verdicts: Review) -> list[str]:
+    """The plan with the removals made and the proposals inserted where they go."""
+    dropped = {s for r in verdicts.removals for s in r.steps}
+    inserted: dict[int, list[str]] = {}
+    for proposal in verdicts.proposals:
+        inserted.setdefault(proposal.after, []).append(proposal.action)
+    out = list(inserted.get(-1, []))
+    for number, line in enumerate(lines):
+        if number not in dropped:
+            out.append(line)
+        out += inserted.get(number, [])
+    return out
+
+
+# ----------------------------------------------------------------------------- removals
+
+
+def test_a_detour_goes_as_one_block_and_says_which_steps() -> None:
+    plan = ["Driver.PickUp('Apple')", "Driver.PutAOnB('Apple', 'DiningTable')", *BREW]
+    verdicts = judge(plan)
+    assert removed(verdicts) == [(0, 1)] and added(verdicts) == []
+    assert (
+        verdicts.removals[0].reason
+        == "without steps 1-2 every goal condition the plan meets still holds"
+    )
+    assert all(u.met is True for u in verdicts.units)
+
+
+def test_a_move_and_its_reverse_next_to_each_other_go() -> None:
+    verdicts = judge(["Driver.Move(0.5)", "Driver.Move(-0.5)", *BREW])
+    assert removed(verdicts) == [(0, 1)]
+    assert "undone by the next step" in verdicts.removals[0].reason
+    # nested: once the inner pair is gone the outer one is next to each other
+    verdicts = judge(
+        [
+            "Driver.TurnLeft(90.0)",
+            "Driver.Move(1.0)",
+            "Driver.Move(-1.0)",
+            "Driver.TurnRight(90.0)",
+            *BREW,
+        ]
+    )
+    assert sorted(s for r in verdicts.removals for s in r.steps) == [0, 1, 2, 3]
+
+
+def test_a_turn_and_its_reverse_with_dialogue_between_stay() -> None:
+    # only lines next to each other: the Commander may have said where to look meanwhile
+    plan = [
+        "Driver.TurnLeft(90.0)",
+        "Commander.Say('the mug is behind you')",
+        "Driver.TurnRight(90.0)",
+        *BREW,
+    ]
+    assert removed(judge(plan)) == []
+    assert removed(judge(plan, where=None)) == []
+
+
+def test_a_motion_is_undone_only_by_its_exact_reverse() -> None:
+    for pair in (
+        ["Driver.Move(0.5)", "Driver.Move(-0.25)"],
+        ["Driver.TurnLeft(90.0)", "Driver.TurnLeft(90.0)"],
+    ):
+        assert removed(judge([*pair, *BREW])) == []
+
+
+@pytest.mark.parametrize(
+    ("plan", "expected"),
+    [
+        (
+            [
+                "Driver.PickUp('Mug')",
+                "Driver.PutAOnB('Mug', 'Stool')",
+                "Driver.PickUp('Mug')",
+                *BREW[1:],
+            ],
+            [(1, 2)],
+        ),
+        (
+            [
+                "Driver.PickUp('Mug')",
+                "Driver.PutAOnB('Mug', 'Stool')",
+                "Driver.Move(0.25)",
+                "Driver.PickUp('Mug')",
+                *BREW[1:],
+            ],
+            [(1, 3)],
+        ),
+    ],
+    ids=["taken straight back", "after a step aside"],
+)
+def test_a_misplacement_of_a_goal_object_goes(
+    plan: list[str], expected: list[tuple[int, ...]]
+) -> None:
+    verdicts = judge(plan)
+    assert removed(verdicts) == expected
+    assert all(u.met is True for u in verdicts.units)
+
+
+@pytest.mark.parametrize(("thing", "kept"), [("Mug", True), ("Apple", False)])
+def test_a_goal_object_moved_around_with_other_steps_between_stays(thing: str, kept: bool) -> None:
+    plan = [
+        f"Driver.PickUp('{thing}')",
+        f"Driver.PutAOnB('{thing}', 'CounterTop')",
+        "Driver.ToggleOn('StoveKnob')",  # cooks the potato already in the pan: needed
+        f"Driver.PickUp('{thing}')",
+        f"Driver.PutAOnB('{thing}', 'DiningTable')",
+    ]
+    verdicts = judge(plan, COFFEE_AND_POTATO)
+    gone = {s for r in verdicts.removals for s in r.steps}
+    assert 2 not in gone
+    # the simulation alone cannot tell (the knob turns with the mug in hand as well): the mug
+    # is what the goal is about, the apple is not
+    assert gone == (set() if kept else {0, 1, 3, 4})
+
+
+@pytest.mark.parametrize(
+    ("plan", "expected"),
+    [
+        (["Driver.ToggleOff('CoffeeMachine')", *BREW], [(0,)]),
+        ([*BREW, "Driver.ToggleOn('CoffeeMachine')"], [(3,)]),
+        (["Driver.Close('Fridge')", *BREW], [(0,)]),
+        (
+            [
+                "Driver.Open('Cabinet')",
+                "Driver.Open('Cabinet')",
+                "Driver.PickUp('Mug2')",
+                "Driver.PutAOnB('Mug2', 'CoffeeMachine')",
+                "Driver.ToggleOn('CoffeeMachine')",
+            ],
+            [(1,)],
+        ),
+    ],
+    ids=["off when off", "on when on", "closing what is closed", "opening twice"],
+)
+def test_a_switch_or_door_that_changes_nothing_goes(
+    plan: list[str], expected: list[tuple[int, ...]]
+) -> None:
+    verdicts = judge(plan)
+    assert removed(verdicts) == expected
+    assert verdicts.removals[0].reason.startswith("changes nothing")
+
+
+def test_an_effective_switch_off_of_a_device_the_plan_uses_stays() -> None:
+    running = scene(
+        fixture("CounterTop", "CounterTop"),
+        fixture("CoffeeMachine", "CoffeeMachine", on=["CounterTop"], **ON),
+        item("Mug", "Mug", receptacle=True),
+    )
+    for plan in (
+        ["Driver.ToggleOff('CoffeeMachine')", *BREW],
+        [*BREW[:2], "Driver.ToggleOff('CoffeeMachine')", "Driver.ToggleOn('CoffeeMachine')"],
+    ):
+        assert removed(judge(plan, where=running)) == [], plan
+
+
+def test_an_open_and_close_with_nothing_taken_go_together() -> None:
+    for where in (KITCHEN, None):
+        verdicts = judge(["Driver.Open('Fridge')", "Driver.Close('Fridge')", *BREW], where=where)
+        assert removed(verdicts) == [(0, 1)], where
+
+
+def test_an_open_and_close_stay_when_something_is_taken_from_inside() -> None:
+    fridge = scene(
+        fixture("CounterTop", "CounterTop"),
+        fixture("CoffeeMachine", "CoffeeMachine", **OFF),
+        fixture("Fridge", "Fridge", **CLOSED),
+        item("Mug", "Mug", on=["Fridge"], receptacle=True),
+    )
+    plan = ["Driver.Open('Fridge')", "Driver.PickUp('Mug')", "Driver.Close('Fridge')", *BREW[1:]]
+    # with the scene: the mug is in the fridge; without: it may be
+    for where in (fridge, None):
+        assert removed(judge(plan, where=where)) == [], where
+
+
+def test_a_needless_trip_to_the_fridge_goes_whole() -> None:
+    plan = [
+        "Driver.Open('Fridge')",
+        "Driver.PickUp('Egg')",
+        "Driver.Close('Fridge')",
+        "Driver.PutAOnB('Egg', 'DiningTable')",
+        *BREW,
+    ]
+    verdicts = judge(plan)
+    assert removed(verdicts) == [(0, 1, 2, 3)]
+
+
+def test_without_a_scene_an_unknown_device_switched_off_stays() -> None:
+    # it may have been running with the mug's place in it: the switch-off is not provably idle
+    for device in ("CoffeeMachine", "Microwave"):
+        assert removed(judge([f"Driver.ToggleOff('{device}')", *BREW], where=None)) == [], device
+
+
+# ----------------------------------------------------------------------------- blame
+
+
+def test_blame_removes_the_wrong_put_down_not_the_right_one() -> None:
+    plan = [
+        "Driver.PickUp('Mug')",
+        "Driver.PutAOnB('Mug', 'DiningTable')",  # wrong
+        "Driver.PutAOnB('Mug', 'CoffeeMachine')",  # right, but nothing is held any more
+        "Driver.ToggleOn('CoffeeMachine')",
+    ]
+    verdicts = judge(plan)
+    assert removed(verdicts) == [(1,)]
+    reason = verdicts.removals[0].reason
+    assert "step 2" in reason and "step 3" in reason and "cannot be put down" in reason
+    assert all(u.met is True for u in verdicts.units)
+
+
+def test_an_impossible_step_after_the_right_one_goes_itself() -> None:
+    plan = [
+        "Driver.PickUp('Mug')",
+        "Driver.PutAOnB('Mug', 'CoffeeMachine')",
+        "Driver.PutAOnB('Mug', 'DiningTable')",
+        "Driver.ToggleOn('CoffeeMachine')",
+    ]
+    verdicts = judge(plan)
+    assert removed(verdicts) == [(2,)]
+    assert (
+        verdicts.removals[0].reason
+        == "cannot happen here: nothing is held, so Mug cannot be put down"
+    )
+
+
+# ----------------------------------------------------------------------------- missing steps
+
+
+def test_a_coffee_machine_never_switched_on_is_switched_on_after_the_put() -> None:
+    plan = ["Driver.Move(0.5)", *BREW[:2], "Driver.Move(1.0)"]
+    verdicts = judge(plan)
+    assert added(verdicts) == [("Driver.ToggleOn('CoffeeMachine')", 2)]
+    assert removed(verdicts) == []
+    assert all(u.met is True for u in verdicts.units)
+
+
+def test_slices_of_a_tomato_never_sliced_get_the_slicing_while_the_knife_is_in_hand() -> None:
+    plan = [
+        "Driver.PickUp('Knife')",
+        "Driver.Move(0.5)",
+        "Driver.PutAOnB('Knife', 'CounterTop')",
+        "Driver.PickUp('TomatoSliced')",
+        "Driver.PutAOnB('TomatoSliced', 'Plate')",
+    ]
+    verdicts = judge(plan, TOMATO_ON_PLATE)
+    [(action, after)] = added(verdicts)
+    assert action == "Driver.Slice('Tomato')"
+    assert after in (0, 1), "between taking the knife and putting it down"
+    assert removed(verdicts) == []
+    assert all(u.met is True for u in verdicts.units)
+
+
+def test_a_mug_in_a_closed_cabinet_gets_the_cabinet_opened_first() -> None:
+    plan = [
+        "Driver.Move(0.5)",
+        "Driver.PickUp('Mug2')",
+        "Driver.PutAOnB('Mug2', 'CoffeeMachine')",
+        "Driver.ToggleOn('CoffeeMachine')",
+    ]
+    verdicts = judge(plan)
+    assert added(verdicts) == [("Driver.Open('Cabinet')", 0)]
+    assert removed(verdicts) == []
+    state, outcomes = simulate(repaired(plan, verdicts), KITCHEN)
+    assert [o.problem for o in outcomes] == [None] * 5
+    assert state.get("Mug2").liquid == "coffee"
+
+
+# ----------------------------------------------------------------------------- preparation
+
+
+@pytest.mark.parametrize(
+    ("where", "spec", "plan"),
+    [
+        (
+            scene(
+                fixture("CounterTop", "CounterTop"),
+                fixture("SinkBasin", "SinkBasin"),
+                fixture("Faucet", "Faucet", receptacle=False, **OFF),
+                item("Plate", "Plate", on=["SinkBasin"], receptacle=True),
+                item("Mug", "Mug", receptacle=True, dirty=True),
+            ),
+            CLEAN_MUG,
+            [
+                "Driver.PickUp('Plate')",
+                "Driver.PutAOnB('Plate', 'CounterTop')",
+                "Driver.PickUp('Mug')",
+                "Driver.PutAOnB('Mug', 'SinkBasin')",
+                "Driver.ToggleOn('Faucet')",
+                "Driver.ToggleOff('Faucet')",
+            ],
+        ),
+        (
+            scene(
+                fixture("CounterTop", "CounterTop"),
+                item("Plate", "Plate", receptacle=True),
+                item("Apple", "Apple", on=["Plate", "CounterTop"]),
+                item("Tomato", "Tomato"),
+                item("Knife", "Knife"),
+            ),
+            TOMATO_ON_PLATE,
+            [
+                "Driver.PickUp('Apple')",
+                "Driver.PutAOnB('Apple', 'CounterTop')",
+                "Driver.PickUp('Knife')",
+                "Driver.Slice('Tomato')",
+                "Driver.PutAOnB('Knife', 'CounterTop')",
+                "Driver.PickUp('TomatoSliced')",
+                "Driver.PutAOnB('TomatoSliced', 'Plate')",
+            ],
+        ),
+        (
+            scene(
+                fixture("CounterTop", "CounterTop"),
+                fixture("DiningTable", "DiningTable"),
+                fixture("CoffeeMachine", "CoffeeMachine", **OFF),
+                item("Apple", "Apple", on=["CoffeeMachine"]),
+                item("Mug", "Mug", receptacle=True),
+            ),
+            COFFEE,
+            [
+                "Driver.PickUp('Mug')",
+                "Driver.PutAOnB('Mug', 'CounterTop')",
+                "Driver.PickUp('Apple')",
+                "Driver.PutAOnB('Apple', 'DiningTable')",
+                *BREW,
+            ],
+        ),
+    ],
+    ids=[
+        "clearing the sink before washing",
+        "taking things off the plate it uses",
+        "clearing the coffee machine",
+    ],
+)
+def test_preparation_stays(where: Scene, spec: GoalSpec, plan: list[str]) -> None:
+    verdicts = judge(plan, spec, where)
+    assert removed(verdicts) == [] and added(verdicts) == []
+    assert all(u.met is True for u in verdicts.units)
+
+
+def test_the_same_pick_and_put_off_a_counter_is_a_detour() -> None:
+    # the contrast to clearing a receptacle: a counter has room to spare
+    where = scene(
+        fixture("CounterTop", "CounterTop"),
+        fixture("DiningTable", "DiningTable"),
+        fixture("CoffeeMachine", "CoffeeMachine", **OFF),
+        item("Apple", "Apple"),
+        item("Mug", "Mug", receptacle=True),
+    )
+    plan = ["Driver.PickUp('Apple')", "Driver.PutAOnB('Apple', 'DiningTable')", *BREW]
+    assert removed(judge(plan, where=where)) == [(0, 1)]
+
+
+# ----------------------------------------------------------------------------- invariants
+
+
+def test_the_hands_end_as_empty_as_in_the_plan() -> None:
+    verdicts = judge(["Driver.PickUp('Apple')", "Driver.PutAOnB('Apple', 'DiningTable')", *BREW])
+    assert verdicts.units[0].name == "hands" and verdicts.units[0].met is True
+    holding = judge([*BREW, "Driver.PickUp('Apple')"])
+    assert holding.units[0].met is False and removed(holding) == []
+
+
+def _check_maximal(
+    lines: Sequence[str], where: Scene | None, spec: GoalSpec | None, focus: Sequence[str] = ()
+) -> None:
+    first = review(lines, scene=where, spec=spec, focus=focus)
+    cleaned = repaired(lines, first)
+    again = review(cleaned, scene=where, spec=spec, focus=focus)
+    assert removed(again) == [], (list(lines), cleaned, again.removals)
+    # removals never cost the plan its empty hands, and never touch dialogue
+    before = initial_state(where, names=[o for line in lines for o in parse_action(line).objects])
+    for line in lines:
+        apply(before, parse_action(line))
+    after = initial_state(where, names=[o for line in cleaned for o in parse_action(line).objects])
+    for line in cleaned:
+        apply(after, parse_action(line))
+    assert before.held is not None or after.held is None
+    gone = {s for r in first.removals for s in r.steps}
+    assert not any(parse_action(lines[s]).is_dialogue for s in gone)
+
+
+NAMES = [
+    "Mug",
+    "Apple",
+    "Knife",
+    "CounterTop",
+    "DiningTable",
+    "CoffeeMachine",
+    "SinkBasin",
+    "Faucet",
+    "Fridge",
+    "Egg",
+]
+STEP = st.one_of(
+    st.sampled_from(["Mug", "Apple", "Knife", "Egg"]).map(lambda o: f"Driver.PickUp('{o}')"),
+    st.tuples(
+        st.sampled_from(["Mug", "Apple", "Knife", "Egg"]),
+        st.sampled_from(["CounterTop", "DiningTable", "CoffeeMachine", "SinkBasin"]),
+    ).map(lambda t: f"Driver.PutAOnB('{t[0]}', '{t[1]}')"),
+    st.tuples(
+        st.sampled_from(["ToggleOn", "ToggleOff"]), st.sampled_from(["CoffeeMachine", "Faucet"])
+    ).map(lambda t: f"Driver.{t[0]}('{t[1]}')"),
+    st.sampled_from(["Open", "Close"]).map(lambda verb: f"Driver.{verb}('Fridge')"),
+    st.sampled_from(
+        [
+            "Driver.Move(0.5)",
+            "Driver.Move(-0.5)",
+            "Driver.TurnLeft(90.0)",
+            "Driver.TurnRight(90.0)",
+            "Commander.Say('ok')",
+        ]
+    ),
+)
+
+
+@st.composite
+def executable_plans(draw: st.DrawFn, where: Scene | None) -> list[str]:
+    """Plans of up to ten steps, each possible where it stands."""
+    state = initial_state(where, names=NAMES)
+    plan: list[str] = []
+    for _ in range(draw(st.integers(0, 10))):
+        line = draw(STEP)
+        probe = state.copy()
+        if apply(probe, parse_action(line)).problem is None:
+            state, plan = probe, [*plan, line]
+    return plan
+
+
+@settings(max_examples=150)
+@given(st.data())
+def test_review_is_maximal_on_small_plans(data: st.DataObject) -> None:
+    where = data.draw(st.sampled_from([KITCHEN, None]))
+    _check_maximal(data.draw(executable_plans(where)), where, COFFEE)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known: an Open proposed for a pick-up that blame then removes is left in the plan",
+)
+def test_a_step_added_for_a_step_then_removed_is_not_left_behind() -> None:
+    # the apple is in the closed fridge and the mug is not held: the repair opens the fridge
+    # for the apple, then removes the apple's pick-up as the cause of the bad put-down
+    plan = [
+        "Driver.PickUp('Apple')",
+        "Driver.PutAOnB('Mug', 'CounterTop')",
+        "Driver.Close('Fridge')",
+    ]
+    where = scene(
+        fixture("CounterTop", "CounterTop"),
+        fixture("Fridge", "Fridge", **CLOSED),
+        item("Apple", "Apple", on=["Fridge"]),
+        item("Mug", "Mug"),
+    )
+    _check_maximal(plan, where, COFFEE)
+
+
+def _grounded(episode: Episode) -> tuple[Scene | None, GoalSpec | None, tuple[str, ...]]:
+    said = [f"{a.agent}: {a.text}" for a in episode.parsed() if a.is_dialogue]
+    grounding = ground(
+        episode.goal, said, episode.scene, task=episode.task, teach_task=episode.teach_task
+    )
+    return grounding.scene, grounding.spec, grounding.focus
+
+
+def test_review_is_maximal_on_the_bundled_examples() -> None:
+    episodes = list(load_episodes([ROOT / "examples" / "episodes.jsonl"], errors="raise"))
+    assert len(episodes) == 10
+    for episode in episodes:
+        where, spec, focus = _grounded(episode)
+        _check_maximal(episode.actions, where, spec, focus)
+
+
+def test_review_is_maximal_on_the_real_games(shared_dir: Path) -> None:
+    games = shared_games(shared_dir)
+    failures = []
+    for episode in games:
+        where, spec, focus = _grounded(episode)
+        try:
+            _check_maximal(episode.actions, where, spec, focus)
+        except AssertionError:
+            failures.append(episode.id)
+    # measured: 1 of 478. Removing every step that names Bread2 lets the plan's Bread3 (a
+    # loaf's end piece) be renamed onto the scene's Bread2, on a counter: a different world
+    assert len(failures) <= 1, failures

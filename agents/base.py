@@ -22,6 +22,7 @@ class JudgeReply:
 
     critique: Critique  # flags, missing steps and dropped fragments
     usage: TokenUsage = field(default_factory=TokenUsage)  # tokens spent
+    warnings: list[str] = field(default_factory=list)  # what the result should note, if any
 
 
 @dataclass

@@ -36,7 +36,7 @@ from planverify.agents.base import JudgeReply
 from planverify.critique import Critique, Flag, Missing
 from planverify.episode import Scene
 from planverify.world import WORLD_VERSION, Grounding, ground
-from planverify.world.repair import review
+from planverify.world.repair import Review, review
 
 
 class RulesJudge:
@@ -54,7 +54,10 @@ class RulesJudge:
         *,
         grounding: Grounding | None = None,
     ) -> JudgeReply:
-        return JudgeReply(judge_plan(goal, plan, grounding or _grounding(goal, plan, scene)))
+        grounding = grounding or _grounding(goal, plan, scene)
+        verdicts = review(plan, scene=grounding.scene, spec=grounding.spec, focus=grounding.focus)
+        warnings = [CUT_SHORT] if verdicts.cut_short else []
+        return JudgeReply(critique_of(plan, verdicts), warnings=warnings)
 
 
 def _grounding(goal: str, plan: Sequence[str], scene: Scene | None) -> Grounding:
@@ -64,9 +67,20 @@ def _grounding(goal: str, plan: Sequence[str], scene: Scene | None) -> Grounding
     return ground(goal, said, scene, task=None, teach_task=None)
 
 
+CUT_SHORT = (
+    "the rules Judge stopped its search at its work budget (a very long plan): the steps it "
+    "did not reach are kept unjudged"
+)
+
+
 def judge_plan(goal: str, plan: Sequence[str], grounding: Grounding) -> Critique:
     """One pass of the world model's review over a plan, as a critique."""
     verdicts = review(plan, scene=grounding.scene, spec=grounding.spec, focus=grounding.focus)
+    return critique_of(plan, verdicts)
+
+
+def critique_of(plan: Sequence[str], verdicts: Review) -> Critique:
+    """The critique a review of a plan amounts to."""
     flags = [
         Flag(step=step, action=plan[step], reason=removal.reason)
         for removal in verdicts.removals

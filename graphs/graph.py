@@ -215,8 +215,11 @@ async def judge(
         "history": [Iteration(iteration=iteration, critique=reply.critique, vetoes=vetoes)],
         "usage": {"judge": reply.usage} if reply.usage.calls else {},
     }
+    warnings = [w for w in reply.warnings if w not in state.warnings]
     if iteration == 1 and grounding.note:
-        update["warnings"] = [f"{grounding.note}: steps are judged by the objects the text names"]
+        warnings.insert(0, f"{grounding.note}: steps are judged by the objects the text names")
+    if warnings:
+        update["warnings"] = warnings
     review_it = runtime.context.review and reply.critique.objections
     return Command(update=update, goto="review" if review_it else "converge")
 

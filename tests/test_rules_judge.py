@@ -115,11 +115,7 @@ def test_a_pick_up_repeated_loses_one_of_the_two() -> None:
 @pytest.mark.parametrize(
     ("plan", "step", "why"),
     [
-        (
-            ["Driver.PutAOnB('Mug', 'CoffeeMachine')", "Driver.ToggleOn('CoffeeMachine')"],
-            0,
-            "nothing is held",
-        ),
+        (["Driver.PutAOnB('Mug', 'CoffeeMachine')", *BREW], 0, "nothing is held"),
         (["Driver.PickUp('Mug')", "Driver.PickUp('Apple')", *BREW[1:]], 1, "already holds Mug"),
         (["Driver.PourFromAIntoB('Cup', 'HousePlant')", *BREW], 0, "Cup is not held"),
         (["Driver.Open('Safe')", *BREW], 0, "there is no Safe in the scene"),

@@ -888,8 +888,10 @@ def test_human_plans_meet_their_teach_goals_in_simulation(shared_dir: Path) -> N
     # the scene gives as filled that held coffee, a put-down recorded without its target).
     # 14 impossible steps, all picking up a bread's end piece (`Bread2`, made by slicing),
     # which the simulator takes for another loaf in a closed fridge or cabinet.
+    # Two conditions stay unknown: a plate and a watering cup that start in a basin under a
+    # running tap, which TEACh may or may not have washed or filled before the Driver acts.
     assert met / total >= 0.99, (met, total)
-    assert unknown == 0, "with a scene every goal condition is decided"
+    assert unknown <= 2, "with a scene every other goal condition is decided"
     assert impossible <= 16
 
 

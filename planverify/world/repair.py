@@ -29,9 +29,11 @@ removing it as well cut plan-level precision on the injected-error set from 78.8
 no gain in recall (the walking of the base demonstrations is not an error).
 
 Cost: each candidate block is simulated from the state before it, only until its state is the
-full plan's again, so a block that changes nothing lasting costs a few steps; in the worst case
-(a longest shared game, about 195 steps) candidates x suffix stays near 10^5 step updates, a
-fraction of a second.
+full plan's again, so a block that changes nothing lasting costs a few steps; a block with a
+lasting effect runs to the end. A shared game's review (the longest has about 195 Driver
+steps) simulates at most about 30,000 step updates, a few hundred ms. Longer or pathological
+plans are bounded by `WORK_BUDGET` step updates: once spent, the search stops, what it found so
+far stands (each removal is proved on its own) and the rest of the plan is kept unjudged.
 """
 
 from __future__ import annotations
@@ -69,6 +71,7 @@ from planverify.world.trace import (
 
 MAX_RUN = 4  # the longest run of contiguous steps tried as one block
 MAX_ROUNDS = 6  # repairs tried per stage before giving up
+WORK_BUDGET = 100_000  # step updates one review may simulate (the shared games need < 30,000)
 SURFACES = frozenset(
     {
         "ArmChair",
@@ -123,6 +126,7 @@ class Review:
     proposals: list[Proposal] = field(default_factory=list)
     units: list[Unit] = field(default_factory=list)  # the goal conditions, after the repairs
     achieved_by: dict[str, int] = field(default_factory=dict)  # condition -> plan position
+    cut_short: bool = False  # the search spent its budget before it was done
 
 
 def _steps(numbers: Sequence[int]) -> str:
@@ -165,8 +169,8 @@ class Reviewer:
         else:
             trace = Simulator(self.actions, start, lambda s: []).trace(list(range(self.n)))
             full = trace.final[0]
-            kinds = set(focus)
-            keep = [k for k, o in full.objects.items() if not kinds or o.kind in kinds]
+            named = set(focus)
+            keep = [k for k, o in full.objects.items() if not named or o.kind in named]
             judge = preserving_judge(keep, full)
         self.sim = Simulator(self.actions, start, judge, possible)
         self.goal_kinds = goal_kinds(spec) if spec is not None else frozenset(focus)
@@ -177,6 +181,11 @@ class Reviewer:
         self.added: dict[int, tuple[int, str]] = {}  # step id -> (input position it follows, why)
 
     # ------------------------------------------------------------------ helpers
+
+    def exhausted(self) -> bool:
+        """Whether the search has spent its budget (`WORK_BUDGET`): what it found so far holds,
+        the rest of the plan is kept as it is."""
+        return self.sim.work > WORK_BUDGET
 
     def active(self, step: int) -> bool:
         """Whether a step is a Driver action in the notation (not dialogue, not opaque)."""
@@ -220,14 +229,15 @@ class Reviewer:
 
     # ------------------------------------------------------------------ blocks
 
-    def blocks(self, *, blame: bool, start: int = 0) -> Iterator[set[int]]:
-        """Candidate blocks in plan order from an order position on, larger ones first at each
-        start."""
+    def blocks(self, *, blame: bool, start: int = 0, end: int | None = None) -> Iterator[set[int]]:
+        """Candidate blocks in plan order from an order position on (starting before `end`,
+        when given), larger ones first at each start."""
         order = self.order
+        stop = len(order) if end is None else min(end, len(order))
         interactions = [
             pos
-            for pos, s in enumerate(order)
-            if pos >= start and self.judged(s) and self.actions[s].verb not in MOTION_VERBS
+            for pos in range(start, stop)
+            if self.judged(order[pos]) and self.actions[order[pos]].verb not in MOTION_VERBS
         ]
         for k, pos in enumerate(interactions):
             step = order[pos]
@@ -278,26 +288,35 @@ class Reviewer:
     ) -> int | None:
         """The nearest active step after (or before) an order position acting on `name` (its
         first object) with one of `verbs` (any verb when None)."""
-        positions = self._on.get(name, [])
-        k = (
-            bisect.bisect_right(positions, pos)
-            if forward
-            else bisect.bisect_left(positions, pos) - 1
+        lists = (
+            [self._on.get(name, [])]
+            if verbs is None
+            else [self._on_verb.get((name, verb), []) for verb in verbs]
         )
-        span = positions[k:] if forward else reversed(positions[: k + 1])
-        for p in span:
-            step = self.order[p]
-            if verbs is None or self.actions[step].verb in verbs:
-                return step
-        return None
+        best: int | None = None
+        for positions in lists:
+            if forward:
+                k = bisect.bisect_right(positions, pos)
+                found = positions[k] if k < len(positions) else None
+                if found is not None and (best is None or found < best):
+                    best = found
+            else:
+                k = bisect.bisect_left(positions, pos) - 1
+                found = positions[k] if k >= 0 else None
+                if found is not None and (best is None or found > best):
+                    best = found
+        return None if best is None else self.order[best]
 
     def _index(self) -> None:
-        """Where each object is acted on (as first object) in the current order."""
+        """Where each object is acted on (as first object) in the current order, and with
+        which verb."""
         self._on: dict[str, list[int]] = {}
+        self._on_verb: dict[tuple[str, str], list[int]] = {}
         for pos, step in enumerate(self.order):
             action = self.actions[step]
             if action.objects and step not in self._inactive:
                 self._on.setdefault(action.objects[0], []).append(pos)
+                self._on_verb.setdefault((action.objects[0], action.verb), []).append(pos)
 
     def _self_contained(self, block: set[int]) -> bool:
         """Whether a block can go as a whole: each put-down goes with the pick-up before it or
@@ -562,7 +581,9 @@ class Reviewer:
                 return
             culprit = min(self.trace.position(s) for s in self.trace.impossible)
             best: tuple[tuple[int, ...], set[int], Variant] | None = None
-            for block in self.blocks(blame=True):
+            for block in self.blocks(blame=True, end=culprit + 1):
+                if self.exhausted():
+                    return
                 positions = [self.trace.position(s) for s in block]
                 if max(positions) > culprit:
                     continue
@@ -600,21 +621,38 @@ class Reviewer:
         return f"{names} make {_steps(shown)} impossible ({self.trace.outcomes[self.trace.position(shown[0])].problem}); without them the plan can be carried out"
 
     def remove(self) -> None:
-        """Remove every block the plan can do without, sweeping the candidates once in plan
-        order (a removal never makes an earlier block removable but for rare cases, which the
-        loop's next Judge pass, over the revised plan, then finds)."""
-        start = 0
+        """Remove every block the plan can do without: sweep the candidates in plan order, going
+        back after each removal to the first earlier step on an object the block handled (a
+        pick-up whose put-down was just taken back may now go with it), and sweep again until a
+        sweep removes nothing, so that the set removed is maximal."""
+        while self._sweep() and not self.exhausted():
+            pass
+
+    def _sweep(self) -> bool:
+        start, removed = 0, False
         while True:
             block = next(
-                (b for b in self.blocks(blame=False, start=start) if self._removable(b)), None
+                (
+                    b
+                    for b in self.blocks(blame=False, start=start)
+                    if not self.exhausted() and self._removable(b)
+                ),
+                None,
             )
             if block is None:
-                return
+                return removed
             why = self._removal_reason(block)
             for step in block:
                 self.removed[step] = why
             start = min(self.trace.position(s) for s in block)
+            for step in block:
+                for name in self.actions[step].objects[:1]:
+                    earlier = self._near(self.trace.position(step), name, forward=False)
+                    if earlier is not None and earlier not in block:
+                        start = min(start, self.trace.position(earlier))
             self._apply(block)
+            start = min(start, len(self.order))
+            removed = True
 
     def _removable(self, block: set[int]) -> bool:
         if any(s in self.removed for s in block) or self.kept_by_policy(block) is not None:
@@ -701,8 +739,8 @@ class Reviewer:
                     "Toaster",
                     "Microwave",
                 }:
-                    name = self._tap_for(state, kind) if kind in BASINS else None
-                    name = name or self._name_for(device)
+                    tap = self._tap_for(state, kind) if kind in BASINS else None
+                    name = tap or self._name_for(device)
                     yield (
                         pos + 1,
                         parse_action(f"Driver.ToggleOn('{name}')"),
@@ -767,6 +805,8 @@ class Reviewer:
         never ran): the switch-on goes before it, when that breaks nothing."""
         for step in list(self.order):
             action = self.actions[step]
+            if self.exhausted():
+                return
             if action.verb != "ToggleOff" or not self.judged(step):
                 continue
             pos = self.trace.position(step)
@@ -814,6 +854,8 @@ class Reviewer:
             best = None
             seen: set[tuple[int, str]] = set()
             for pos, action, why in self._templates():
+                if self.exhausted():
+                    return
                 if (pos, str(action)) in seen:
                     continue
                 seen.add((pos, str(action)))
@@ -848,7 +890,7 @@ class Reviewer:
         self.add_missing()
         self.remove()
         self.cancel_motion()  # motions the removals left next to each other
-        result = Review(units=list(self.trace.units))
+        result = Review(units=list(self.trace.units), cut_short=self.exhausted())
         groups: dict[str, list[int]] = {}
         for step, why in self.removed.items():
             groups.setdefault(why, []).append(step)

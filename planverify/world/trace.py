@@ -127,6 +127,7 @@ class Simulator:
         self.steps = list(steps)
         self.starts = [start, *possible]
         self.judge = judge
+        self.work = 0  # step updates so far, over all worlds: what a search is budgeted in
 
     def _units(self, states: Sequence[State]) -> list[Unit]:
         """The goal conditions in every world, the world as known first (`known_units`)."""
@@ -139,6 +140,7 @@ class Simulator:
 
     def trace(self, order: Sequence[int]) -> Trace:
         states = [start.copy() for start in self.starts]
+        self.work += len(order) * len(states)
         before: list[list[State]] = []
         outcomes: list[Outcome] = []
         for step in order:
@@ -162,6 +164,7 @@ class Simulator:
         impossible = {s for s in trace.impossible if trace.position(s) < first}
 
         def run(step: int) -> None:
+            self.work += len(states)
             if apply(states[0], self.steps[step]).problem:
                 impossible.add(step)
             for state in states[1:]:

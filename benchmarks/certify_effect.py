@@ -17,6 +17,7 @@ import argparse
 import random
 import sys
 import time
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -88,9 +89,13 @@ def tally(
         wrong = judge.false_flags.get(episode.id, set())
         offered += len(wrong)
         removed += sum(1 for v in result.verdicts if v.verdict == "remove" and v.index in wrong)
-        useless = judge.useless.get(episode.id, [])
-        proposed += len(useless)
-        inserted += sum(1 for step in result.inserted if step.action in useless)
+        useless = Counter(judge.useless.get(episode.id, []))
+        proposed += sum(useless.values())
+        # what went in beyond the true missing steps, as far as it is a useless proposal
+        extra = Counter(step.action for step in result.inserted) - Counter(
+            label.action for label in episode.labels if label.type == "MISSING"
+        )
+        inserted += sum((extra & useless).values())
     report = score_results(episodes, results, mode="iterative", resamples=0)
     return removed, offered, inserted, proposed, report.overall.recall
 

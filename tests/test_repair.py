@@ -548,10 +548,6 @@ def test_review_is_maximal_on_small_plans(data: st.DataObject) -> None:
     _check_maximal(data.draw(executable_plans(where)), where, COFFEE)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known: an Open proposed for a pick-up that blame then removes is left in the plan",
-)
 def test_a_step_added_for_a_step_then_removed_is_not_left_behind() -> None:
     # the apple is in the closed fridge and the mug is not held: the repair opens the fridge
     # for the apple, then removes the apple's pick-up as the cause of the bad put-down

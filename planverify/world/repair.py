@@ -57,7 +57,7 @@ from planverify.world.rules import (
     undone,
     within,
 )
-from planverify.world.state import SOME, State, initial_state
+from planverify.world.state import SOME, WATER, State, initial_state
 from planverify.world.trace import (
     Judge,
     Simulator,
@@ -618,7 +618,9 @@ class Reviewer:
             problem = self.trace.outcomes[pos].problem or "it cannot happen"
             return f"cannot happen here: {problem}"
         names = _steps(sorted(block))
-        return f"{names} make {_steps(shown)} impossible ({self.trace.outcomes[self.trace.position(shown[0])].problem}); without them the plan can be carried out"
+        make, them = ("makes", "it") if len(block) == 1 else ("make", "them")
+        problem = self.trace.outcomes[self.trace.position(shown[0])].problem
+        return f"{names} {make} {_steps(shown)} impossible ({problem}); without {them} the plan can be carried out"
 
     def remove(self) -> None:
         """Remove every block the plan can do without: sweep the candidates in plan order, going
@@ -746,6 +748,15 @@ class Reviewer:
                         parse_action(f"Driver.ToggleOn('{name}')"),
                         f"{name} is never switched on with {action.objects[0]} in {action.objects[1]}",
                     )
+            if (
+                action.verb == "PutAOnB"
+                and state.kind_at(state.key(action.objects[1])) == "CoffeeMachine"
+            ):
+                mug = state.key(action.objects[0])
+                if mug is not None and state.get(mug).liquid == WATER:
+                    sink = self._name_for("SinkBasin")
+                    pour = parse_action(f"Driver.PourFromAIntoB('{action.objects[0]}', '{sink}')")
+                    yield pos, pour, f"{action.objects[0]} is still full of water from the rinse"
             picked = state.key(action.objects[0]) if action.verb == "PickUp" else None
             whole = None if picked is None else _whole_of(state.get(picked).kind)
             if whole is not None:
@@ -880,6 +891,19 @@ class Reviewer:
             self.order.insert(pos, step)
             self._retrace()
 
+    def prune_added(self) -> bool:
+        """Take back every inserted step the final plan does as well without (one added for a
+        step that blame or removal took out since); whether any was."""
+        pruned = False
+        for step in list(self.added):
+            if self.exhausted():
+                break
+            if self._acceptable(self.sim.without(self.trace, {step}), {step}):
+                del self.added[step]
+                self._apply({step})
+                pruned = True
+        return pruned
+
     # ------------------------------------------------------------------ result
 
     def review(self) -> Review:
@@ -889,6 +913,8 @@ class Reviewer:
         self.blame()
         self.add_missing()
         self.remove()
+        if self.prune_added():
+            self.remove()  # what the pruned steps gave an effect to may now go
         self.cancel_motion()  # motions the removals left next to each other
         result = Review(units=list(self.trace.units), cut_short=self.exhausted())
         groups: dict[str, list[int]] = {}

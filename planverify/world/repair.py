@@ -614,12 +614,11 @@ class Reviewer:
     def _blame_reason(self, block: set[int], fixed: list[int]) -> str:
         shown = [s for s in fixed if s not in block]
         if not shown:
-            pos = self.trace.position(min(block))
-            problem = self.trace.outcomes[pos].problem or "it cannot happen"
-            return f"cannot happen here: {problem}"
+            problems = [self.trace.outcomes[self.trace.position(s)].problem for s in sorted(block)]
+            return f"cannot happen here: {next(p for p in problems if p)}"
         names = _steps(sorted(block))
         make, them = ("makes", "it") if len(block) == 1 else ("make", "them")
-        problem = self.trace.outcomes[self.trace.position(shown[0])].problem
+        problem = self.trace.outcomes[self.trace.position(shown[0])].problem or ""
         return f"{names} {make} {_steps(shown)} impossible ({problem}); without {them} the plan can be carried out"
 
     def remove(self) -> None:

@@ -312,11 +312,14 @@ class Reviewer:
         which verb."""
         self._on: dict[str, list[int]] = {}
         self._on_verb: dict[tuple[str, str], list[int]] = {}
+        self._named: dict[str, list[int]] = {}  # any object of an active step -> positions
         for pos, step in enumerate(self.order):
             action = self.actions[step]
             if action.objects and step not in self._inactive:
                 self._on.setdefault(action.objects[0], []).append(pos)
                 self._on_verb.setdefault((action.objects[0], action.verb), []).append(pos)
+                for name in dict.fromkeys(action.objects):
+                    self._named.setdefault(name, []).append(pos)
 
     def _self_contained(self, block: set[int]) -> bool:
         """Whether a block can go as a whole: each put-down goes with the pick-up before it or
@@ -424,30 +427,37 @@ class Reviewer:
         return False
 
     def _touched_elsewhere(self, name: str, block: set[int]) -> bool:
-        return any(
-            name in self.actions[s].objects for s in self.order if self.active(s) and s not in block
-        )
+        return any(self.order[p] not in block for p in self._named.get(name, []))
 
     def _touched_after(self, name: str, last: int, block: set[int]) -> bool:
-        return any(
-            name in self.actions[s].objects
-            for s in self.order[last + 1 :]
-            if self.active(s) and s not in block
-        )
+        positions = self._named.get(name, [])
+        k = bisect.bisect_right(positions, last)
+        return any(self.order[p] not in block for p in positions[k:])
 
     def kept_by_policy(self, block: set[int]) -> str | None:
         """Why a block is kept whatever the simulation says, or None when it may go."""
+        policy = self._policy(block)
+        if policy is None:
+            return None
         name = _steps(sorted(block))
         they = "it" if len(block) == 1 else "they"
-        if not self._self_contained(block):
-            return (
+        return {
+            "alone": (
                 f"{name} cannot go alone: a put-down goes with its pick-up, a close or a "
                 "switch-off with what it undoes, an open or a switch-on with what undoes it"
-            )
+            ),
+            "preparation": f"{name}: {they} clear a receptacle the plan uses afterwards (preparation)",
+            "goal": f"{name}: {they} handle an object the goal is about",
+        }[policy]
+
+    def _policy(self, block: set[int]) -> str | None:
+        """Which policy keeps a block ("alone", "preparation", "goal"), or None."""
+        if not self._self_contained(block):
+            return "alone"
         if self._is_preparation(block):
-            return f"{name}: {they} clear a receptacle the plan uses afterwards (preparation)"
+            return "preparation"
         if self._handles_goal_objects(block):
-            return f"{name}: {they} handle an object the goal is about"
+            return "goal"
         return None
 
     def _is_preparation(self, block: set[int]) -> bool:
@@ -656,9 +666,9 @@ class Reviewer:
             removed = True
 
     def _removable(self, block: set[int]) -> bool:
-        if any(s in self.removed for s in block) or self.kept_by_policy(block) is not None:
+        if any(s in self.removed for s in block) or self._policy(block) is not None:
             return False
-        return self._acceptable(self.sim.without(self.trace, block), block)
+        return self._acceptable(self.sim.without(self.trace, block, strict=True), block)
 
     def _removal_reason(self, block: set[int]) -> str:
         if len(block) == 1:
@@ -897,7 +907,7 @@ class Reviewer:
         for step in list(self.added):
             if self.exhausted():
                 break
-            if self._acceptable(self.sim.without(self.trace, {step}), {step}):
+            if self._acceptable(self.sim.without(self.trace, {step}, strict=True), {step}):
                 del self.added[step]
                 self._apply({step})
                 pruned = True

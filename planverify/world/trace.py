@@ -152,10 +152,16 @@ class Simulator:
         return Trace(list(order), before, outcomes, states, self._units(states), impossible)
 
     def without(
-        self, trace: Trace, block: set[int], extra: dict[int, list[int]] | None = None
+        self,
+        trace: Trace,
+        block: set[int],
+        extra: dict[int, list[int]] | None = None,
+        *,
+        strict: bool = False,
     ) -> Variant:
         """The trace's sequence without the steps in `block` (and with the steps `extra` maps a
-        position to inserted right before it)."""
+        position to inserted right before it). `strict`: stop at the first step that becomes
+        impossible (the variant then lists it, and its units are the trace's)."""
         extra = extra or {}
         positions = [trace.position(s) for s in block] + list(extra)
         first, last = min(positions), max(positions)
@@ -163,16 +169,21 @@ class Simulator:
         states = [state.copy() for state in source]
         impossible = {s for s in trace.impossible if trace.position(s) < first}
 
-        def run(step: int) -> None:
+        def run(step: int) -> bool:
+            """Run a step in every world; whether it newly cannot happen."""
             self.work += len(states)
+            new = False
             if apply(states[0], self.steps[step]).problem:
                 impossible.add(step)
+                new = step not in trace.impossible
             for state in states[1:]:
                 apply(state, self.steps[step])
+            return new
 
         for pos in range(first, len(trace.order)):
             for inserted in extra.get(pos, []):
-                run(inserted)
+                if run(inserted) and strict:
+                    return Variant(frozenset(impossible), trace.units)
             step = trace.order[pos]
             if step in block:
                 continue
@@ -182,7 +193,8 @@ class Simulator:
             ):
                 rest = {s for s in trace.impossible if trace.position(s) >= pos}
                 return Variant(frozenset(impossible | rest), trace.units)
-            run(step)
+            if run(step) and strict:
+                return Variant(frozenset(impossible), trace.units)
         for inserted in extra.get(len(trace.order), []):
             run(inserted)
         return Variant(frozenset(impossible), self._units(states))

@@ -318,8 +318,10 @@ class Reviewer:
             if action.objects and step not in self._inactive:
                 self._on.setdefault(action.objects[0], []).append(pos)
                 self._on_verb.setdefault((action.objects[0], action.verb), []).append(pos)
-                for name in dict.fromkeys(action.objects):
-                    self._named.setdefault(name, []).append(pos)
+                for name in action.objects:
+                    seen = self._named.setdefault(name, [])
+                    if not seen or seen[-1] != pos:
+                        seen.append(pos)
 
     def _self_contained(self, block: set[int]) -> bool:
         """Whether a block can go as a whole: each put-down goes with the pick-up before it or

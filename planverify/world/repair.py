@@ -690,30 +690,35 @@ class Reviewer:
         return f"without {name} every goal condition the plan meets still holds"
 
     def _evidence(self) -> dict[str, int]:
-        """For each goal condition the final plan meets: the input position of the step that
-        makes it hold (the last one that turns it true)."""
+        """For each goal condition the final plan meets and the start does not: the input
+        position of the step that makes it hold (the last one that turns it true), found
+        walking back from the end."""
         if self.spec is None:
             return {}
         by: dict[str, int] = {}
         kinds = {t for name in self.spec.types() for t in types_of(name)}
-        before = {u.text: u.met for u in self.sim.judge(self.sim.starts[0])}
-        for pos, step in enumerate(self.order):
+        start = {u.text for u in self.sim.judge(self.sim.starts[0]) if u.met is True}
+        pending = {u.text for u in self.sim.judge(self.trace.final[0]) if u.met is True} - start
+        for pos in range(len(self.order) - 1, -1, -1):
+            if not pending:
+                break
+            step = self.order[pos]
             if self.trace.outcomes[pos].changed is False or not self.active(step):
                 continue
             prior = self.trace.before[pos][0]
-            after = (
+            later = (
                 self.trace.before[pos + 1][0] if pos + 1 < len(self.order) else self.trace.final[0]
             )
             if not any(  # only a change to an object the goal names can change a condition
                 obj.kind in kinds
-                for key, obj in after.objects.items()
+                for key, obj in later.objects.items()
                 if prior.objects.get(key) is not obj
             ):
                 continue
-            for unit in self.sim.judge(after):
-                if unit.met is True and before.get(unit.text) is not True:
-                    by[unit.text] = step
-                before[unit.text] = unit.met
+            before = {u.text: u.met for u in self.sim.judge(prior)}
+            for text in [t for t in pending if before.get(t) is not True]:
+                by[text] = step
+                pending.discard(text)
         return by
 
     # ------------------------------------------------------------------ missing steps

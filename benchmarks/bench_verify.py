@@ -89,12 +89,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="planverify-bench-") as tmp:
         work = Path(tmp)
         done, elapsed = runner.run(run(args, games, work))
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        loader = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         worst, worst_id, worst_steps = runner.run(slowest(games, work, args.judge))
         size = (work / "checkpoints.sqlite").stat().st_size
         wal = work / "checkpoints.sqlite-wal"
         size += wal.stat().st_size if wal.exists() else 0
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    loader = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     print(
         f"episodes: {done} from {len(games)} game files, judge {args.judge}, concurrency {args.concurrency}"
     )

@@ -23,6 +23,7 @@ class JudgeReply:
     critique: Critique  # flags, missing steps and dropped fragments
     usage: TokenUsage = field(default_factory=TokenUsage)  # tokens spent
     warnings: list[str] = field(default_factory=list)  # what the result should note, if any
+    uncovered: list[int] = field(default_factory=list)  # 0-based steps its answer never judged
 
 
 @dataclass
@@ -106,6 +107,16 @@ class Answer(Generic[S]):
     parsed: S | None  # the structured answer, None for text answers and failed parses
     text: str  # the raw text, for the text protocol or the fallback parser
     usage: TokenUsage  # tokens spent
+    cut_short: bool = False  # the provider stopped it at the output-token limit
+
+
+_CUT = {"length", "max_tokens", "MAX_TOKENS"}  # finish or stop reasons of a token-limit stop
+
+
+def cut_short(message: BaseMessage) -> bool:
+    """Whether a reply was stopped by the output-token limit (OpenAI, Anthropic, Gemini names)."""
+    meta = message.response_metadata or {}
+    return meta.get("finish_reason") in _CUT or meta.get("stop_reason") in _CUT
 
 
 async def ask(
@@ -130,11 +141,12 @@ async def ask(
             )
             parsed = out.get("parsed")
             raw: BaseMessage = out["raw"]
-            return Answer(parsed if isinstance(parsed, schema) else None, raw.text, usage_of(raw))
+            parsed = parsed if isinstance(parsed, schema) else None
+            return Answer(parsed, raw.text, usage_of(raw), cut_short(raw))
     reply = await policy.call(
         lambda: model.ainvoke(messages), estimate=estimate, spent=lambda m: usage_of(m).total
     )
-    return Answer(None, reply.text, usage_of(reply))
+    return Answer(None, reply.text, usage_of(reply), cut_short(reply))
 
 
 def numbered(plan: Sequence[str]) -> str:

@@ -9,13 +9,14 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
-from planverify.agents.base import JudgeReply, as_data, ask, numbered
+from planverify.agents.base import Answer, JudgeReply, as_data, ask, numbered
+from planverify.agents.coverage import continuation, left_out, merge
 from planverify.agents.parsing import (
     StepResolver,
     add_flag,
     add_missing,
     canonical,
-    parse_judge_text,
+    read_judge_text,
 )
 from planverify.calls import CallPolicy
 from planverify.critique import Critique
@@ -39,6 +40,11 @@ class JudgeVerdict(BaseModel):
     remove: list[StepToRemove] = Field(default_factory=list, description="steps to remove")
     missing: list[str] = Field(
         default_factory=list, description="missing steps, each as an action in the notation"
+    )
+    keep: list[int] | None = Field(
+        default=None,
+        description="1-based numbers of every Driver step you keep: each Driver step you judged "
+        "is either here or in remove",
     )
 
 
@@ -73,11 +79,20 @@ def judge_messages(goal: str, plan: Sequence[str], grounding: str = "") -> list[
 
 def critique_from_verdict(verdict: JudgeVerdict, plan: Sequence[str]) -> Critique:
     """Validate a structured answer the same way as a text one."""
+    return read_verdict(verdict, plan)[0]
+
+
+def read_verdict(verdict: JudgeVerdict, plan: Sequence[str]) -> tuple[Critique, list[int] | None]:
+    """`critique_from_verdict`, and the 0-based steps the answer judged: those it removes and
+    keeps (None when it gives no `keep` list: then it speaks for the whole plan)."""
     critique = Critique()
     resolver = StepResolver(plan)
+    covered: list[int] = []
     for item in verdict.remove:
         action = canonical(item.action) if item.action.strip() else None
         index = resolver.resolve(item.step, action or item.action.strip() or None)
+        if isinstance(index, int):
+            covered.append(index)
         add_flag(
             critique,
             resolver.plan,
@@ -88,7 +103,10 @@ def critique_from_verdict(verdict: JudgeVerdict, plan: Sequence[str]) -> Critiqu
     for description in verdict.missing:
         add_missing(critique, description)
     critique.flags.sort(key=lambda f: f.step)
-    return critique
+    if verdict.keep is None:
+        return critique, None
+    kept = [n - 1 for n in verdict.keep if 1 <= n <= len(plan)]
+    return critique, sorted({*covered, *kept})
 
 
 class ModelJudge:
@@ -132,6 +150,22 @@ class ModelJudge:
         messages = judge_messages(goal, plan, block)
         schema = JudgeVerdict if self.output == "structured" else None
         answer = await ask(self.model, messages, self.policy, schema)
-        if answer.parsed is not None:
-            return JudgeReply(critique_from_verdict(answer.parsed, plan), answer.usage)
-        return JudgeReply(parse_judge_text(answer.text, plan), answer.usage)
+        critique, covered = read_answer(answer, plan)
+        left = left_out(plan, covered, cut=answer.cut_short)
+        if not left:
+            return JudgeReply(critique, answer.usage)
+        more = await ask(self.model, [*messages, continuation(plan, left)], self.policy, schema)
+        extra, judged = read_answer(more, plan)
+        still = left_out(plan, judged, cut=more.cut_short, among=left)
+        return JudgeReply(merge(critique, extra, plan), answer.usage + more.usage, uncovered=still)
+
+
+def read_answer(
+    answer: Answer[JudgeVerdict], plan: Sequence[str]
+) -> tuple[Critique, list[int] | None]:
+    """The critique of an answer, structured or text, and the steps it judged (see
+    `read_verdict` and `read_judge_text`)."""
+    if answer.parsed is not None:
+        return read_verdict(answer.parsed, plan)
+    critique, covered = read_judge_text(answer.text, plan)
+    return critique, covered

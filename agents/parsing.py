@@ -370,11 +370,20 @@ def add_missing(critique: Critique, description: str) -> None:
 
 def parse_judge_text(text: str, plan: Sequence[str]) -> Critique:
     """Parse the text protocol (`ACTION:`/`ANNOTATION:` with `#REMOVE`, then `#MISSING`)."""
+    return read_judge_text(text, plan)[0]
+
+
+def read_judge_text(text: str, plan: Sequence[str]) -> tuple[Critique, list[int]]:
+    """`parse_judge_text`, and the 0-based steps the answer judged (blocks tied to one step),
+    in the order it wrote them."""
     critique = Critique()
+    covered: list[int] = []
     blocks, missing = _blocks(strip_reasoning(text))
     resolver = StepResolver(plan)
     for block in blocks:
         index = block.why or resolver.resolve(block.number, block.action)
+        if isinstance(index, int) and "".join(block.text).strip():  # a verdict, not a bare copy
+            covered.append(index)
         removal = _removal("\n".join(block.text))
         if removal is None:
             continue
@@ -388,4 +397,4 @@ def parse_judge_text(text: str, plan: Sequence[str]) -> Critique:
     for description in missing:
         add_missing(critique, description)
     critique.flags.sort(key=lambda f: f.step)
-    return critique
+    return critique, covered

@@ -19,6 +19,7 @@ from langgraph.types import Command, RetryPolicy, interrupt
 
 from planverify.agents import ModelJudge, RulesJudge, resolve_judge, resolve_planner
 from planverify.agents.base import Insertion, Judge, JudgeReply, Planner
+from planverify.agents.coverage import spans
 from planverify.agents.parsing import StepResolver, add_flag
 from planverify.agents.planner import commander_goal
 from planverify.calls import CallLimits, ModelCallFailed, retryable
@@ -209,15 +210,28 @@ async def judge(
         if certifies(runtime.context, grounding) and not isinstance(verifier, RulesJudge):
             reply.critique, vetoes = certify_flags(lines, reply.critique, grounding)
     iteration = state.iteration + 1
+    uncovered = sorted({i for i in reply.uncovered if 0 <= i < len(lines)})
+    record = Iteration(
+        iteration=iteration,
+        critique=reply.critique,
+        vetoes=vetoes,
+        incomplete=bool(uncovered),
+        uncovered=uncovered,
+    )
     update = {
         "iteration": iteration,
         "pending": reply.critique,
-        "history": [Iteration(iteration=iteration, critique=reply.critique, vetoes=vetoes)],
+        "history": [record],
         "usage": {"judge": reply.usage} if reply.usage.calls else {},
     }
     warnings = [w for w in reply.warnings if w not in state.warnings]
     if iteration == 1 and grounding.note:
         warnings.insert(0, f"{grounding.note}: steps are judged by the objects the text names")
+    if uncovered:
+        warnings.append(
+            f"Judge pass {iteration} left steps {spans(uncovered)} unjudged, even when asked "
+            "again: that pass is incomplete"
+        )
     if warnings:
         update["warnings"] = warnings
     review_it = runtime.context.review and reply.critique.objections
@@ -237,7 +251,7 @@ async def review(state: PlanState, runtime: Runtime[VerifierContext]) -> dict[st
         }
     )
     critique = apply_review(state.pending, answer, state.lines())
-    record = Iteration(iteration=state.iteration, critique=critique)
+    record = state.history[-1].model_copy(update={"critique": critique})
     return {"pending": critique, "history": [record]}
 
 
@@ -248,18 +262,27 @@ def _stop(reason: StopReason) -> Command[Any]:
 async def converge(
     state: PlanState, runtime: Runtime[VerifierContext]
 ) -> Command[Literal["planner", "judge", "__end__"]]:
-    """Decide whether the loop goes on, and record why it stops."""
+    """Decide whether the loop goes on, and record why it stops.
+
+    A pass that left Driver steps unjudged (`Iteration.incomplete`) never ends the loop as
+    `no_objections` or `no_change`: the Judge looks again, and when the cap comes first the
+    loop stops as `incomplete`.
+    """
     context = runtime.context
+    last = state.history[-1]
+    capped = state.iteration >= context.max_iterations
     if state.pending is not None:
         if context.static:  # whatever the Judge said: a static result is always marked so
             return _stop("static")
-        if not state.pending.objections:
+        if state.pending.objections:
+            return Command(goto="planner")
+        if not last.incomplete:
             return _stop("no_objections")
-        return Command(goto="planner")
-    if not state.history[-1].edits:
+        return _stop("incomplete") if capped else Command(goto="judge")
+    if not last.edits and not last.incomplete:
         return _stop("no_change")
-    if state.iteration >= context.max_iterations:
-        return _stop("max_iterations")
+    if capped:
+        return _stop("incomplete" if last.incomplete else "max_iterations")
     return Command(goto="judge")
 
 

@@ -12,7 +12,8 @@ from planverify.critique import Critique, Dropped, Veto
 from planverify.episode import Scene
 from planverify.usage import TokenUsage, add_usage
 
-StopReason = Literal["no_objections", "no_change", "max_iterations", "static"]
+# `incomplete`: the cap was reached, and the last Judge pass left Driver steps unjudged
+StopReason = Literal["no_objections", "no_change", "max_iterations", "incomplete", "static"]
 
 
 class Step(BaseModel):
@@ -43,6 +44,8 @@ class Iteration(BaseModel):
     edits: list[Edit] = Field(default_factory=list)  # what the Planner changed
     dropped: list[Dropped] = Field(default_factory=list)  # Planner output that was not applied
     vetoes: list[Veto] = Field(default_factory=list)  # flags and insertions the simulator refused
+    incomplete: bool = False  # the Judge's answer left Driver steps unjudged, even asked again
+    uncovered: list[int] = Field(default_factory=list)  # those steps, 0-based in the judged plan
 
 
 def merge_history(left: list[Iteration], right: list[Iteration]) -> list[Iteration]:

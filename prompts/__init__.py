@@ -15,6 +15,7 @@ from importlib import resources
 NAMES = (
     "judge_system",
     "judge_user",
+    "judge_continue",
     "planner_system",
     "planner_user",
     "goal_system",

@@ -92,7 +92,7 @@ def test_in_the_loop_vetoes_are_recorded_and_shown_to_the_judge_next_time() -> N
         PLAN,
         GOAL,
         scene=KITCHEN,
-        judge=scripted(first, judged([PLAN[0], *PLAN[3:5]])),
+        judge=scripted(first, judged([PLAN[0], PLAN[2], *PLAN[3:5]])),
         certify=False,
     )
     assert needed not in unchecked.refined and unchecked.history[0].vetoes == []

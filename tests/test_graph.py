@@ -184,7 +184,8 @@ def test_flags_that_cannot_apply_are_no_objection_at_all() -> None:
         f"ACTION: 1. {SAY}\nANNOTATION: chatter #REMOVE: not an action\n"
         "ACTION: 7. Driver.Open('Fridge')\nANNOTATION: #REMOVE: not needed"
     )
-    result = verify_plan(BREW, GOAL, judge=scripted(answer), planner=scripted())
+    judge = scripted(answer, judged(BREW))  # the steps the first answer left out, asked again
+    result = verify_plan(BREW, GOAL, judge=judge, planner=scripted())
     assert (result.stop_reason, result.iterations, result.revisions) == ("no_objections", 1, 0)
     assert result.refined == BREW
     whys = history_dropped(result)
@@ -379,7 +380,8 @@ def test_flags_that_match_no_step_are_never_applied_to_another() -> None:
         "ACTION: 4. Driver.Move(1.0)\nANNOTATION: #REMOVE: walks off\n"  # the text names step 3
         "ANNOTATION: #REMOVE: whatever comes next"  # no step of its own
     )
-    judge = scripted(answer, judged([PLAN[0], PLAN[2], *PLAN[3:]]))
+    rest = "\n".join(f"ACTION: {n}. {PLAN[n - 1]}\nANNOTATION: needed" for n in (4, 5, 6))
+    judge = scripted(answer, rest, judged([PLAN[0], *PLAN[3:]]))
     result = verify_plan(PLAN, GOAL, judge=judge, certify=False)
     critique = result.history[0].critique
     assert [(f.step, f.action) for f in critique.flags] == [(1, PLAN[1]), (2, PLAN[2])]
@@ -420,8 +422,20 @@ def test_flags_of_a_custom_judge_object_are_checked_like_a_models() -> None:
 def test_insertions_land_where_the_planner_says() -> None:
     judge = scripted(
         judged(PLAN, (3, "walks off"), (4, "walks back"), missing=["go to the machine"]),
-        judged([*CLEAN, "Driver.Move(0.5)"], missing=["the light"]),
-        judged(CLEAN),
+        judged(
+            ["Driver.TurnLeft(90)", SAY, PLAN[1], "Driver.Move(0.5)", *PLAN[4:]],
+            missing=["the light"],
+        ),
+        judged(
+            [
+                "Driver.TurnLeft(90)",
+                SAY,
+                PLAN[1],
+                "Driver.Move(0.5)",
+                "Driver.ToggleOn('LightSwitch')",
+                *PLAN[4:],
+            ]
+        ),
     )
     planner = scripted(
         # the Planner sees the plan after the removals: 1 Say, 2 PickUp, 3 PutAOnB, 4 ToggleOn
@@ -602,7 +616,8 @@ def test_a_judge_echoing_hostile_text_cannot_act_outside_the_notation() -> None:
         "#MISSING: Driver.Teleport('Moon')\n"
         "#MISSING: __import__('os').system('rm -rf /')\n"
     )
-    judge = scripted(echo, judged([plan[0], plan[2]]))
+    rest = f"ACTION: 3. {plan[2]}\nANNOTATION: needed"  # asked again: the step it left out
+    judge = scripted(echo, rest, judged([plan[0], plan[2]]))
     result = verify_plan(plan, GOAL, judge=judge, planner="rules", certify=False)
     assert result.status == "ok", result.error
     assert result.refined == [plan[0], plan[2]], "the dialogue stays; no step was added"

@@ -87,7 +87,9 @@ def test_model_planner_inserts_missing_steps_where_it_says() -> None:
 
 
 def test_insertion_before_the_first_step() -> None:
-    judge = scripted(judged(PLAN, missing="walk to the counter first"), judged(PLAN))
+    judge = scripted(
+        judged(PLAN, missing="walk to the counter first"), judged(["Driver.Move(0.5)", *PLAN])
+    )
     planner = scripted("INSERT AFTER 0: Driver.Move(0.5)")
     result = verify_plan(PLAN, GOAL, judge=judge, planner=planner)
     assert result.refined[0] == "Driver.Move(0.5)"
@@ -129,7 +131,8 @@ def test_reasoning_blocks_markdown_and_wrong_flags_are_handled() -> None:
         "ACTION: 7. Driver.Open('Fridge')\n"
         "ANNOTATION: #REMOVE: not in the plan\n"
     )
-    result = verify_plan(PLAN, GOAL, judge=scripted(answer, CLEAN))
+    rest = "\n".join(f"ACTION: {n}. {PLAN[n - 1]}\nANNOTATION: needed" for n in (2, 4))
+    result = verify_plan(PLAN, GOAL, judge=scripted(answer, rest, CLEAN))
     assert result.refined == [PLAN[0], PLAN[1], PLAN[3]]
     dropped = result.history[0].critique.dropped
     assert any("dialogue" in d.why for d in dropped)

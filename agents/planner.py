@@ -16,15 +16,23 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
 from planverify.agents.base import Answer, Insertion, PlannerReply, as_data, ask, numbered
-from planverify.agents.parsing import strip_reasoning
+from planverify.agents.parsing import canonical, strip_reasoning
 from planverify.calls import CallPolicy
 from planverify.critique import Dropped, Missing
-from planverify.notation import NotationError, parse_action
+from planverify.notation import MOTION_VERBS, NotationError, parse_action
 from planverify.prompts import PROMPT_VERSION, render
 from planverify.usage import TokenUsage
 
 _INSERT = re.compile(r"INSERT\s+AFTER\s+(?:step\s*)?(?P<n>-?\d+)\s*[:\-]\s*(?P<action>.+)", re.I)
 _GOAL = re.compile(r"GOAL\s*:\s*(?P<goal>.+)", re.I)
+_GOAL_WORD = re.compile(r"^goal\s*:\s*", re.I)
+_SPEAKER = re.compile(
+    r"^(?:the\s+)?(?:driver|commander|user|robot|assistant)(?:\s+(?:says|said|asks|asked))?"
+    r"\s*(?::|[-\u2013\u2014](?=\s))\s*",
+    re.I,
+)  # `Driver: ...`, `commander - ...`: a speaker's label copied from the dialogue
+_MARKS = re.compile(r"^(?:#+|>+|[-+*\u2022](?=\s))\s*")  # heading, quote and bullet marks
+_WRAP = " \"'`*_\u201c\u201d\u2018\u2019\u00ab\u00bb"  # quotes and emphasis around a goal
 
 
 def validate_insertion(
@@ -43,6 +51,57 @@ def validate_insertion(
     return Insertion(after=after, action=str(parsed), reason=reason)
 
 
+def drop_repeats(plan: Sequence[str], reply: PlannerReply) -> PlannerReply:
+    """The reply without insertions that repeat a step right next to where they go, or an
+    earlier insertion at the same place: such a copy changes nothing. Each is dropped with why.
+
+    Motion (`Move`, `TurnLeft`, `TurnRight`) is exempt: two moves in a row go further.
+    """
+    kept = PlannerReply(dropped=list(reply.dropped), usage=reply.usage)
+    placed: set[tuple[int, str]] = set()  # (position, action) of the insertions kept so far
+    for insertion in reply.insertions:
+        why = _repeat(plan, insertion, placed)
+        if why is None:
+            kept.insertions.append(insertion)
+            placed.add((insertion.after, insertion.action))
+        else:
+            kept.dropped.append(
+                Dropped(text=f"after {insertion.after + 1}: {insertion.action}", why=why)
+            )
+    return kept
+
+
+def _repeat(plan: Sequence[str], insertion: Insertion, placed: set[tuple[int, str]]) -> str | None:
+    """Why an insertion is a repeat (see `drop_repeats`), or None."""
+    action = canonical(insertion.action) or insertion.action
+    if parse_action(action).verb in MOTION_VERBS:
+        return None
+    if (insertion.after, insertion.action) in placed:
+        return "repeats another insertion at the same place"
+    for index, side in ((insertion.after + 1, "after"), (insertion.after, "before")):
+        if 0 <= index < len(plan) and (canonical(plan[index]) or plan[index]) == action:
+            return (
+                f"step {index + 1}, right {side} the insertion point, is already {action}: "
+                "a second copy in a row changes nothing"
+            )
+    return None
+
+
+def clean_goal(text: str) -> str:
+    """A goal line without the wrapping a model may add: markdown, quotes, a repeated `GOAL:`
+    label and a speaker's label (`Driver: Please make coffee.` -> `Please make coffee.`).
+
+    >>> clean_goal('**GOAL:** "Commander: Make a mug of coffee."')
+    'Make a mug of coffee.'
+    """
+    previous = None
+    while text != previous:
+        previous = text
+        text = _MARKS.sub("", text.strip()).strip(_WRAP)
+        text = _SPEAKER.sub("", _GOAL_WORD.sub("", text))
+    return text
+
+
 def commander_goal(dialogue: Sequence[str]) -> str:
     """The model-free goal: the Commander's utterances, joined."""
     said = [line.removeprefix("Commander: ") for line in dialogue if line.startswith("Commander: ")]
@@ -53,7 +112,7 @@ class RulesPlanner:
     """Applies critiques without a model: inserts only the concrete actions the Judge named."""
 
     name = "rules"
-    version = "1"  # bump whenever a change can alter an insertion
+    version = "2"  # bump whenever a change can alter an insertion (2: repeats are dropped)
     uses_model = False
 
     async def ainsert(
@@ -170,5 +229,5 @@ class ModelPlanner:
         answer: Answer[BaseModel] = await ask(self.model, messages, self.policy)
         text = strip_reasoning(answer.text).strip()
         m = _GOAL.search(text)
-        goal = (m["goal"] if m else text.splitlines()[0] if text else "").strip()
+        goal = clean_goal(m["goal"] if m else text.splitlines()[0] if text else "")
         return goal or commander_goal(dialogue), answer.usage

@@ -21,7 +21,7 @@ from planverify.agents import ModelJudge, RulesJudge, resolve_judge, resolve_pla
 from planverify.agents.base import Insertion, Judge, JudgeReply, Planner
 from planverify.agents.coverage import spans
 from planverify.agents.parsing import StepResolver, add_flag
-from planverify.agents.planner import commander_goal
+from planverify.agents.planner import commander_goal, drop_repeats
 from planverify.calls import CallLimits, ModelCallFailed, retryable
 from planverify.critique import Critique, Veto
 from planverify.episode import input_digest
@@ -298,6 +298,7 @@ async def planner(state: PlanState, runtime: Runtime[VerifierContext]) -> dict[s
         reply = await planner_of(runtime.context).ainsert(
             state.goal or "", [s.action for s in kept], missing
         )
+        reply = drop_repeats([s.action for s in kept], reply)
         insertions = reply.insertions
         grounding = grounding_of(state)
         if certifies(runtime.context, grounding):

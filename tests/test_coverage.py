@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from typing import Any
 
 from langchain_core.messages import AIMessage
 
@@ -173,3 +174,35 @@ def test_a_structured_follow_up_still_short_leaves_the_pass_incomplete() -> None
 def test_left_out_counts_only_the_steps_asked_for() -> None:
     assert left_out(PLAN, [3, 4], cut=False, among=[3, 4, 5]) == [5]
     assert left_out(PLAN, None, cut=True) == [], "a whole structured answer"
+
+
+def test_a_server_answer_cut_at_the_length_limit_is_continued_over_http() -> None:
+    from langchain_openai import ChatOpenAI
+
+    from tests.fake_openai import FakeOpenAI, Reply
+
+    plan = PLAN[:4]
+
+    def respond(body: dict[str, Any]) -> Reply:
+        asked = str(body["messages"][-1]["content"])
+        if "<steps>" in asked:  # the follow-up: judge what the cut answer left out
+            return Reply(content=steps(plan, [3, 4], flagged=[4]), usage=(30, 12))
+        cut = steps(plan, [1, 2]) + "\nACTION: 3. Driver.Move(3.0)\nANNOTATION: wal"
+        return Reply(content=cut, finish_reason="length", usage=(25, 16))
+
+    with FakeOpenAI(respond) as server:
+        model = ChatOpenAI(model="m", base_url=server.base_url, api_key="x", max_retries=0)
+        result = verify_plan(plan, GOAL, judge=model, static=True, certify=False)
+        bodies = list(server.requests)
+    assert result.status == "ok", result.error
+    assert len(bodies) == 2
+    listed = asked_for(str(bodies[1]["messages"][-1]["content"]))
+    assert listed == ["3. Driver.Move(3.0)", "4. Driver.Move(4.0)"]
+    (record,) = result.history
+    assert not record.incomplete and [f.step for f in record.critique.flags] == [3]
+    assert not any("unjudged" in w for w in result.warnings)
+    assert result.usage["judge"].model_dump() == {
+        "calls": 2,
+        "input_tokens": 55,
+        "output_tokens": 28,
+    }

@@ -68,9 +68,10 @@ def test_each_insertion_keeps_the_reason_of_its_own_missing_item(
     answer_order: tuple[int, int],
 ) -> None:
     wanted = ["the coffee machine is never switched on", "the mug is never put in the sink"]
+    inserted = [*PLAN[:2], "Driver.Open('Fridge')", *PLAN[2:], "Driver.ToggleOn('CoffeeMachine')"]
     judge = scripted(
         judged(PLAN) + "".join(f"\n#MISSING: {w}" for w in wanted),
-        judged(PLAN),
+        judged(inserted),  # the second pass judges the plan with both insertions
     )
     lines = [
         "INSERT AFTER 4: Driver.ToggleOn('CoffeeMachine')",

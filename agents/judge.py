@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Literal
 
@@ -20,9 +21,12 @@ from planverify.agents.parsing import (
 from planverify.calls import CallPolicy
 from planverify.critique import Critique
 from planverify.episode import Scene
+from planverify.params import Tuning
 from planverify.prompts import PROMPT_VERSION, render
 from planverify.world import Grounding
 from planverify.world.facts import facts
+
+_PROTOCOL = re.compile(r"ACTION\s*:|#\s*MISSING|#\s*REMOVE", re.I)
 
 
 class StepToRemove(BaseModel):
@@ -91,6 +95,11 @@ def critique_from_verdict(verdict: JudgeVerdict, plan: Sequence[str]) -> Critiqu
     return critique
 
 
+def in_protocol(text: str) -> bool:
+    """Whether a reply is written in the Judge's text protocol."""
+    return _PROTOCOL.search(text) is not None
+
+
 class ModelJudge:
     """A Judge backed by any LangChain chat model."""
 
@@ -105,8 +114,10 @@ class ModelJudge:
         grounding: bool = False,
         name: str | None = None,
         policy: CallPolicy | None = None,
+        tuning: Tuning | None = None,
     ) -> None:
         self.model = model
+        self.tuning = tuning  # request parameters of a model made from a spec
         self.output = output
         self.grounding = grounding
         self.policy = policy or CallPolicy()
@@ -131,7 +142,9 @@ class ModelJudge:
         block += vetoes_block(vetoes)
         messages = judge_messages(goal, plan, block)
         schema = JudgeVerdict if self.output == "structured" else None
-        answer = await ask(self.model, messages, self.policy, schema)
+        cap = self.tuning.cap(len(plan)) if self.tuning else None
+        answer = await ask(self.model, messages, self.policy, schema, cap=cap, usable=in_protocol)
         if answer.parsed is not None:
-            return JudgeReply(critique_from_verdict(answer.parsed, plan), answer.usage)
-        return JudgeReply(parse_judge_text(answer.text, plan), answer.usage)
+            critique = critique_from_verdict(answer.parsed, plan)
+            return JudgeReply(critique, answer.usage, output=answer.method)
+        return JudgeReply(parse_judge_text(answer.text, plan), answer.usage, output=answer.method)

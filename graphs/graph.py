@@ -30,6 +30,7 @@ from planverify.graphs.record import record
 from planverify.graphs.review import apply_review
 from planverify.graphs.state import Iteration, PlanState, Step, StopReason, VerifyInput
 from planverify.notation import diagnose, parse_action
+from planverify.params import ModelOptions
 from planverify.result import VerificationResult
 from planverify.world import Grounding, ground
 from planverify.world.certify import certify_flags, certify_insertion
@@ -45,16 +46,23 @@ MODEL_RETRY = RetryPolicy(
 
 @lru_cache(maxsize=32)
 def _cached_judge(
-    spec: str, output: OutputMode, base_url: str | None, grounding: bool, limits: CallLimits
+    spec: str,
+    output: OutputMode,
+    base_url: str | None,
+    grounding: bool,
+    limits: CallLimits,
+    options: ModelOptions,
 ) -> Judge:
-    return resolve_judge(spec, output=output, base_url=base_url, grounding=grounding, limits=limits)
+    return resolve_judge(
+        spec, output=output, base_url=base_url, grounding=grounding, limits=limits, options=options
+    )
 
 
 @lru_cache(maxsize=32)
 def _cached_planner(
-    spec: str, output: OutputMode, base_url: str | None, limits: CallLimits
+    spec: str, output: OutputMode, base_url: str | None, limits: CallLimits, options: ModelOptions
 ) -> Planner:
-    return resolve_planner(spec, output=output, base_url=base_url, limits=limits)
+    return resolve_planner(spec, output=output, base_url=base_url, limits=limits, options=options)
 
 
 def judge_of(context: VerifierContext) -> Judge:
@@ -66,6 +74,7 @@ def judge_of(context: VerifierContext) -> Judge:
             context.base_url,
             context.grounding,
             context.limits(),
+            context.model_options(),
         )
     return resolve_judge(
         context.judge,
@@ -79,7 +88,11 @@ def planner_of(context: VerifierContext) -> Planner:
     """The Planner a run uses (specs are resolved once per process and settings)."""
     if isinstance(context.planner, str):
         return _cached_planner(
-            context.planner, context.judge_output, context.base_url, context.limits()
+            context.planner,
+            context.judge_output,
+            context.base_url,
+            context.limits(),
+            context.model_options(),
         )
     return resolve_planner(context.planner, output=context.judge_output, limits=context.limits())
 
@@ -212,7 +225,14 @@ async def judge(
     update = {
         "iteration": iteration,
         "pending": reply.critique,
-        "history": [Iteration(iteration=iteration, critique=reply.critique, vetoes=vetoes)],
+        "history": [
+            Iteration(
+                iteration=iteration,
+                critique=reply.critique,
+                vetoes=vetoes,
+                judge_output=reply.output,
+            )
+        ],
         "usage": {"judge": reply.usage} if reply.usage.calls else {},
     }
     warnings = [w for w in reply.warnings if w not in state.warnings]
@@ -237,7 +257,8 @@ async def review(state: PlanState, runtime: Runtime[VerifierContext]) -> dict[st
         }
     )
     critique = apply_review(state.pending, answer, state.lines())
-    record = Iteration(iteration=state.iteration, critique=critique)
+    output = state.history[-1].judge_output if state.history else None
+    record = Iteration(iteration=state.iteration, critique=critique, judge_output=output)
     return {"pending": critique, "history": [record]}
 
 

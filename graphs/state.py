@@ -43,6 +43,9 @@ class Iteration(BaseModel):
     edits: list[Edit] = Field(default_factory=list)  # what the Planner changed
     dropped: list[Dropped] = Field(default_factory=list)  # Planner output that was not applied
     vetoes: list[Veto] = Field(default_factory=list)  # flags and insertions the simulator refused
+    judge_output: str | None = (
+        None  # model Judges: output method of the answer (text, json_schema...)
+    )
 
 
 def merge_history(left: list[Iteration], right: list[Iteration]) -> list[Iteration]:

@@ -118,7 +118,9 @@ class VerifierContext:
             ("judge", self.judge),
             ("planner", self.planner),
         )
-        models = {role: params for role, thing in roles if (params := self.requested(thing, role))}
+        models: dict[str, dict[str, Any]] = {
+            role: params for role, thing in roles if (params := self.requested(thing, role))
+        }
         return RunSettings(
             judge=label(self.judge),
             planner=label(self.planner),

@@ -23,7 +23,7 @@ from typing import Any, Generic, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from planverify.calls import CallPolicy
 from planverify.capability import (
@@ -83,9 +83,19 @@ def json_mode_messages(
     return [*messages[:-1], HumanMessage(f"{last.text}{note}")]
 
 
+def _wire_schema(model: BaseChatModel, schema: type[BaseModel], method: str) -> Any:
+    """The schema as `with_structured_output` should get it. ChatOpenAI gets JSON schema as a
+    dict: given a class it lets the SDK parse the reply, which raises on prose or a cut answer
+    and loses the reply's text."""
+    if method == "json_schema" and type(model).__module__.startswith("langchain_openai"):
+        return schema.model_json_schema()
+    return schema
+
+
 def _runnable(model: BaseChatModel, schema: type[BaseModel], method: str) -> Any:
     try:
-        return model.with_structured_output(schema, method=method, include_raw=True)
+        wire = _wire_schema(model, schema, method)
+        return model.with_structured_output(wire, method=method, include_raw=True)
     except (NotImplementedError, ValueError, TypeError) as exc:
         if method == "function_calling":  # LangChain's generic implementation is tool calling
             try:
@@ -152,6 +162,11 @@ async def _structured_once(
         spent=lambda o: usage_of(o["raw"]).total,
     )
     parsed = out.get("parsed")
+    if isinstance(parsed, dict):
+        try:
+            parsed = schema.model_validate(parsed)
+        except ValidationError:
+            parsed = None
     return out["raw"], parsed if isinstance(parsed, schema) else None
 
 

@@ -13,6 +13,7 @@ from planverify.agents.planner import ModelPlanner, RulesPlanner
 from planverify.agents.rules import RulesJudge
 from planverify.calls import CallLimits
 from planverify.models import ModelSpecError, load_chat_model, parse_spec
+from planverify.params import ModelOptions, init_options, tuning
 
 OFFLINE_JUDGES = ("rules", "baseline")
 OFFLINE_PLANNERS = ("rules",)
@@ -37,18 +38,23 @@ def resolve_judge(
     base_url: str | None = None,
     grounding: bool = False,
     limits: CallLimits | None = None,
+    options: ModelOptions | None = None,
     **model_options: Any,
 ) -> Judge:
-    """A Judge from a spec ("rules", "baseline", a preset, "provider:model"), a model or a Judge."""
+    """A Judge from a spec ("rules", "baseline", a preset, "provider:model"), a model or a Judge;
+    `options` override the request parameters of a model made from a spec (`planverify.params`)."""
     if isinstance(judge, str):
         if judge == "baseline":
             return BaselineJudge()
         if judge == "rules":
             return RulesJudge()
         spec = parse_spec(judge, base_url=base_url)
-        model = load_chat_model(spec, **model_options)
+        tuned = tuning(spec, options)
+        model = load_chat_model(spec, **{**init_options(spec, tuned), **model_options})
         policy = (limits or CallLimits()).policy(spec.base_url or spec.provider)
-        return ModelJudge(model, output=output, grounding=grounding, name=judge, policy=policy)
+        return ModelJudge(
+            model, output=output, grounding=grounding, name=judge, policy=policy, tuning=tuned
+        )
     if isinstance(judge, BaseChatModel):
         policy = (limits or CallLimits()).policy(type(judge).__name__)
         return ModelJudge(judge, output=output, grounding=grounding, policy=policy)
@@ -63,6 +69,7 @@ def resolve_planner(
     output: Literal["text", "structured"] = "text",
     base_url: str | None = None,
     limits: CallLimits | None = None,
+    options: ModelOptions | None = None,
     **model_options: Any,
 ) -> Planner:
     """A Planner from a spec ("rules", a preset, "provider:model"), a chat model or a Planner."""
@@ -71,8 +78,9 @@ def resolve_planner(
             return RulesPlanner()
         spec = parse_spec(planner, base_url=base_url)
         policy = (limits or CallLimits()).policy(spec.base_url or spec.provider)
-        model = load_chat_model(spec, **model_options)
-        return ModelPlanner(model, output=output, name=planner, policy=policy)
+        tuned = tuning(spec, options)
+        model = load_chat_model(spec, **{**init_options(spec, tuned), **model_options})
+        return ModelPlanner(model, output=output, name=planner, policy=policy, tuning=tuned)
     if isinstance(planner, BaseChatModel):
         policy = (limits or CallLimits()).policy(type(planner).__name__)
         return ModelPlanner(planner, output=output, policy=policy)

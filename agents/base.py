@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
+from typing import Generic, Protocol, TypeVar, runtime_checkable
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages import BaseMessage
 from pydantic import BaseModel
 
+from planverify.agents.output import answer, usage_of
 from planverify.calls import CallPolicy, estimate_tokens
 from planverify.critique import Critique, Dropped, Missing
 from planverify.episode import Scene
@@ -23,6 +24,9 @@ class JudgeReply:
     critique: Critique  # flags, missing steps and dropped fragments
     usage: TokenUsage = field(default_factory=TokenUsage)  # tokens spent
     warnings: list[str] = field(default_factory=list)  # what the result should note, if any
+    output: str | None = (
+        None  # model Judges: the output method of the answer (text, json_schema...)
+    )
     uncovered: list[int] = field(default_factory=list)  # 0-based steps its answer never judged
 
 
@@ -80,18 +84,6 @@ class Planner(Protocol):
         ...
 
 
-def usage_of(message: BaseMessage) -> TokenUsage:
-    """Token usage reported on a model reply (zero when the provider reports none)."""
-    meta = message.usage_metadata if isinstance(message, AIMessage) else None
-    if not meta:
-        return TokenUsage(calls=1)
-    return TokenUsage(
-        calls=1,
-        input_tokens=meta.get("input_tokens", 0),
-        output_tokens=meta.get("output_tokens", 0),
-    )
-
-
 def estimate_messages(messages: Sequence[BaseMessage]) -> int:
     """Tokens a prompt will probably cost, for rate limiting (about four characters a token)."""
     return estimate_tokens("".join(str(m.content) for m in messages))
@@ -107,6 +99,7 @@ class Answer(Generic[S]):
     parsed: S | None  # the structured answer, None for text answers and failed parses
     text: str  # the raw text, for the text protocol or the fallback parser
     usage: TokenUsage  # tokens spent
+    method: str = "text"  # output method of the answer: json_schema, function_calling, ...
     cut_short: bool = False  # the provider stopped it at the output-token limit
 
 
@@ -124,29 +117,26 @@ async def ask(
     messages: list[BaseMessage],
     policy: CallPolicy,
     schema: type[S] | None = None,
+    *,
+    cap: int | None = None,
+    usable: Callable[[str], bool] | None = None,
 ) -> Answer[S]:
-    """Call a model under a call policy, with structured output when `schema` is given and the
-    model supports it; a reply that ignores the schema comes back as text to parse instead."""
-    estimate = estimate_messages(messages)
-    if schema is not None:
-        try:
-            runnable = model.with_structured_output(schema, include_raw=True)
-        except NotImplementedError:
-            runnable = None
-        if runnable is not None:
-            out: dict[str, Any] = await policy.call(
-                lambda: runnable.ainvoke(messages),  # type: ignore[arg-type, return-value]
-                estimate=estimate,
-                spent=lambda o: usage_of(o["raw"]).total,
-            )
-            parsed = out.get("parsed")
-            raw: BaseMessage = out["raw"]
-            parsed = parsed if isinstance(parsed, schema) else None
-            return Answer(parsed, raw.text, usage_of(raw), cut_short(raw))
-    reply = await policy.call(
-        lambda: model.ainvoke(messages), estimate=estimate, spent=lambda m: usage_of(m).total
+    """Call a model under a call policy, with structured output when `schema` is given: the
+    output methods the server takes are tried in turn (`planverify.agents.output`), and a reply
+    that ignores them comes back as text to parse instead. `cap` bounds the output tokens;
+    `usable(text)` says whether a reply that ignored the method follows the text protocol."""
+    outcome = await answer(
+        model,
+        messages,
+        policy,
+        schema,
+        estimate=estimate_messages(messages),
+        cap=cap,
+        usable=usable,
     )
-    return Answer(None, reply.text, usage_of(reply), cut_short(reply))
+    usage = sum((usage_of(r) for r in outcome.replies), TokenUsage())
+    cut = bool(outcome.replies) and cut_short(outcome.replies[-1])
+    return Answer(outcome.parsed, outcome.text, usage, outcome.method, cut)
 
 
 def numbered(plan: Sequence[str]) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Literal
 
@@ -21,9 +22,12 @@ from planverify.agents.parsing import (
 from planverify.calls import CallPolicy
 from planverify.critique import Critique
 from planverify.episode import Scene
+from planverify.params import Tuning
 from planverify.prompts import PROMPT_VERSION, render
 from planverify.world import Grounding
 from planverify.world.facts import facts
+
+_PROTOCOL = re.compile(r"ACTION\s*:|#\s*MISSING|#\s*REMOVE", re.I)
 
 
 class StepToRemove(BaseModel):
@@ -109,6 +113,11 @@ def read_verdict(verdict: JudgeVerdict, plan: Sequence[str]) -> tuple[Critique, 
     return critique, sorted({*covered, *kept})
 
 
+def in_protocol(text: str) -> bool:
+    """Whether a reply is written in the Judge's text protocol."""
+    return _PROTOCOL.search(text) is not None
+
+
 class ModelJudge:
     """A Judge backed by any LangChain chat model."""
 
@@ -123,8 +132,10 @@ class ModelJudge:
         grounding: bool = False,
         name: str | None = None,
         policy: CallPolicy | None = None,
+        tuning: Tuning | None = None,
     ) -> None:
         self.model = model
+        self.tuning = tuning  # request parameters of a model made from a spec
         self.output = output
         self.grounding = grounding
         self.policy = policy or CallPolicy()
@@ -149,15 +160,21 @@ class ModelJudge:
         block += vetoes_block(vetoes)
         messages = judge_messages(goal, plan, block)
         schema = JudgeVerdict if self.output == "structured" else None
-        answer = await ask(self.model, messages, self.policy, schema)
+        cap = self.tuning.cap(len(plan)) if self.tuning else None
+        answer = await ask(self.model, messages, self.policy, schema, cap=cap, usable=in_protocol)
         critique, covered = read_answer(answer, plan)
         left = left_out(plan, covered, cut=answer.cut_short)
         if not left:
-            return JudgeReply(critique, answer.usage)
-        more = await ask(self.model, [*messages, continuation(plan, left)], self.policy, schema)
+            return JudgeReply(critique, answer.usage, output=answer.method)
+        asked = [*messages, continuation(plan, left)]
+        more = await ask(self.model, asked, self.policy, schema, cap=cap, usable=in_protocol)
         extra, judged = read_answer(more, plan)
-        still = left_out(plan, judged, cut=more.cut_short, among=left)
-        return JudgeReply(merge(critique, extra, plan), answer.usage + more.usage, uncovered=still)
+        return JudgeReply(
+            merge(critique, extra, plan),
+            answer.usage + more.usage,
+            output=answer.method,
+            uncovered=left_out(plan, judged, cut=more.cut_short, among=left),
+        )
 
 
 def read_answer(

@@ -20,10 +20,12 @@ from planverify.agents.parsing import canonical, strip_reasoning
 from planverify.calls import CallPolicy
 from planverify.critique import Dropped, Missing
 from planverify.notation import MOTION_VERBS, NotationError, parse_action
+from planverify.params import Tuning
 from planverify.prompts import PROMPT_VERSION, render
 from planverify.usage import TokenUsage
 
 _INSERT = re.compile(r"INSERT\s+AFTER\s+(?:step\s*)?(?P<n>-?\d+)\s*[:\-]\s*(?P<action>.+)", re.I)
+_PROTOCOL = re.compile(r"INSERT\s+AFTER|\bNONE\b", re.I)  # a reply in the text protocol
 _GOAL = re.compile(r"GOAL\s*:\s*(?P<goal>.+)", re.I)
 _GOAL_WORD = re.compile(r"^goal\s*:\s*", re.I)
 _SPEAKER = re.compile(
@@ -209,8 +211,10 @@ class ModelPlanner:
         output: Literal["text", "structured"] = "text",
         name: str | None = None,
         policy: CallPolicy | None = None,
+        tuning: Tuning | None = None,
     ) -> None:
         self.model = model
+        self.tuning = tuning  # request parameters of a model made from a spec
         self.output = output
         self.policy = policy or CallPolicy()
         self.name = (
@@ -243,7 +247,15 @@ class ModelPlanner:
             return PlannerReply()
         messages = self._messages(goal, plan, missing)
         schema = Insertions if self.output == "structured" else None
-        answer = await ask(self.model, messages, self.policy, schema)
+        cap = self.tuning.cap(len(plan)) if self.tuning else None
+        answer = await ask(
+            self.model,
+            messages,
+            self.policy,
+            schema,
+            cap=cap,
+            usable=lambda t: _PROTOCOL.search(t) is not None,
+        )
         if answer.parsed is None:
             proposed = parse_insertions(answer.text)
         else:
@@ -260,7 +272,8 @@ class ModelPlanner:
             SystemMessage(render("goal_system")),
             HumanMessage(render("goal_user", dialogue=as_data("\n".join(dialogue)))),
         ]
-        answer: Answer[BaseModel] = await ask(self.model, messages, self.policy)
+        cap = self.tuning.cap(len(dialogue)) if self.tuning else None
+        answer: Answer[BaseModel] = await ask(self.model, messages, self.policy, cap=cap)
         text = strip_reasoning(answer.text).strip()
         m = _GOAL.search(text)
         goal = clean_goal(m["goal"] if m else text.splitlines()[0] if text else "")

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from planverify.calls import CallLimits
+from planverify.params import ModelOptions
 from planverify.result import GoalSource, RunSettings
 from planverify.world import WORLD_VERSION
 
@@ -73,6 +74,29 @@ class VerifierContext:
     tpm: int | None = None  # tokens per minute per provider, None = no limit
     timeout: float | None = 120.0  # seconds per model call
     max_retries: int = 5  # retries on rate limits, server errors and timeouts
+    # Request parameters of models made from specs (planverify.params):
+    temperature: float | None = None  # None: 0, or the model's own for reasoning models
+    model_params: dict[str, Any] = field(default_factory=dict)  # more parameters, by name
+
+    def model_options(self) -> ModelOptions:
+        """The request-parameter overrides, hashable."""
+        return ModelOptions.of(self.temperature, self.model_params)
+
+    def requested(self, thing: Any, role: Literal["judge", "planner"]) -> dict[str, Any]:
+        """The parameters a model role is called with: a spec's from `planverify.params`, a
+        model object's own."""
+        from planverify.models import ModelSpecError, parse_spec
+        from planverify.params import tuning
+
+        if not isinstance(thing, str):
+            return model_parameters(thing)
+        if thing in (("rules", "baseline") if role == "judge" else ("rules",)):
+            return {}
+        try:
+            spec = parse_spec(thing, base_url=self.base_url)
+        except ModelSpecError:
+            return {}  # resolving the spec reports the error
+        return tuning(spec, self.model_options()).settings()
 
     def with_limits(self, limits: CallLimits | None) -> VerifierContext:
         """These settings with the model-call limits of `limits` (the same when None)."""
@@ -90,10 +114,12 @@ class VerifierContext:
         """What these settings mean for results (Judge and Planner may be specs or objects)."""
         from planverify.prompts import PROMPT_VERSION
 
-        models = {
-            role: params
-            for role, thing in (("judge", self.judge), ("planner", self.planner))
-            if (params := model_parameters(thing))
+        roles: tuple[tuple[Literal["judge", "planner"], Any], ...] = (
+            ("judge", self.judge),
+            ("planner", self.planner),
+        )
+        models: dict[str, dict[str, Any]] = {
+            role: params for role, thing in roles if (params := self.requested(thing, role))
         }
         return RunSettings(
             judge=label(self.judge),

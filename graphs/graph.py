@@ -31,6 +31,7 @@ from planverify.graphs.record import record
 from planverify.graphs.review import apply_review
 from planverify.graphs.state import Iteration, PlanState, Step, StopReason, VerifyInput
 from planverify.notation import diagnose, parse_action
+from planverify.params import ModelOptions
 from planverify.result import VerificationResult
 from planverify.world import Grounding, ground
 from planverify.world.certify import certify_flags, certify_insertion
@@ -46,16 +47,23 @@ MODEL_RETRY = RetryPolicy(
 
 @lru_cache(maxsize=32)
 def _cached_judge(
-    spec: str, output: OutputMode, base_url: str | None, grounding: bool, limits: CallLimits
+    spec: str,
+    output: OutputMode,
+    base_url: str | None,
+    grounding: bool,
+    limits: CallLimits,
+    options: ModelOptions,
 ) -> Judge:
-    return resolve_judge(spec, output=output, base_url=base_url, grounding=grounding, limits=limits)
+    return resolve_judge(
+        spec, output=output, base_url=base_url, grounding=grounding, limits=limits, options=options
+    )
 
 
 @lru_cache(maxsize=32)
 def _cached_planner(
-    spec: str, output: OutputMode, base_url: str | None, limits: CallLimits
+    spec: str, output: OutputMode, base_url: str | None, limits: CallLimits, options: ModelOptions
 ) -> Planner:
-    return resolve_planner(spec, output=output, base_url=base_url, limits=limits)
+    return resolve_planner(spec, output=output, base_url=base_url, limits=limits, options=options)
 
 
 def judge_of(context: VerifierContext) -> Judge:
@@ -67,6 +75,7 @@ def judge_of(context: VerifierContext) -> Judge:
             context.base_url,
             context.grounding,
             context.limits(),
+            context.model_options(),
         )
     return resolve_judge(
         context.judge,
@@ -80,7 +89,11 @@ def planner_of(context: VerifierContext) -> Planner:
     """The Planner a run uses (specs are resolved once per process and settings)."""
     if isinstance(context.planner, str):
         return _cached_planner(
-            context.planner, context.judge_output, context.base_url, context.limits()
+            context.planner,
+            context.judge_output,
+            context.base_url,
+            context.limits(),
+            context.model_options(),
         )
     return resolve_planner(context.planner, output=context.judge_output, limits=context.limits())
 
@@ -215,6 +228,7 @@ async def judge(
         iteration=iteration,
         critique=reply.critique,
         vetoes=vetoes,
+        judge_output=reply.output,
         incomplete=bool(uncovered),
         uncovered=uncovered,
     )
@@ -251,7 +265,7 @@ async def review(state: PlanState, runtime: Runtime[VerifierContext]) -> dict[st
         }
     )
     critique = apply_review(state.pending, answer, state.lines())
-    record = state.history[-1].model_copy(update={"critique": critique})
+    record = state.history[-1].model_copy(update={"critique": critique})  # keeps the rest
     return {"pending": critique, "history": [record]}
 
 

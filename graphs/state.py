@@ -44,6 +44,9 @@ class Iteration(BaseModel):
     edits: list[Edit] = Field(default_factory=list)  # what the Planner changed
     dropped: list[Dropped] = Field(default_factory=list)  # Planner output that was not applied
     vetoes: list[Veto] = Field(default_factory=list)  # flags and insertions the simulator refused
+    judge_output: str | None = (
+        None  # model Judges: output method of the answer (text, json_schema...)
+    )
     incomplete: bool = False  # the Judge's answer left Driver steps unjudged, even asked again
     uncovered: list[int] = Field(default_factory=list)  # those steps, 0-based in the judged plan
 

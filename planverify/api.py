@@ -132,6 +132,8 @@ class Verifier:
         checkpointer: BaseCheckpointSaver[Any] | None = None,
         reviewer: Reviewer | None = None,
         limits: CallLimits | None = None,
+        temperature: float | None = None,
+        model_params: Mapping[str, Any] | None = None,
     ) -> None:
         if max_iterations < 1:
             raise ValueError("max_iterations must be at least 1")
@@ -148,15 +150,23 @@ class Verifier:
             base_url=base_url,
             goal_source=goal_source,
             certify=certify,
+            temperature=temperature,
+            model_params=dict(model_params or {}),
         )
         self.context = self.context.with_limits(limits)
+        options = self.context.model_options()
         self.settings = self.context.settings()  # what the results are computed under
         self.key = self.settings.key
         self.context.judge = resolve_judge(
-            judge, output=judge_output, base_url=base_url, grounding=grounding, limits=limits
+            judge,
+            output=judge_output,
+            base_url=base_url,
+            grounding=grounding,
+            limits=limits,
+            options=options,
         )
         self.context.planner = resolve_planner(
-            planner, output=judge_output, base_url=base_url, limits=limits
+            planner, output=judge_output, base_url=base_url, limits=limits, options=options
         )
         self.models = {
             "judge": self.settings.judge,
@@ -313,6 +323,8 @@ async def averify_plan(
     certify: bool | None = None,
     checkpoint: Checkpoint = None,
     reviewer: Reviewer | None = None,
+    temperature: float | None = None,
+    model_params: Mapping[str, Any] | None = None,
 ) -> VerificationResult:
     """Verify one plan (async). See `verify_plan`."""
     episode = Episode.model_validate(
@@ -336,6 +348,8 @@ async def averify_plan(
             base_url=base_url,
             goal_source=goal_source,
             certify=certify,
+            temperature=temperature,
+            model_params=model_params,
             checkpointer=saver,
             reviewer=reviewer,
         )
@@ -361,6 +375,8 @@ def verify_plan(
     certify: bool | None = None,
     checkpoint: Checkpoint = None,
     reviewer: Reviewer | None = None,
+    temperature: float | None = None,
+    model_params: Mapping[str, Any] | None = None,
 ) -> VerificationResult:
     """Verify one plan with the Judge/Planner loop.
 
@@ -393,6 +409,8 @@ def verify_plan(
             certify=certify,
             checkpoint=checkpoint,
             reviewer=reviewer,
+            temperature=temperature,
+            model_params=model_params,
         )
     )
 
@@ -412,6 +430,8 @@ async def averify_many(
     goal_source: GoalSource = "given",
     certify: bool | None = None,
     on_result: Callable[[VerificationResult], None] | None = None,
+    temperature: float | None = None,
+    model_params: Mapping[str, Any] | None = None,
 ) -> list[VerificationResult]:
     """Verify many plans concurrently (async); results come back in input order."""
     items = [as_episode(e) for e in episodes]
@@ -428,6 +448,8 @@ async def averify_many(
             base_url=base_url,
             goal_source=goal_source,
             certify=certify,
+            temperature=temperature,
+            model_params=model_params,
             checkpointer=saver,
         )
         gate = asyncio.Semaphore(concurrency)
@@ -457,6 +479,8 @@ def verify_many(
     goal_source: GoalSource = "given",
     certify: bool | None = None,
     on_result: Callable[[VerificationResult], None] | None = None,
+    temperature: float | None = None,
+    model_params: Mapping[str, Any] | None = None,
 ) -> list[VerificationResult]:
     """Verify many plans; each episode is a dict or model with the JSONL input keys.
 
@@ -482,5 +506,7 @@ def verify_many(
             goal_source=goal_source,
             certify=certify,
             on_result=on_result,
+            temperature=temperature,
+            model_params=model_params,
         )
     )

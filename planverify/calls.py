@@ -111,7 +111,12 @@ def status_of(exc: BaseException) -> int | None:
 
 def retryable(exc: BaseException) -> bool:
     """Rate limits (429), server errors (5xx), timeouts and lost connections are worth retrying;
-    other client errors (bad request, auth, not found) are not, nor a call already given up on."""
+    other client errors (bad request, auth, not found) are not, nor a call already given up on,
+    nor a server refusing an output method or a parameter, whatever its status."""
+    from planverify.capability import refusal  # it builds on this module
+
+    if refusal(exc):
+        return False
     for error in causes(exc):
         if isinstance(error, ModelCallFailed):
             return False

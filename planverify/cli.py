@@ -23,6 +23,7 @@ from planverify.calls import CallLimits
 from planverify.console import err, literal, out, say
 from planverify.episode import Episode, EpisodeError, dump_jsonl_line
 from planverify.models import ModelSpecError, presets
+from planverify.params import parse_param
 from planverify.result import VerificationResult
 from planverify.runner import run
 
@@ -246,6 +247,20 @@ def verify(
             help="Give a model Judge the simulator's facts: how objects start, the goal conditions met, steps that change nothing.",
         ),
     ] = False,
+    temperature: Annotated[
+        float | None,
+        typer.Option(
+            min=0.0,
+            help="Sampling temperature of model judges and planners (default: 0; reasoning models: their own).",
+        ),
+    ] = None,
+    model_param: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--model-param",
+            help="KEY=VALUE sent with every model request (VALUE read as JSON when it parses, e.g. seed=7, max_tokens=2048, top_p=0.9); repeatable.",
+        ),
+    ] = None,
     certify: Annotated[
         bool | None,
         typer.Option(
@@ -267,6 +282,10 @@ def verify(
         )
     if grounding and judge in ("rules", "baseline"):
         raise fail(f"--grounding is for model judges; the {judge!r} judge needs no prompt")
+    try:
+        params = dict(parse_param(item) for item in model_param or [])
+    except ValueError as exc:
+        raise fail(str(exc)) from None
     check_sources(inputs, split)
     check_output(output)
     reuse: list[VerificationResult] = []
@@ -295,6 +314,8 @@ def verify(
         "base_url": base_url,
         "goal_source": goal,
         "certify": certify,
+        "temperature": temperature,
+        "model_params": params,
     }
     batch = Batch(inputs, split, total, limit, output, 1 if review else concurrency, reuse)
     if server is not None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import os
 import uuid
+from collections.abc import Mapping
 from dataclasses import asdict
 from types import TracebackType
 from typing import Any, Literal
@@ -118,6 +119,8 @@ class RemoteVerifier:
         api_key: str | None = None,
         timeout: float = 300.0,
         limits: CallLimits | None = None,
+        temperature: float | None = None,
+        model_params: Mapping[str, Any] | None = None,
     ) -> None:
         if not url.startswith(("http://", "https://")):
             raise ValueError(f"the server must be an http:// or https:// URL, not {url!r}")
@@ -141,6 +144,8 @@ class RemoteVerifier:
             base_url=base_url,
             goal_source=goal_source,
             certify=certify,
+            temperature=temperature,
+            model_params=dict(model_params or {}),
         )
         # limits travel with every run: the server's model calls obey them
         self.context = self.context.with_limits(limits)

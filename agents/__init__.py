@@ -12,6 +12,7 @@ from planverify.agents.judge import ModelJudge
 from planverify.agents.planner import ModelPlanner, RulesPlanner
 from planverify.agents.rules import RulesJudge
 from planverify.calls import CallLimits
+from planverify.graphs.context import label
 from planverify.models import ModelSpecError, load_chat_model, parse_spec
 
 OFFLINE_JUDGES = ("rules", "baseline")
@@ -47,10 +48,10 @@ def resolve_judge(
             return RulesJudge()
         spec = parse_spec(judge, base_url=base_url)
         model = load_chat_model(spec, **model_options)
-        policy = (limits or CallLimits()).policy(spec.base_url or spec.provider)
+        policy = (limits or CallLimits()).policy(spec.base_url or spec.provider, judge)
         return ModelJudge(model, output=output, grounding=grounding, name=judge, policy=policy)
     if isinstance(judge, BaseChatModel):
-        policy = (limits or CallLimits()).policy(type(judge).__name__)
+        policy = (limits or CallLimits()).policy(type(judge).__name__, label(judge))
         return ModelJudge(judge, output=output, grounding=grounding, policy=policy)
     if isinstance(judge, Judge):
         return judge
@@ -70,11 +71,11 @@ def resolve_planner(
         if planner == "rules":
             return RulesPlanner()
         spec = parse_spec(planner, base_url=base_url)
-        policy = (limits or CallLimits()).policy(spec.base_url or spec.provider)
+        policy = (limits or CallLimits()).policy(spec.base_url or spec.provider, planner)
         model = load_chat_model(spec, **model_options)
         return ModelPlanner(model, output=output, name=planner, policy=policy)
     if isinstance(planner, BaseChatModel):
-        policy = (limits or CallLimits()).policy(type(planner).__name__)
+        policy = (limits or CallLimits()).policy(type(planner).__name__, label(planner))
         return ModelPlanner(planner, output=output, policy=policy)
     if isinstance(planner, Planner):
         return planner

@@ -10,7 +10,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from pydantic import BaseModel
 
-from planverify.calls import CallPolicy, estimate_tokens
+from planverify.calls import CallPolicy, counting_unknown, estimate_tokens
 from planverify.critique import Critique, Dropped, Missing
 from planverify.episode import Scene
 from planverify.usage import TokenUsage
@@ -115,7 +115,20 @@ async def ask(
     schema: type[S] | None = None,
 ) -> Answer[S]:
     """Call a model under a call policy, with structured output when `schema` is given and the
-    model supports it; a reply that ignores the schema comes back as text to parse instead."""
+    model supports it; a reply that ignores the schema comes back as text to parse instead.
+    Attempts that timed out count as calls whose tokens are unknown."""
+    with counting_unknown() as lost:
+        answer = await _ask(model, messages, policy, schema)
+    answer.usage += TokenUsage(calls=lost.calls, unknown_calls=lost.calls)
+    return answer
+
+
+async def _ask(
+    model: BaseChatModel,
+    messages: list[BaseMessage],
+    policy: CallPolicy,
+    schema: type[S] | None = None,
+) -> Answer[S]:
     estimate = estimate_messages(messages)
     if schema is not None:
         try:

@@ -73,6 +73,7 @@ class VerifierContext:
     tpm: int | None = None  # tokens per minute per provider, None = no limit
     timeout: float | None = 120.0  # seconds per model call
     max_retries: int = 5  # retries on rate limits, server errors and timeouts
+    concurrency: int = 8  # cap on the adaptive limit of model calls in flight per provider
 
     def with_limits(self, limits: CallLimits | None) -> VerifierContext:
         """These settings with the model-call limits of `limits` (the same when None)."""
@@ -84,6 +85,7 @@ class VerifierContext:
             tpm=limits.tpm,
             timeout=limits.timeout,
             max_retries=limits.max_retries,
+            concurrency=limits.concurrency,
         )
 
     def settings(self) -> RunSettings:
@@ -116,5 +118,9 @@ class VerifierContext:
     def limits(self) -> CallLimits:
         """The call limits these settings describe."""
         return CallLimits(
-            rps=self.rps, tpm=self.tpm, timeout=self.timeout, max_retries=self.max_retries
+            rps=self.rps,
+            tpm=self.tpm,
+            timeout=self.timeout,
+            max_retries=self.max_retries,
+            concurrency=self.concurrency,
         )

@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 DEMO := .planverify/demo
 
-.PHONY: install demo test lint format clean
+.PHONY: install demo test test-llm lint format clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +23,16 @@ demo: install
 test: install
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
+
+# Opt-in: the model path against a real model server on loopback (../shared/tools/local-llm builds
+# llama-cpp-python once, about 5 minutes, then serves a small model). Not part of `make test`.
+LOCAL_LLM ?= ../shared/tools/local-llm
+test-llm: install
+	@$(LOCAL_LLM) start >/dev/null
+	@set -e; eval "$$($(LOCAL_LLM) env)"; status=0; \
+	PLANVERIFY_TEST_OPENAI_BASE_URL=$$BASE_URL PLANVERIFY_TEST_OPENAI_MODEL=$$MODEL \
+		$(BIN)/python -m pytest -m llm tests/test_llm.py -v || status=$$?; \
+	$(LOCAL_LLM) stop; exit $$status
 
 lint: install
 	$(BIN)/ruff check .

@@ -91,16 +91,49 @@ class Insertions(BaseModel):
     insert: list[InsertStep] = Field(default_factory=list, description="steps to add, in order")
 
 
-def parse_insertions(text: str, plan_length: int, reason: str) -> PlannerReply:
-    """Parse `INSERT AFTER <n>: <action>` lines; anything invalid is dropped with why."""
-    reply = PlannerReply()
+def parse_insertions(text: str) -> list[tuple[int, str]]:
+    """The `(after, action)` pairs of `INSERT AFTER <n>: <action>` lines (`after` 0-based)."""
+    found = []
     for line in strip_reasoning(text).splitlines():
         m = _INSERT.search(line.replace("**", "").replace("`", ""))
-        if m is None:
-            continue
-        result = validate_insertion(m["action"], int(m["n"]) - 1, plan_length, reason)
-        reply.add(result)
-    return reply
+        if m is not None:
+            found.append((int(m["n"]) - 1, m["action"]))
+    return found
+
+
+_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+
+
+def _words(text: str) -> set[str]:
+    return {w.lower() for w in _WORD.findall(text) if len(w) > 2}
+
+
+def _decisive(action: str, missing: Sequence[Missing]) -> int | None:
+    """The missing item that clearly asks for `action`: it named this very action, or it alone
+    shares the most words with it."""
+    text = action.strip().strip("`").strip()
+    for i, item in enumerate(missing):
+        if item.action is not None and item.action == text:
+            return i
+    words = _words(text.removeprefix("Driver."))
+    overlap = [len(words & _words(item.description)) for item in missing]
+    best = max(overlap)
+    return overlap.index(best) if best > 0 and overlap.count(best) == 1 else None
+
+
+def reasons_for(actions: Sequence[str], missing: Sequence[Missing]) -> list[str]:
+    """The description of the missing item each proposed action answers: the item that clearly
+    asks for it, else the next item no action has claimed, in order (never all joined).
+
+    >>> wanted = [Missing(description="switch the coffee machine on"),
+    ...           Missing(description="put the mug in the sink")]
+    >>> reasons_for(["Driver.PutAOnB('Mug', 'Sink')", "Driver.Open('Fridge')"], wanted)
+    ['put the mug in the sink', 'switch the coffee machine on']
+    """
+    claimed = [_decisive(action, missing) for action in actions]
+    free = iter([i for i in range(len(missing)) if i not in claimed])
+    chosen = [i if i is not None else next(free, None) for i in claimed]
+    return [missing[min(i, len(missing) - 1) if i is not None else -1].description for i in chosen]
 
 
 class ModelPlanner:
@@ -149,16 +182,17 @@ class ModelPlanner:
     ) -> PlannerReply:
         if not missing:
             return PlannerReply()
-        reason = "; ".join(m.description for m in missing)
         messages = self._messages(goal, plan, missing)
         schema = Insertions if self.output == "structured" else None
         answer = await ask(self.model, messages, self.policy, schema)
         if answer.parsed is None:
-            reply = parse_insertions(answer.text, len(plan), reason)
+            proposed = parse_insertions(answer.text)
         else:
-            reply = PlannerReply()
-            for step in answer.parsed.insert:
-                reply.add(validate_insertion(step.action, step.after - 1, len(plan), reason))
+            proposed = [(step.after - 1, step.action) for step in answer.parsed.insert]
+        reply = PlannerReply()
+        reasons = reasons_for([action for _, action in proposed], missing)
+        for (after, action), reason in zip(proposed, reasons, strict=True):
+            reply.add(validate_insertion(action, after, len(plan), reason))
         reply.usage = answer.usage
         return reply
 

@@ -63,6 +63,32 @@ def test_removals_are_applied_without_the_planner_model() -> None:
     assert "3. Driver.PutAOnB('Mug', 'CoffeeMachine')" in str(judge.prompts[1][-1].content)
 
 
+@pytest.mark.parametrize("answer_order", [(0, 1), (1, 0)])
+def test_each_insertion_keeps_the_reason_of_its_own_missing_item(
+    answer_order: tuple[int, int],
+) -> None:
+    wanted = ["the coffee machine is never switched on", "the mug is never put in the sink"]
+    judge = scripted(
+        judged(PLAN) + "".join(f"\n#MISSING: {w}" for w in wanted),
+        judged(PLAN),
+    )
+    lines = [
+        "INSERT AFTER 4: Driver.ToggleOn('CoffeeMachine')",
+        "INSERT AFTER 1: Driver.Open('Fridge')",
+    ]
+    planner = scripted("\n".join(lines[i] for i in answer_order))
+    result = verify_plan(PLAN, GOAL, judge=judge, planner=planner, max_iterations=2)
+    reasons = {i.action: i.reason for i in result.inserted}
+    assert reasons["Driver.ToggleOn('CoffeeMachine')"] == wanted[0]
+    # an answer in the items' order is read one step per item; the second item is its own
+    assert (
+        reasons["Driver.Open('Fridge')"] == wanted[answer_order.index(1)]
+        if answer_order == (0, 1)
+        else wanted[1]
+    )
+    assert all(";" not in r for r in reasons.values())
+
+
 def test_model_planner_inserts_missing_steps_where_it_says() -> None:
     judge = scripted(
         judged(PLAN, missing="the machine is never switched on"),

@@ -9,7 +9,9 @@ process, first come first served, and their timeout starts only when they are se
 How the limit moves (`LimitEstimator`), a gradient in the style of TCP Vegas:
 
 - Each answer is a sample: its latency divided by its output tokens when the provider reports
-  them (answers differ in length; plain latency is noisy), else its plain latency.
+  them (answers differ in length; plain latency is noisy), else its plain latency. A constant
+  `JITTER` is added to the latency first: on answers that take milliseconds, scheduling noise
+  would otherwise look like queueing.
 - The no-load baseline is the lowest such latency among the last `BASELINE_SAMPLES` answers: a
   minimum that forgets old samples, so a server that became slower for good is relearned.
 - Samples are judged in rounds of about `limit` answers (between 2 and 8) to calls sent under
@@ -54,6 +56,7 @@ CALM_ROUNDS = 3  # flat rounds after a decrease before the limit rises again
 BASELINE_SAMPLES = 64  # answers the no-load baseline is the minimum of
 HIGH_SAMPLES = 16  # answers whose slowest latency the timeout guard uses
 MAX_ROUND = 8  # most answers in one round
+JITTER = 0.05  # seconds added to every latency before comparing (see `Sample.cost`)
 
 
 @dataclass(frozen=True)
@@ -67,8 +70,11 @@ class Sample:
 
     @property
     def cost(self) -> float:
-        """Latency per output token, or plain latency when tokens are unknown."""
-        return self.latency / self.tokens if self.tokens else self.latency
+        """Latency per output token, or plain latency when tokens are unknown; `JITTER` is
+        added first, so that milliseconds of noise on very fast answers do not look like
+        queueing."""
+        padded = self.latency + JITTER
+        return padded / self.tokens if self.tokens else padded
 
 
 @dataclass

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel
+from typing import Any
+
+from pydantic import BaseModel, SerializerFunctionWrapHandler, model_serializer
 
 
 class TokenUsage(BaseModel):
@@ -16,6 +18,14 @@ class TokenUsage(BaseModel):
     input_tokens: int = 0  # prompt tokens
     output_tokens: int = 0  # completion tokens (reasoning included)
     unknown_calls: int = 0  # of `calls`, those that timed out: their tokens are not counted
+
+    @model_serializer(mode="wrap")
+    def _omit_zero_unknown(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """Records without timed-out calls look as they did before the field existed."""
+        data = handler(self)
+        if isinstance(data, dict) and not data.get("unknown_calls"):
+            data.pop("unknown_calls", None)
+        return data
 
     @property
     def total(self) -> int:

@@ -117,8 +117,8 @@ async def main(args: argparse.Namespace) -> None:
         return
     from tests.fake_openai import FakeOpenAI, Reply
 
+    answer = Reply(content="water\nbeans\nmug", delay=args.delay, usage=(40, 6))
     for slots in args.slots:
-        answer = Reply(content="water\nbeans\nmug", delay=args.delay, usage=(40, 6))
         with FakeOpenAI(lambda body: answer, slots=slots) as server:
             model = ChatOpenAI(model="fake", base_url=server.base_url, api_key="x", max_retries=0)
             policy = policy_for(server.base_url, "fake", args)

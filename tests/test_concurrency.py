@@ -166,7 +166,7 @@ async def test_calls_beyond_the_limit_wait_in_order_and_their_latency_starts_whe
     first.answered(10, 120.0)
     await asyncio.gather(*waiting)
     assert order == [0, 1, 2] and gate.inflight == 0
-    assert gate.estimator.baseline == 0.0  # their latency: sent and answered at once
+    assert list(gate.estimator.highs) == [5.0, 0.0, 0.0, 0.0]  # theirs: sent, answered at once
 
 
 async def test_a_cancelled_waiter_gives_its_turn_to_the_next() -> None:

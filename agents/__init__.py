@@ -12,6 +12,7 @@ from planverify.agents.judge import ModelJudge
 from planverify.agents.planner import ModelPlanner, RulesPlanner
 from planverify.agents.rules import RulesJudge
 from planverify.calls import CallLimits
+from planverify.graphs.context import label
 from planverify.models import ModelSpecError, load_chat_model, parse_spec
 from planverify.params import ModelOptions, init_options, tuning
 
@@ -51,12 +52,12 @@ def resolve_judge(
         spec = parse_spec(judge, base_url=base_url)
         tuned = tuning(spec, options)
         model = load_chat_model(spec, **{**init_options(spec, tuned), **model_options})
-        policy = (limits or CallLimits()).policy(spec.base_url or spec.provider)
+        policy = (limits or CallLimits()).policy(spec.base_url or spec.provider, judge)
         return ModelJudge(
             model, output=output, grounding=grounding, name=judge, policy=policy, tuning=tuned
         )
     if isinstance(judge, BaseChatModel):
-        policy = (limits or CallLimits()).policy(type(judge).__name__)
+        policy = (limits or CallLimits()).policy(type(judge).__name__, label(judge))
         return ModelJudge(judge, output=output, grounding=grounding, policy=policy)
     if isinstance(judge, Judge):
         return judge
@@ -77,12 +78,12 @@ def resolve_planner(
         if planner == "rules":
             return RulesPlanner()
         spec = parse_spec(planner, base_url=base_url)
-        policy = (limits or CallLimits()).policy(spec.base_url or spec.provider)
+        policy = (limits or CallLimits()).policy(spec.base_url or spec.provider, planner)
         tuned = tuning(spec, options)
         model = load_chat_model(spec, **{**init_options(spec, tuned), **model_options})
         return ModelPlanner(model, output=output, name=planner, policy=policy, tuning=tuned)
     if isinstance(planner, BaseChatModel):
-        policy = (limits or CallLimits()).policy(type(planner).__name__)
+        policy = (limits or CallLimits()).policy(type(planner).__name__, label(planner))
         return ModelPlanner(planner, output=output, policy=policy)
     if isinstance(planner, Planner):
         return planner

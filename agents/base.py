@@ -11,7 +11,7 @@ from langchain_core.messages import BaseMessage
 from pydantic import BaseModel
 
 from planverify.agents.output import answer, usage_of
-from planverify.calls import CallPolicy, estimate_tokens
+from planverify.calls import CallPolicy, counting_unknown, estimate_tokens
 from planverify.critique import Critique, Dropped, Missing
 from planverify.episode import Scene
 from planverify.usage import TokenUsage
@@ -124,17 +124,20 @@ async def ask(
     """Call a model under a call policy, with structured output when `schema` is given: the
     output methods the server takes are tried in turn (`planverify.agents.output`), and a reply
     that ignores them comes back as text to parse instead. `cap` bounds the output tokens;
-    `usable(text)` says whether a reply that ignored the method follows the text protocol."""
-    outcome = await answer(
-        model,
-        messages,
-        policy,
-        schema,
-        estimate=estimate_messages(messages),
-        cap=cap,
-        usable=usable,
-    )
+    `usable(text)` says whether a reply that ignored the method follows the text protocol.
+    Attempts that timed out count as calls whose tokens are unknown."""
+    with counting_unknown() as lost:
+        outcome = await answer(
+            model,
+            messages,
+            policy,
+            schema,
+            estimate=estimate_messages(messages),
+            cap=cap,
+            usable=usable,
+        )
     usage = sum((usage_of(r) for r in outcome.replies), TokenUsage())
+    usage += TokenUsage(calls=lost.calls, unknown_calls=lost.calls)
     cut = bool(outcome.replies) and cut_short(outcome.replies[-1])
     return Answer(outcome.parsed, outcome.text, usage, outcome.method, cut)
 

@@ -23,6 +23,7 @@ from planverify.notation import MOTION_VERBS, NotationError, parse_action
 from planverify.prompts import PROMPT_VERSION
 from planverify.result import VerificationResult
 from planverify.scoring import OTHER, Interval, Scores, actions_in
+from planverify.usage import unknown_note
 
 from . import plots
 from .grid import Cell
@@ -425,12 +426,18 @@ def _mistakes(cell: Cell, episodes: dict[str, Episode]) -> list[str]:
     return lines
 
 
+def _unknown_calls(cell: Cell) -> int:
+    return sum(u.unknown_calls for r in cell.results for u in r.usage.values())
+
+
 def _usage_section(cells: Sequence[Cell]) -> list[str]:
     rows = []
     for c in cells:
         tokens, cost = _usage(c)
         if tokens:
-            rows.append([c.name, str(tokens), "unpriced" if cost is None else f"${cost:.2f}"])
+            note = unknown_note(_unknown_calls(c))
+            shown = f"{tokens} ({note})" if note else str(tokens)
+            rows.append([c.name, shown, "unpriced" if cost is None else f"${cost:.2f}"])
     if not rows:
         return []
     note = "Tokens of answers read from the cache count too: they are what the run would cost."
@@ -484,6 +491,7 @@ def results_json(
                 "results_file": path,
                 "failed": cell.failed,
                 "tokens": tokens,
+                "unknown_calls": _unknown_calls(cell),  # timed out: tokens are a lower bound
                 "cost_usd": cost,
                 "report": cell.report.model_dump(mode="json"),
                 "convergence": None

@@ -74,6 +74,7 @@ class VerifierContext:
     tpm: int | None = None  # tokens per minute per provider, None = no limit
     timeout: float | None = 120.0  # seconds per model call
     max_retries: int = 5  # retries on rate limits, server errors and timeouts
+    concurrency: int = 8  # cap on the adaptive limit of model calls in flight per provider
     # Request parameters of models made from specs (planverify.params):
     temperature: float | None = None  # None: 0, or the model's own for reasoning models
     model_params: dict[str, Any] = field(default_factory=dict)  # more parameters, by name
@@ -108,6 +109,7 @@ class VerifierContext:
             tpm=limits.tpm,
             timeout=limits.timeout,
             max_retries=limits.max_retries,
+            concurrency=limits.concurrency,
         )
 
     def settings(self) -> RunSettings:
@@ -142,5 +144,9 @@ class VerifierContext:
     def limits(self) -> CallLimits:
         """The call limits these settings describe."""
         return CallLimits(
-            rps=self.rps, tpm=self.tpm, timeout=self.timeout, max_retries=self.max_retries
+            rps=self.rps,
+            tpm=self.tpm,
+            timeout=self.timeout,
+            max_retries=self.max_retries,
+            concurrency=self.concurrency,
         )

@@ -30,7 +30,8 @@ from planverify.agents.baseline import BaselineJudge
 from planverify.agents.judge import ModelJudge
 from planverify.agents.planner import ModelPlanner, RulesPlanner
 from planverify.agents.rules import RulesJudge
-from planverify.calls import CallLimits, unreachable_provider
+from planverify.calls import CallLimits, ModelCallFailed, causes, unreachable_provider
+from planverify.concurrency import describe_gates
 from planverify.costs import Spend
 from planverify.episode import Episode
 from planverify.graphs.context import VerifierContext
@@ -41,6 +42,7 @@ from planverify.runner import run
 from planverify.savers import BatchedSqliteSaver
 from planverify.serde import state_serializer
 from planverify.turns import Turns, waiting
+from planverify.usage import TokenUsage
 
 T = TypeVar("T")
 JudgeLike: TypeAlias = str | BaseChatModel | Judge
@@ -184,6 +186,10 @@ class Verifier:
         self._turns: tuple[asyncio.AbstractEventLoop, Turns] | None = None
         self.unreachable: str | None = None  # set when a model server could not be reached
 
+    def describe_limits(self) -> str:
+        """The adaptive limits of model calls in flight, for the progress line (`limit 3/8`)."""
+        return describe_gates(self.context.judge, self.context.planner)
+
     def config(self, episode: Episode) -> RunnableConfig:
         """The run config of an episode: its thread (id, settings, content), the settings as
         checkpoint metadata (for `planverify show`) and a recursion limit from the cap."""
@@ -245,7 +251,20 @@ class Verifier:
         except Exception as exc:  # one bad episode must not stop a batch
             if (down := unreachable_provider(exc)) is not None:
                 self.unreachable = str(down)  # a batch starts no further episode
-            return VerificationResult.from_exception(episode, exc, self.settings)
+            failed = VerificationResult.from_exception(episode, exc, self.settings)
+            failed.usage = self._lost_usage(exc)
+            failed.cost_usd = 0.0 if failed.usage else None  # no tokens known
+            return failed
+
+    def _lost_usage(self, exc: BaseException) -> dict[str, TokenUsage]:
+        """The timed-out attempts of the model call an episode failed on, by role: their tokens
+        are unknown, but they were calls (the usage of the episode's earlier calls is lost)."""
+        failed = next((e for e in causes(exc) if isinstance(e, ModelCallFailed)), None)
+        if failed is None or not failed.unknown_calls:
+            return {}
+        role = next((r for r, name in self.models.items() if name == failed.model), "judge")
+        n = failed.unknown_calls
+        return {role: TokenUsage(calls=n, unknown_calls=n)}
 
     async def _run(self, episode: Episode) -> VerificationResult:
         config = self.config(episode)
@@ -451,6 +470,7 @@ async def averify_many(
             temperature=temperature,
             model_params=model_params,
             checkpointer=saver,
+            limits=CallLimits(concurrency=concurrency),
         )
         gate = asyncio.Semaphore(concurrency)
 

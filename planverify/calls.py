@@ -10,6 +10,11 @@ Provider errors are recognised by shape, without importing any provider package:
 (`status_code`, `status`, `code`, `response.status_code`), LangChain's `ModelError.is_retryable`
 (what langchain-google-genai raises), or the SDK's class name; wrappers are looked through via
 `raise ... from`.
+
+Calls to one provider (one base URL) also pass an adaptive limit on how many are in flight at
+once (`planverify.concurrency`), never above `--concurrency`; a call's timeout starts when it is
+sent, not while it waits for that limit. A timed-out attempt is counted (`unknown_calls`): the
+server may still have spent its tokens, which nobody reports.
 """
 
 from __future__ import annotations
@@ -20,10 +25,13 @@ import re
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from typing import Any, TypeVar
 
+from planverify.concurrency import Ticket, gate_for
 from planverify.turns import waiting
 
 T = TypeVar("T")
@@ -57,6 +65,9 @@ RETRYABLE_NAMES = frozenset(
 
 class ModelCallFailed(RuntimeError):
     """A model call that still failed after its retries (the graph does not retry it again)."""
+
+    model: str = ""  # the model's name, as in the run settings
+    unknown_calls: int = 0  # attempts that timed out: their tokens are unknown
 
 
 class ProviderUnreachable(ModelCallFailed):
@@ -130,6 +141,53 @@ def retryable(exc: BaseException) -> bool:
         if type(error).__name__ in RETRYABLE_NAMES:
             return True
     return False
+
+
+TIMEOUT_NAMES = frozenset({"APITimeoutError", "ReadTimeout", "DeadlineExceeded"})
+
+
+def timed_out(exc: BaseException) -> bool:
+    """Whether an attempt ran out of time: the server may have spent tokens on it anyway."""
+    return any(
+        isinstance(e, TimeoutError) or type(e).__name__ in TIMEOUT_NAMES for e in causes(exc)
+    )
+
+
+def overloaded(exc: BaseException) -> bool:
+    """Whether an error says the server has too much to do: a timeout, 429, 503 or 504."""
+    if timed_out(exc):
+        return True
+    return any(status_of(e) in (429, 503, 504) for e in causes(exc))
+
+
+def output_tokens(result: Any) -> int | None:
+    """Output tokens a reply reports: an `AIMessage`, or the `raw` one of structured output."""
+    if isinstance(result, Mapping):
+        result = result.get("raw")
+    meta = getattr(result, "usage_metadata", None)
+    value = meta.get("output_tokens") if isinstance(meta, Mapping) else None
+    return value if isinstance(value, int) and value > 0 else None
+
+
+@dataclass
+class Unknown:
+    """Attempts that timed out inside `counting_unknown()`."""
+
+    calls: int = 0  # how many
+
+
+_unknown: ContextVar[Unknown | None] = ContextVar("planverify_unknown", default=None)
+
+
+@contextmanager
+def counting_unknown() -> Iterator[Unknown]:
+    """Count the attempts of model calls in the body that timed out (tokens unknown)."""
+    tally = Unknown()
+    token = _unknown.set(tally)
+    try:
+        yield tally
+    finally:
+        _unknown.reset(token)
 
 
 _DELAY = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")
@@ -306,6 +364,8 @@ class CallPolicy:
     """
 
     provider: str = "default"  # whose limits apply (provider name, or the server's base URL)
+    model: str = ""  # the model's name, for messages
+    concurrency: int = 8  # most calls in flight to this provider; the adaptive limit stays below
     rps: float | None = None  # requests per second, None = no limit
     tpm: int | None = None  # tokens per minute, None = no limit
     timeout: float | None = 120.0  # seconds per call, None = none
@@ -336,40 +396,75 @@ class CallPolicy:
         spent: Callable[[T], int] | None,
     ) -> T:
         shared = limits_for(self.provider, self.rps, self.tpm)
-        attempt = 0
+        gate = gate_for(self.provider, self.concurrency)
+        attempt, lost = 0, 0
         while True:
             if shared.down is not None and time.monotonic() < shared.down_until:
                 raise shared.down
-            entry = await self._admit(shared, estimate)
+            ticket = await gate.enter()  # waits here, in this process, before the timeout starts
             try:
-                if self.timeout is None:
-                    result = await make()
-                else:
-                    async with asyncio.timeout(self.timeout):
-                        result = await make()
+                entry = await self._admit(shared, estimate)
+                result = await self._send(make, ticket)
             except Exception as exc:
+                self._settle(ticket, exc)
                 if not retryable(exc):
                     raise
+                if timed_out(exc):
+                    lost += 1
+                    if (tally := _unknown.get()) is not None:
+                        tally.calls += 1
                 asked = retry_after(exc)
                 if asked is not None and asked > self.max_wait:
-                    raise ModelCallFailed(
+                    raise self._failed(
                         f"{type(exc).__name__}: {exc} (the provider asks to wait {asked:.0f} s; "
-                        f"gave up after {_attempts(attempt + 1)})"
+                        f"gave up after {_attempts(attempt + 1)})",
+                        lost,
                     ) from exc
                 if attempt >= self.max_retries:
                     text = f"{type(exc).__name__}: {exc} (after {_attempts(attempt + 1)})"
                     if unreachable(exc):
                         down = ProviderUnreachable(self.provider, text)
                         raise shared.mark_down(down, time.monotonic()) from exc
-                    raise ModelCallFailed(text) from exc
+                    raise self._failed(text, lost) from exc
                 attempt += 1
                 ceiling = min(self.max_delay, self.base_delay * 2 ** (attempt - 1))
                 await self.sleep(asked or random.uniform(0, ceiling))
                 continue
+            except BaseException:
+                ticket.release()
+                raise
+            ticket.answered(output_tokens(result), self.timeout)
             if entry is not None and spent is not None and (real := spent(result)) > 0:
                 assert shared.tokens is not None
                 shared.tokens.settle(entry, real)
             return result
+
+    async def _send(self, make: Callable[[], Awaitable[T]], ticket: Ticket) -> T:
+        """One attempt, timed from when it is sent."""
+        ticket.sent()
+        if self.timeout is None:
+            return await make()
+        try:
+            async with asyncio.timeout(self.timeout):
+                return await make()
+        except TimeoutError as exc:
+            where = f" at {self.provider}" if "://" in self.provider else ""
+            raise TimeoutError(
+                f"no answer from {self.model or self.provider}{where} within {self.timeout:g} s"
+            ) from exc
+
+    def _settle(self, ticket: Ticket, exc: BaseException) -> None:
+        """Free the call's slot, telling the limit whether the server was overloaded."""
+        if overloaded(exc):
+            waited = self.timeout if timed_out(exc) else None
+            ticket.overloaded(waited)
+        else:
+            ticket.release()
+
+    def _failed(self, text: str, lost: int) -> ModelCallFailed:
+        failed = ModelCallFailed(text)
+        failed.model, failed.unknown_calls = self.model, lost
+        return failed
 
     async def _admit(self, shared: Limits, estimate: int) -> list[float] | None:
         """Wait until the call fits the token budget, then for its request slot."""
@@ -386,21 +481,25 @@ class CallPolicy:
 
 @dataclass(frozen=True)
 class CallLimits:
-    """User settings for model calls (`--rps`, `--tpm`, `--timeout`, `--max-retries`)."""
+    """User settings for model calls (`--rps`, `--tpm`, `--timeout`, `--max-retries`,
+    `--concurrency`)."""
 
     rps: float | None = None  # requests per second per provider, None = no limit
     tpm: int | None = None  # tokens per minute per provider, None = no limit
     timeout: float | None = 120.0  # seconds per call
     max_retries: int = 5  # retries on rate limits, server errors and timeouts
+    concurrency: int = 8  # cap on the adaptive limit of calls in flight per provider
 
-    def policy(self, provider: str) -> CallPolicy:
-        """The call policy of one provider under these settings."""
+    def policy(self, provider: str, model: str = "") -> CallPolicy:
+        """The call policy of one provider (and model, for messages) under these settings."""
         return CallPolicy(
             provider=provider,
+            model=model,
             rps=self.rps,
             tpm=self.tpm,
             timeout=self.timeout,
             max_retries=self.max_retries,
+            concurrency=self.concurrency,
         )
 
 

@@ -26,6 +26,7 @@ from planverify.models import ModelSpecError, presets
 from planverify.params import parse_param
 from planverify.result import VerificationResult
 from planverify.runner import run
+from planverify.usage import unknown_note
 
 app = typer.Typer(
     name="planverify",
@@ -129,7 +130,8 @@ def _summary(report: BatchReport, output: Path | None) -> None:
         reasons = Counter(str(r.stop_reason) for r in ok).most_common()
         table.add_row("stop reasons", ", ".join(f"{k}: {v}" for k, v in reasons))
         tokens = sum(u.total for r in results for u in r.usage.values())
-        table.add_row("model tokens", str(tokens))
+        unknown = unknown_note(sum(u.unknown_calls for r in results for u in r.usage.values()))
+        table.add_row("model tokens", f"{tokens} ({unknown})" if unknown else str(tokens))
         if tokens:
             table.add_row("estimated cost", describe_cost([r.cost_usd for r in results if r.usage]))
     if output is not None:
@@ -184,7 +186,13 @@ def verify(
             "--output", "-o", help="Write results as JSONL here (one record per episode)."
         ),
     ] = None,
-    concurrency: Annotated[int, typer.Option(min=1, help="Episodes verified at once.")] = 8,
+    concurrency: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            help="Episodes verified at once; also the cap on model calls in flight per provider or server (the limit adapts below it).",
+        ),
+    ] = 8,
     judge_output: Annotated[
         str,
         typer.Option(
@@ -303,7 +311,13 @@ def verify(
     if limit is not None:
         total = min(total, limit)
 
-    limits = CallLimits(rps=rps, tpm=tpm, timeout=timeout, max_retries=max_retries)
+    limits = CallLimits(
+        rps=rps,
+        tpm=tpm,
+        timeout=timeout,
+        max_retries=max_retries,
+        concurrency=1 if review else concurrency,
+    )
     settings: dict[str, Any] = {
         "judge": judge,
         "planner": planner,

@@ -18,7 +18,7 @@ from importlib import resources
 from pathlib import Path
 
 from planverify.models import ModelSpecError, presets
-from planverify.usage import TokenUsage
+from planverify.usage import TokenUsage, unknown_note
 
 PRICES_ENV = "PLANVERIFY_PRICES"
 
@@ -101,11 +101,13 @@ class Spend:
     tokens: int = 0  # all tokens so far
     cost: float = 0.0  # USD for the tokens of known models
     unpriced: set[str] = field(default_factory=set)  # models without a price
+    unknown_calls: int = 0  # calls that timed out: tokens and cost are lower bounds
 
     def add(self, usage: dict[str, TokenUsage]) -> None:
         """Count one episode's usage."""
         for role, spent in usage.items():
             self.tokens += spent.total
+            self.unknown_calls += spent.unknown_calls
             name = self.models.get(role, role)
             value = cost_of(spent, name)
             if value is None and spent.total:
@@ -117,4 +119,6 @@ class Spend:
         text = f"${self.cost:.2f}"
         if self.unpriced:
             text += f" + unpriced ({', '.join(sorted(self.unpriced))})"
+        if note := unknown_note(self.unknown_calls):
+            text += f" ({note})"
         return text

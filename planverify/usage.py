@@ -2,15 +2,30 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel
+from typing import Any
+
+from pydantic import BaseModel, SerializerFunctionWrapHandler, model_serializer
 
 
 class TokenUsage(BaseModel):
-    """Tokens spent by one role."""
+    """Tokens spent by one role.
+
+    Tokens of calls that timed out are unknown (the server may have spent them and never said
+    so): with `unknown_calls` above 0, the token counts are a lower bound.
+    """
 
     calls: int = 0  # model calls made
     input_tokens: int = 0  # prompt tokens
     output_tokens: int = 0  # completion tokens (reasoning included)
+    unknown_calls: int = 0  # of `calls`, those that timed out: their tokens are not counted
+
+    @model_serializer(mode="wrap")
+    def _omit_zero_unknown(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """Records without timed-out calls look as they did before the field existed."""
+        data = handler(self)
+        if isinstance(data, dict) and not data.get("unknown_calls"):
+            data.pop("unknown_calls", None)
+        return data
 
     @property
     def total(self) -> int:
@@ -22,7 +37,20 @@ class TokenUsage(BaseModel):
             calls=self.calls + other.calls,
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
+            unknown_calls=self.unknown_calls + other.unknown_calls,
         )
+
+
+def unknown_note(unknown_calls: int) -> str:
+    """What to add to a token count or cost when some calls' tokens are unknown.
+
+    >>> unknown_note(0), unknown_note(2)
+    ('', 'at least: 2 calls timed out, tokens unknown')
+    """
+    if not unknown_calls:
+        return ""
+    calls = "1 call" if unknown_calls == 1 else f"{unknown_calls} calls"
+    return f"at least: {calls} timed out, tokens unknown"
 
 
 def add_usage(left: dict[str, TokenUsage], right: dict[str, TokenUsage]) -> dict[str, TokenUsage]:

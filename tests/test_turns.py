@@ -14,6 +14,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from planverify.agents.base import JudgeReply
 from planverify.api import Verifier, averify_many, open_checkpointer
+from planverify.concurrency import gate_for
 from planverify.critique import Critique
 from planverify.episode import Episode, Scene
 from planverify.turns import Turns, waiting
@@ -94,6 +95,9 @@ class SlowJudge(ScriptedChatModel):
 
 async def test_model_calls_overlap_while_episodes_take_turns() -> None:
     judge = SlowJudge(messages=iter(()), prompts=[])
+    # the adaptive limit on calls in flight starts at its cap here (tests/test_adaptive.py
+    # covers how it gets there)
+    gate_for("SlowJudge", 8).estimator.limit = 8
     episodes = [Episode(id=f"e{n}", goal="Coffee.", actions=COFFEE_PLAN) for n in range(8)]
     results = await averify_many(episodes, judge=judge, concurrency=8)
     assert [r.status for r in results] == ["ok"] * 8

@@ -1,0 +1,237 @@
+"""The adaptive limit on model calls in flight (`planverify.concurrency`), on simulated servers
+with a fake clock: no sockets, no sleeping."""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+from dataclasses import dataclass, field
+
+import pytest
+
+from planverify.concurrency import CallGate, LimitEstimator, Sample, describe_gates, gate_for
+
+
+@dataclass
+class Server:
+    """A server with `slots` that serves each call for `service` seconds, first come first
+    served, and a client that keeps as many calls in flight as the estimator allows."""
+
+    slots: int  # calls served at once
+    service: float  # seconds per call
+    estimator: LimitEstimator  # the limit under test
+    timeout: float | None = 120.0  # the client's timeout
+    tokens: int | None = None  # output tokens reported per answer
+    now: float = 0.0  # the fake clock
+    free: list[float] = field(default_factory=list)  # when each slot is free again
+    due: list[tuple[float, float, int, int]] = field(default_factory=list)  # (end, sent, n, epoch)
+    limits: list[int] = field(default_factory=list)  # the limit after each answer
+    latencies: list[float] = field(default_factory=list)  # of every answer
+
+    def __post_init__(self) -> None:
+        self.free = [0.0] * self.slots
+
+    def send(self) -> None:
+        while len(self.due) < self.estimator.limit:
+            slot = min(range(self.slots), key=self.free.__getitem__)
+            end = max(self.now, self.free[slot]) + self.service
+            self.free[slot] = end
+            heapq.heappush(self.due, (end, self.now, len(self.due) + 1, self.estimator.epoch))
+
+    def run(self, answers: int) -> None:
+        self.send()
+        for _ in range(answers):
+            end, sent, inflight, epoch = heapq.heappop(self.due)
+            self.now = end
+            sample = Sample(end - sent, self.tokens, inflight, epoch)
+            self.latencies.append(sample.latency)
+            self.estimator.answered(sample, self.timeout)
+            self.limits.append(self.estimator.limit)
+            self.send()
+
+
+def test_slow_start_doubles_up_to_the_cap_on_a_wide_server() -> None:
+    server = Server(slots=64, service=1.0, estimator=LimitEstimator(cap=8))
+    server.run(40)
+    assert server.limits[0] == 1 and 2 in server.limits and 4 in server.limits
+    assert max(server.limits) == 8 and server.limits[-1] == 8  # the cap, never more
+    assert server.estimator.slow_start
+
+
+def test_a_four_slot_server_settles_at_four_or_just_above() -> None:
+    server = Server(slots=4, service=1.0, estimator=LimitEstimator(cap=8))
+    server.run(200)
+    settled = server.limits[100:]
+    assert min(settled) >= 3 and max(settled) <= 6
+    assert sum(limit >= 4 for limit in settled) > 0.8 * len(settled)
+
+
+def test_a_one_slot_server_mostly_gets_one_call_and_never_waits_past_the_timeout() -> None:
+    server = Server(slots=1, service=1.0, estimator=LimitEstimator(cap=8), timeout=30.0)
+    server.run(200)
+    assert max(server.limits) <= 2
+    assert sum(limit == 1 for limit in server.limits[50:]) > 0.6 * 150
+    assert max(server.latencies) <= 2.0 + 1e-9  # at most one call ever waits on the server
+
+
+def test_a_slow_one_slot_server_is_never_sent_a_second_call() -> None:
+    # two calls of 20 s do not fit well within 30 s: the second would wait 20 s on the server
+    server = Server(slots=1, service=20.0, estimator=LimitEstimator(cap=8), timeout=30.0)
+    server.run(50)
+    assert set(server.limits) == {1}
+
+
+def test_the_timeout_guard_scales_with_the_parallelism_seen() -> None:
+    # 4 slots, 20 s a call, 100 s timeout: 8 in flight would make the last wait 40 s <= 50 s
+    server = Server(slots=4, service=20.0, estimator=LimitEstimator(cap=16), timeout=100.0)
+    server.run(100)
+    assert max(server.limits) <= 8 and max(server.latencies) <= 40.0 + 1e-9
+    assert sum(limit >= 4 for limit in server.limits[50:]) > 40
+
+
+def test_latency_per_token_is_what_counts_when_tokens_are_known() -> None:
+    estimator = LimitEstimator(cap=8)
+    # answers of 10, 20 and 40 tokens at the same 0.1 s per token: flat, so the limit rises
+    for i, tokens in enumerate([10, 20, 40, 10, 20, 40]):
+        estimator.answered(Sample(0.1 * tokens, tokens, estimator.limit, estimator.epoch), 120.0)
+        assert i < 5 or estimator.limit > 1
+    assert estimator.limit >= 4
+
+
+def test_latency_that_grows_with_calls_in_flight_lowers_the_limit() -> None:
+    estimator = LimitEstimator(cap=8, limit=8)
+    for _ in range(8):
+        estimator.answered(Sample(1.0, None, 8, 0), 120.0)  # learn the baseline: 1 s
+    assert estimator.limit == 8
+    epoch = estimator.epoch
+    for _ in range(8):
+        estimator.answered(Sample(4.0, None, 8, epoch), 120.0)  # 4x slower at 8 in flight
+    assert estimator.limit == 2 and not estimator.slow_start
+
+
+def test_a_timeout_or_overload_halves_the_limit_once_per_round() -> None:
+    estimator = LimitEstimator(cap=8, limit=8)
+    sent = estimator.epoch
+    estimator.overloaded(sent, waited=120.0)
+    assert estimator.limit == 4
+    estimator.overloaded(sent, waited=120.0)  # sent before the decrease: no second halving
+    assert estimator.limit == 4
+    estimator.overloaded(estimator.epoch)  # a 429 on a call sent after it
+    assert estimator.limit == 2 and estimator.parallel == 1
+    estimator.overloaded(estimator.epoch)
+    estimator.overloaded(estimator.epoch)
+    assert estimator.limit == 1
+
+
+def test_a_timeout_keeps_the_limit_from_rising_past_what_fits() -> None:
+    estimator = LimitEstimator(cap=8)
+    estimator.overloaded(estimator.epoch, waited=30.0)  # the slowest call took the whole 30 s
+    for _ in range(10):  # as long as the timeout is among the recent highs
+        estimator.answered(Sample(1.0, None, 1, estimator.epoch), 30.0)
+    assert estimator.limit == 1
+
+
+def test_no_raise_while_the_limit_is_not_in_use() -> None:
+    estimator = LimitEstimator(cap=8, limit=4)
+    for _ in range(20):
+        estimator.answered(Sample(1.0, None, 1, estimator.epoch), 120.0)  # one call at a time
+    assert estimator.limit == 4
+
+
+def test_the_cap_bounds_the_start() -> None:
+    assert LimitEstimator(cap=1, limit=3).limit == 1
+
+
+def ticks() -> tuple[list[float], CallGate]:
+    clock = [0.0]
+    return clock, CallGate(LimitEstimator(cap=4), clock=lambda: clock[0])
+
+
+async def test_calls_beyond_the_limit_wait_in_order_and_their_latency_starts_when_sent() -> None:
+    clock, gate = ticks()
+    first = await gate.enter()
+    first.sent()
+    order: list[int] = []
+
+    async def call(i: int) -> None:
+        ticket = await gate.enter()
+        order.append(i)
+        ticket.sent()
+        ticket.answered(10, 120.0)
+
+    waiting = [asyncio.create_task(call(i)) for i in range(3)]
+    await asyncio.sleep(0)
+    assert order == [] and len(gate.waiters) == 3
+    clock[0] = 5.0  # the waiters' 5 s in our queue are not part of any latency
+    first.answered(10, 120.0)
+    await asyncio.gather(*waiting)
+    assert order == [0, 1, 2] and gate.inflight == 0
+    assert list(gate.estimator.highs) == [5.0, 0.0, 0.0, 0.0]  # theirs: sent, answered at once
+
+
+async def test_a_cancelled_waiter_gives_its_turn_to_the_next() -> None:
+    _, gate = ticks()
+    first = await gate.enter()
+    first.sent()
+    doomed = asyncio.create_task(gate.enter())
+    after = asyncio.create_task(gate.enter())
+    await asyncio.sleep(0)
+    doomed.cancel()
+    first.release()
+    ticket = await asyncio.wait_for(after, 1.0)
+    assert doomed.cancelled() and gate.inflight == 1
+    ticket.release()
+    assert gate.inflight == 0 and not gate.waiters
+
+
+async def test_a_waiter_cancelled_just_after_its_turn_came_hands_it_on() -> None:
+    _, gate = ticks()
+    first = await gate.enter()
+    doomed = asyncio.create_task(gate.enter())
+    after = asyncio.create_task(gate.enter())
+    await asyncio.sleep(0)
+    first.release()  # the slot goes to `doomed`, delivered on the next loop iteration
+    doomed.cancel()
+    ticket = await asyncio.wait_for(after, 1.0)
+    assert gate.inflight == 1
+    ticket.release()
+    assert gate.inflight == 0
+
+
+async def test_a_higher_limit_lets_waiters_through_at_once() -> None:
+    clock, gate = ticks()
+    first = await gate.enter()
+    first.sent()
+    second = asyncio.create_task(gate.enter())
+    await asyncio.sleep(0)
+    clock[0] = 1.0
+    first.answered(None, 120.0)  # freed; the other gets the slot
+    (await second).sent()
+    assert gate.limit == 1
+    gate.estimator.limit = 2
+    third, fourth = (asyncio.create_task(gate.enter()) for _ in range(2))
+    await asyncio.sleep(0)
+    assert third.done() and not fourth.done()
+    fourth.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await fourth
+
+
+def test_gates_are_shared_per_provider_and_cap_and_described() -> None:
+    assert gate_for("http://a/v1", 8) is gate_for("http://a/v1", 8)
+    assert gate_for("http://a/v1", 8) is not gate_for("http://a/v1", 4)
+
+    @dataclass
+    class Policy:
+        provider: str
+        concurrency: int
+
+    @dataclass
+    class Agent:
+        policy: Policy
+
+    one = Agent(Policy("http://describe/v1", 8))
+    assert describe_gates(one, one) == "limit 1/8"
+    assert describe_gates(object()) == ""
+    both = describe_gates(one, Agent(Policy("openai", 3)))
+    assert both == "limit 1/8 (http://describe/v1), limit 1/3 (openai)"

@@ -168,6 +168,11 @@ def test_a_real_server(mode: str, tmp_path: Path, proxy: tuple[str, Recorder]) -
     counted_out = sum(u.output_tokens for r in results for u in r.usage.values())
     assert recorder.calls > 0
     assert (counted_in, counted_out) == (recorder.input_tokens, recorder.output_tokens)
+    methods = {r.history[0].judge_output for r in results}
+    if mode == "structured":  # that server refuses JSON schema: another method answered
+        assert methods <= {"function_calling", "json_mode", "text"}, methods
+    else:
+        assert methods == {"text"}, methods
     if mode == "static":
         assert all(r.stop_reason == "static" for r in results)
     if mode == "goal-infer":

@@ -1,5 +1,7 @@
 """How model calls go out: per-provider request and token rates, a timeout, and retries with
 exponential backoff and full jitter on rate limits, server errors, timeouts and lost connections.
+A provider that says how long to wait is waited for instead: `Retry-After`, `retry-after-ms`,
+Google's `RetryInfo`, or on a 429 the reset of the exhausted OpenAI-style `x-ratelimit-*` budget.
 
 Limits are shared by every episode of a process that talks to the same provider (or the same
 OpenAI-compatible server), so `--concurrency 64` never means 64 requests at once against a
@@ -223,6 +225,46 @@ def _from_headers(headers: Any) -> float | None:
         return None
 
 
+_SPAN = re.compile(r"(\d+(?:\.\d+)?)(h|ms|m|s)")
+_UNIT = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
+
+
+def parse_duration(text: str) -> float | None:
+    """Seconds in a duration as OpenAI's rate-limit headers give it (`1s`, `6m0s`, `20ms`,
+    `1h2m3.5s`) or in plain seconds (`2.5`); None when it is neither."""
+    text = text.strip()
+    try:
+        seconds = float(text)
+    except ValueError:
+        spans = list(_SPAN.finditer(text))
+        if not spans or "".join(m[0] for m in spans) != text:
+            return None
+        seconds = sum(float(m[1]) * _UNIT[m[2]] for m in spans)
+    return seconds if seconds >= 0 and seconds != float("inf") else None
+
+
+def _budget(headers: Any, kind: str) -> tuple[float | None, float | None]:
+    """(remaining, seconds until reset) of the `requests` or `tokens` budget, as far as given."""
+    remaining = _header(headers, f"x-ratelimit-remaining-{kind}")
+    reset = _header(headers, f"x-ratelimit-reset-{kind}")
+    try:
+        left = float(remaining) if remaining is not None else None
+    except ValueError:
+        left = None
+    return left, parse_duration(reset) if reset is not None else None
+
+
+def _reset_wait(headers: Any) -> float | None:
+    """Seconds until the exhausted budget resets (the longer reset when it is not clear which
+    one ran out), from OpenAI-style `x-ratelimit-*` headers."""
+    budgets = [_budget(headers, kind) for kind in ("requests", "tokens")]
+    resets = [reset for _, reset in budgets if reset is not None]
+    spent = [
+        reset for left, reset in budgets if reset is not None and left is not None and left <= 0
+    ]
+    return max(spent or resets, default=None)
+
+
 def _retry_delay(details: Any) -> float | None:
     """Google's `RetryInfo` (`"retryDelay": "17s"`) anywhere in an error's JSON details."""
     if isinstance(details, Mapping):
@@ -242,13 +284,23 @@ def _retry_delay(details: Any) -> float | None:
 
 def retry_after(exc: BaseException) -> float | None:
     """Seconds a provider asked us to wait (`Retry-After`, `retry-after-ms`, Google's
-    `RetryInfo`), if it said."""
+    `RetryInfo`; on a 429 without them, the reset of the exhausted `x-ratelimit-*` budget),
+    if it said."""
     for error in causes(exc):
-        headers = getattr(getattr(error, "response", None), "headers", None)
-        if headers is not None and (seconds := _from_headers(headers)) is not None:
+        if (seconds := _asked(error)) is not None:
             return seconds
-        if (seconds := _retry_delay(getattr(error, "details", None))) is not None:
-            return seconds
+    return None
+
+
+def _asked(error: BaseException) -> float | None:
+    """The wait one error of the chain asks for."""
+    headers = getattr(getattr(error, "response", None), "headers", None)
+    if headers is not None and (seconds := _from_headers(headers)) is not None:
+        return seconds
+    if (seconds := _retry_delay(getattr(error, "details", None))) is not None:
+        return seconds
+    if headers is not None and status_of(error) == 429:
+        return _reset_wait(headers)
     return None
 
 

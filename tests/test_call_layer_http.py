@@ -13,7 +13,7 @@ from langchain_openai import ChatOpenAI
 
 from planverify.agents.base import JudgeReply
 from planverify.agents.judge import ModelJudge
-from planverify.calls import CallPolicy
+from planverify.calls import CallPolicy, ModelCallFailed
 from tests.conftest import COFFEE_PLAN
 from tests.fake_openai import FakeOpenAI, Reply
 
@@ -53,12 +53,36 @@ def test_429_waits_as_retry_after_asks() -> None:
     assert reply.critique.flags == [] and reply.usage.calls == 1
 
 
-def test_429_with_rate_limit_headers_is_retried_with_backoff() -> None:
+def test_429_with_rate_limit_headers_waits_for_the_reset() -> None:
     slept: list[float] = []
     headers = {"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "1s"}
     with FakeOpenAI(Script(Reply(status=429, error="rate limit", headers=headers))) as server:
         judged(server, slept)
-    assert len(server.requests) == 2 and len(slept) == 1 and 0 <= slept[0] <= 1.0
+    assert len(server.requests) == 2 and slept == [1.0]
+
+
+def test_429_waits_for_the_exhausted_budget_not_the_other() -> None:
+    slept: list[float] = []
+    headers = {
+        "x-ratelimit-remaining-requests": "41",
+        "x-ratelimit-reset-requests": "2m0s",
+        "x-ratelimit-remaining-tokens": "0",
+        "x-ratelimit-reset-tokens": "1m30.5s",
+    }
+    with FakeOpenAI(Script(Reply(status=429, error="tokens", headers=headers))) as server:
+        judged(server, slept)
+    assert len(server.requests) == 2 and slept == [90.5]
+
+
+def test_429_with_a_reset_beyond_max_wait_gives_up() -> None:
+    slept: list[float] = []
+    headers = {"x-ratelimit-remaining-tokens": "0", "x-ratelimit-reset-tokens": "6m0s"}
+    with (
+        FakeOpenAI(Script(Reply(status=429, error="tokens", headers=headers))) as server,
+        pytest.raises(ModelCallFailed, match="asks to wait 360 s"),
+    ):
+        judged(server, slept)
+    assert len(server.requests) == 1 and slept == []
 
 
 @pytest.mark.parametrize("status", [500, 503])

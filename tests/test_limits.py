@@ -26,6 +26,7 @@ from planverify.calls import (
     RequestRate,
     TokenWindow,
     limits_for,
+    parse_duration,
     retry_after,
     retryable,
 )
@@ -132,6 +133,49 @@ def test_the_wait_a_provider_asks_for() -> None:
     assert retry_after(StatusError(429)) is None
     google = wrapped(ModelRateLimitError("quota"), ClientError(429, "x", GOOGLE_QUOTA))
     assert retry_after(google) == 17.0
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [
+        ("1s", 1.0),
+        ("6m0s", 360.0),
+        ("20ms", 0.02),
+        ("1h2m3.5s", 3723.5),
+        ("17.25s", 17.25),
+        ("2", 2.0),
+        ("0.5", 0.5),
+        (" 3s ", 3.0),
+        ("", None),
+        ("soon", None),
+        ("5 s", None),
+        ("1x", None),
+        ("1.2.3s", None),
+        ("-1", None),
+        ("nan", None),
+        ("inf", None),
+    ],
+)
+def test_rate_limit_durations(text: str, seconds: float | None) -> None:
+    assert parse_duration(text) == pytest.approx(seconds)
+
+
+def test_rate_limit_headers_on_a_429() -> None:
+    def limited(status: int = 429, **headers: str) -> StatusError:
+        return StatusError(
+            status, **{f"x-ratelimit-{k.replace('_', '-')}": v for k, v in headers.items()}
+        )
+
+    assert retry_after(limited(remaining_requests="0", reset_requests="1s")) == 1.0
+    both = {"reset_requests": "1s", "reset_tokens": "6m0s"}
+    assert retry_after(limited(remaining_tokens="0", remaining_requests="3", **both)) == 360.0
+    assert retry_after(limited(remaining_requests="0", remaining_tokens="9", **both)) == 1.0
+    assert retry_after(limited(remaining_requests="0", remaining_tokens="0", **both)) == 360.0
+    assert retry_after(limited(**both)) == 360.0  # nothing says which ran out: the longer
+    assert retry_after(limited(remaining_tokens="0", reset_tokens="later")) is None
+    assert retry_after(limited(503, remaining_requests="0", reset_requests="1s")) is None
+    asked = StatusError(429, **{"retry-after": "7", "x-ratelimit-reset-requests": "1s"})
+    assert retry_after(asked) == 7.0  # Retry-After comes first
 
 
 def test_real_openai_errors() -> None:

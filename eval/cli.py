@@ -28,6 +28,7 @@ from planverify.console import err, say
 from planverify.console import out as console
 from planverify.episode import Episode, EpisodeError, iter_jsonl
 from planverify.models import ModelSpecError
+from planverify.params import parse_params
 from planverify.progress import PlainProgress, Tally
 from planverify.runner import run
 
@@ -216,6 +217,20 @@ def eval_command(
             min=0, help="Retries of a model call on rate limits, server errors and timeouts."
         ),
     ] = 5,
+    temperature: Annotated[
+        float | None,
+        typer.Option(
+            min=0.0,
+            help="Sampling temperature of model judges and planners (default: 0; reasoning models: their own).",
+        ),
+    ] = None,
+    model_param: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--model-param",
+            help="KEY=VALUE sent with every model request (VALUE read as JSON when it parses, e.g. seed=7, max_tokens=2048, top_p=0.9); repeatable.",
+        ),
+    ] = None,
     langsmith_dataset: Annotated[
         str | None,
         typer.Option(
@@ -228,6 +243,10 @@ def eval_command(
     if judge_output not in ("text", "structured"):
         raise _fail(f"--judge-output must be text or structured, not {judge_output!r}")
     output: Literal["text", "structured"] = "structured" if judge_output == "structured" else "text"
+    try:
+        params = parse_params(model_param)
+    except ValueError as exc:
+        raise _fail(str(exc)) from None
     table: dict[EvalMode, tuple[Mode, ...]] = {
         EvalMode.static: ("static",),
         EvalMode.iterative: ("iterative",),
@@ -273,6 +292,8 @@ def eval_command(
                 judge_output=output,
                 grounding=grounding,
                 base_url=base_url,
+                temperature=temperature,
+                model_params=params,
             )
         except (ModelSpecError, ValueError) as exc:
             raise _fail(str(exc)) from None
@@ -323,6 +344,8 @@ def eval_command(
         planners=list(dict.fromkeys(r.planner for r in runs if r.mode == "iterative")),
         modes=list(modes),
         max_iterations=max_iterations,
+        temperature=temperature,
+        model_params=params,
         seed=seed,
         resamples=resamples,
         cache=str(cache) if store is not None else None,

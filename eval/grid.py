@@ -16,7 +16,7 @@ first, so the iterative runs find their first Judge pass (the same prompt) in th
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -28,6 +28,7 @@ from planverify.agents.base import Judge, Planner
 from planverify.api import JudgeLike, PlannerLike, Verifier
 from planverify.calls import CallLimits
 from planverify.episode import Episode
+from planverify.params import ModelOptions
 from planverify.result import VerificationResult
 from planverify.scoring import Report, score_results
 
@@ -136,12 +137,17 @@ def plan_runs(
     judge_output: Literal["text", "structured"] = "text",
     grounding: bool = False,
     base_url: str | None = None,
+    temperature: float | None = None,
+    model_params: Mapping[str, Any] | None = None,
 ) -> list[Run]:
     """Resolve the judges and planners (a bad spec or a missing key raises `ModelSpecError`
-    here, before any work) and list the runs: static ones first, then every pair."""
+    here, before any work) and list the runs: static ones first, then every pair.
+    `temperature` and `model_params` override the request parameters of models made from
+    specs, as in `Verifier`."""
     if not judges:
         raise ValueError("the grid needs at least one judge")
     judge_names = _unique_names(judges)
+    options = ModelOptions.of(temperature, model_params)
     resolved_judges: list[Judge] = [
         resolve_judge(
             with_cache(j, cache),
@@ -149,6 +155,7 @@ def plan_runs(
             base_url=base_url,
             grounding=grounding,
             limits=limits,
+            options=options,
             **_cache_option(j, cache),
         )
         for j in judges
@@ -165,6 +172,8 @@ def plan_runs(
             grounding=grounding,
             base_url=base_url,
             limits=limits,
+            temperature=temperature,
+            model_params=model_params,
         )
 
     if "static" in modes:
@@ -180,6 +189,7 @@ def plan_runs(
                 output=judge_output,
                 base_url=base_url,
                 limits=limits,
+                options=options,
                 **_cache_option(p, cache),
             )
             for p in planners
@@ -246,6 +256,8 @@ async def arun_grid(
     judge_output: Literal["text", "structured"] = "text",
     grounding: bool = False,
     base_url: str | None = None,
+    temperature: float | None = None,
+    model_params: Mapping[str, Any] | None = None,
     on_result: Callable[[int, VerificationResult], None] | None = None,
 ) -> list[Cell]:
     """`plan_runs` then `run_cells`: the whole grid over an annotated set, scored."""
@@ -259,6 +271,8 @@ async def arun_grid(
         judge_output=judge_output,
         grounding=grounding,
         base_url=base_url,
+        temperature=temperature,
+        model_params=model_params,
     )
     return await run_cells(
         runs,

@@ -52,6 +52,8 @@ class EvalSettings(BaseModel):
     planners: list[str] = Field(default_factory=list)  # planner names, in grid order
     modes: list[str] = Field(default_factory=list)  # static and/or iterative
     max_iterations: int = 5  # cap on Judge passes
+    temperature: float | None = None  # --temperature of models made from specs; None: default
+    model_params: dict[str, Any] = Field(default_factory=dict)  # --model-param, by name
     seed: int = 0  # bootstrap seed
     resamples: int = 1000  # bootstrap resamples
     prompts: str = PROMPT_VERSION  # hash of the prompt templates

@@ -23,7 +23,7 @@ from planverify.calls import CallLimits
 from planverify.console import err, literal, out, say
 from planverify.episode import Episode, EpisodeError, dump_jsonl_line
 from planverify.models import ModelSpecError, presets
-from planverify.params import parse_param
+from planverify.params import parse_params
 from planverify.result import VerificationResult
 from planverify.runner import run
 from planverify.usage import unknown_note
@@ -291,7 +291,7 @@ def verify(
     if grounding and judge in ("rules", "baseline"):
         raise fail(f"--grounding is for model judges; the {judge!r} judge needs no prompt")
     try:
-        params = dict(parse_param(item) for item in model_param or [])
+        params = parse_params(model_param)
     except ValueError as exc:
         raise fail(str(exc)) from None
     check_sources(inputs, split)

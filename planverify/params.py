@@ -58,6 +58,11 @@ def parse_param(text: str) -> tuple[str, Any]:
         return key.strip(), value
 
 
+def parse_params(items: Iterable[str] | None) -> dict[str, Any]:
+    """The `--model-param` options of a command, by name (a repeated name: the last value)."""
+    return dict(parse_param(item) for item in items or ())
+
+
 @dataclass(frozen=True)
 class ModelOptions:
     """The user's overrides of the request parameters (hashable: it keys cached agents)."""

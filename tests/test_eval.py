@@ -32,9 +32,11 @@ from planverify.result import VerificationResult
 from planverify.scoring import score_results
 
 from .conftest import ROOT, scripted
+from .fake_openai import FakeOpenAI, Reply
 
 ANNOTATED = ROOT / "examples" / "annotated.jsonl"
 PNG = b"\x89PNG\r\n\x1a\n"
+LOOPBACK = "http://127.0.0.1:9/v1"  # a base URL for runs that are planned, never sent
 
 # One episode whose Move(1.0) is a labelled detour; the Judge texts follow judge_user.txt.
 MUG = Episode(
@@ -395,6 +397,57 @@ def test_eval_command_leaves_out_bad_records_and_says_so(tmp_path: Path) -> None
     assert len(numbers["runs"][0]["report"]["episodes"]) == 2
     text = (tmp_path / "r" / "report.md").read_text()
     assert "3 input record(s) left out" in text and "## Convergence" not in text
+
+
+def test_eval_temperature_and_model_param_reach_the_requests_and_both_keys(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Against the loopback fake server: the options are sent, change the run settings key,
+    and miss the model cache that answered the same prompt under other parameters."""
+    monkeypatch.chdir(tmp_path)
+    data = tmp_path / "mug.jsonl"
+    data.write_bytes(orjson.dumps(MUG.model_dump(mode="json")) + b"\n")
+    tuned = ["--temperature", "0.3", "--model-param", "seed=11", "--model-param", "top_p=0.5"]
+    calls: list[int] = []
+    with FakeOpenAI(lambda body: Reply(content=FLAG_MOVE)) as server:
+        for n, extra in enumerate(([], tuned, tuned)):
+            run = invoke(
+                str(data), "--judge", "openai:m", "--mode", "static", "--base-url",
+                server.base_url, "--report", f"r{n}", "--resamples", "0", *extra,
+            )  # fmt: skip
+            assert run.exit_code == 0, run.output
+            calls.append(len(server.requests))
+    assert calls == [1, 2, 2]  # the third run is answered from the cache
+    first, second = server.requests
+    assert (first["temperature"], first["seed"], "top_p" in first) == (0, 1234, False)
+    assert (second["temperature"], second["seed"], second["top_p"]) == (0.3, 11, 0.5)
+    keys = [_settings_key(tmp_path / f"r{n}") for n in range(3)]
+    assert keys[0] != keys[1] == keys[2]
+    numbers = orjson.loads((tmp_path / "r1" / "results.json").read_bytes())
+    assert numbers["settings"]["temperature"] == 0.3
+    assert numbers["settings"]["model_params"] == {"seed": 11, "top_p": 0.5}
+
+
+def _settings_key(report: Path) -> str:
+    """The settings key of the one result of a report's one run."""
+    (results,) = (report / "results").glob("*.jsonl")
+    found = VerificationResult.model_validate_json(results.read_text().splitlines()[0])
+    assert found.settings is not None
+    return found.settings.key
+
+
+def test_plan_runs_settings_key_follows_temperature_and_model_params() -> None:
+    def key(**options: Any) -> str:
+        (run,) = plan_runs(["openai:m"], ["openai:m"], ["iterative"], base_url=LOOPBACK, **options)
+        return run.verifier.key
+
+    assert len({key(), key(temperature=0.7), key(model_params={"top_p": 0.5})}) == 3
+
+
+def test_eval_command_rejects_a_model_param_without_a_value(tmp_path: Path) -> None:
+    run = invoke(str(ANNOTATED), "--model-param", "seed", "--report", str(tmp_path / "r"))
+    assert run.exit_code == 2 and "KEY=VALUE" in run.stderr
+    assert not (tmp_path / "r").exists()
 
 
 def test_eval_command_without_matplotlib_names_the_extra(

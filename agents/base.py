@@ -46,6 +46,7 @@ class PlannerReply:
     insertions: list[Insertion] = field(default_factory=list)  # valid insertions, in order
     dropped: list[Dropped] = field(default_factory=list)  # proposals that were not valid
     usage: TokenUsage = field(default_factory=TokenUsage)  # tokens spent
+    output: str | None = None  # model Planners: the output method of the answer (text, ...)
 
     def add(self, item: Insertion | Dropped) -> None:
         """Keep a validated insertion, or record why a proposal was dropped."""

@@ -59,7 +59,7 @@ def drop_repeats(plan: Sequence[str], reply: PlannerReply) -> PlannerReply:
 
     Motion (`Move`, `TurnLeft`, `TurnRight`) is exempt: two moves in a row go further.
     """
-    kept = PlannerReply(dropped=list(reply.dropped), usage=reply.usage)
+    kept = PlannerReply(dropped=list(reply.dropped), usage=reply.usage, output=reply.output)
     placed: set[tuple[int, str]] = set()  # (position, action) of the insertions kept so far
     for insertion in reply.insertions:
         why = _repeat(plan, insertion, placed)
@@ -260,7 +260,7 @@ class ModelPlanner:
             proposed = parse_insertions(answer.text)
         else:
             proposed = [(step.after - 1, step.action) for step in answer.parsed.insert]
-        reply = PlannerReply()
+        reply = PlannerReply(output=answer.method)
         reasons = reasons_for([action for _, action in proposed], missing)
         for (after, action), reason in zip(proposed, reasons, strict=True):
             reply.add(validate_insertion(action, after, len(plan), reason))

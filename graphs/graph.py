@@ -323,6 +323,7 @@ async def planner(state: PlanState, runtime: Runtime[VerifierContext]) -> dict[s
         kept, inserts = insert_steps(kept, insertions, state.iteration)
         edits += inserts
         record.dropped = list(reply.dropped)
+        record.planner_output = reply.output
         if reply.usage.calls:
             usage = {"planner": reply.usage}
     record.edits = edits

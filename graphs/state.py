@@ -47,6 +47,7 @@ class Iteration(BaseModel):
     judge_output: str | None = (
         None  # model Judges: output method of the answer (text, json_schema...)
     )
+    planner_output: str | None = None  # model Planners that answered: their output method
     incomplete: bool = False  # the Judge's answer left Driver steps unjudged, even asked again
     uncovered: list[int] = Field(default_factory=list)  # those steps, 0-based in the judged plan
 

@@ -8,18 +8,22 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import Runnable, RunnableLambda
 from langchain_openai import ChatOpenAI
+from typer.testing import CliRunner
 
 from planverify.agents.base import JudgeReply
 from planverify.agents.judge import JudgeVerdict, ModelJudge
 from planverify.calls import CallPolicy, retryable
 from planverify.capability import forget, refusal
+from planverify.cli import app
 from planverify.graphs.context import VerifierContext
+from planverify.result import VerificationResult
 from tests.conftest import COFFEE_PLAN, ScriptedChatModel
 from tests.fake_openai import FakeOpenAI, Reply
 
@@ -181,6 +185,51 @@ def test_the_method_is_recorded_in_the_result() -> None:
     assert result.status == "ok", result.error
     assert result.history[0].judge_output == "json_mode"
     assert result.verdicts[1].verdict == "remove"
+
+
+TOGGLE_OFF = "Driver.ToggleOff('CoffeeMachine')"
+
+
+def judge_or_planner(body: dict[str, Any]) -> Reply:
+    """A server that refuses `json_schema` as llama-cpp-python does and answers tool calls: the
+    Judge's asks for one missing step, the Planner's inserts it at the end."""
+    if kind(body) == "json_schema":
+        return Reply(status=500, error=LLAMA_CPP)
+    if body["model"] == "judge":
+        verdict = {"remove": [], "missing": [TOGGLE_OFF], "keep": [1, 2, 3, 4, 5]}
+        return Reply(tool_calls=[{"name": "JudgeVerdict", "arguments": verdict}])
+    insert = {"insert": [{"after": 5, "action": TOGGLE_OFF}]}
+    return Reply(tool_calls=[{"name": "Insertions", "arguments": insert}])
+
+
+def test_the_planners_method_is_recorded_in_the_result(tmp_path: Path) -> None:
+    episodes, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    episodes.write_text(json.dumps({"id": "a", "goal": GOAL, "actions": COFFEE_PLAN}) + "\n")
+    with FakeOpenAI(judge_or_planner) as server:
+        args = ["verify", str(episodes), "--no-checkpoint", "-o", str(out), "--max-iterations"]
+        args += ["1", "--judge-output", "structured", "--base-url", server.base_url]
+        run = CliRunner().invoke(
+            app, [*args, "--judge", "openai:judge", "--planner", "openai:planner"]
+        )
+    assert run.exit_code == 0, run.stderr
+    planner_asked = [kind(b) for b in server.requests if b["model"] == "planner"]
+    assert planner_asked == ["json_schema", "function_calling"]
+    result = VerificationResult.model_validate_json(out.read_text())
+    assert result.refined == [*COFFEE_PLAN, TOGGLE_OFF]
+    (record,) = result.history
+    assert (record.judge_output, record.planner_output) == ("function_calling", "function_calling")
+
+
+def test_no_planner_method_without_a_model_planner() -> None:
+    from planverify.api import verify_plan
+
+    with FakeOpenAI(judge_or_planner) as server:
+        model = ChatOpenAI(model="judge", base_url=server.base_url, api_key="x", max_retries=0)
+        judge = ModelJudge(model, output="structured", policy=CallPolicy(sleep=no_sleep))
+        result = verify_plan(COFFEE_PLAN, GOAL, judge=judge, max_iterations=1)
+    (record,) = result.history
+    assert [e.kind for e in record.edits] == ["insert"]  # the rules planner filled the gap
+    assert (record.judge_output, record.planner_output) == ("function_calling", None)
 
 
 def test_a_method_refusal_is_not_retried_but_a_plain_500_is() -> None:

@@ -56,6 +56,7 @@ from planverify.agents.judge import judge_messages
 from planverify.agents.parsing import parse_judge_text
 from planverify.api import Verifier, open_checkpointer
 from planverify.batch import run_batch
+from planverify.calls import CallLimits
 from planverify.episode import Episode, Scene
 
 PLAIN_ASYNCIO = False  # --asyncio: asyncio's own event loop instead of the CLI's (uvloop)
@@ -156,7 +157,12 @@ async def run(
     """Verify `count` episodes; the wall time and the number of Judge passes."""
     model = SlowJudgeModel(latency=latency, jitter=jitter)
     async with open_checkpointer(checkpoint) as saver:
-        verifier = Verifier(judge=judge or model, planner="rules", checkpointer=saver)
+        verifier = Verifier(
+            judge=judge or model,
+            planner="rules",
+            checkpointer=saver,
+            limits=CallLimits(concurrency=concurrency),  # the cap of the adaptive call limit
+        )
         verifier.takes_turns &= turns  # off: asyncio interleaves the episodes step by step
         if mode != "sync":
             verifier.graph = Durability(verifier.graph, mode)  # type: ignore[assignment]

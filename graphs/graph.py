@@ -273,14 +273,20 @@ def _stop(reason: StopReason) -> Command[Any]:
     return Command(update={"stop_reason": reason, "pending": None}, goto=END)
 
 
+def _looked_twice(history: list[Iteration]) -> bool:
+    """Whether the last two passes both left steps unjudged on the same plan (the earlier one
+    changed nothing): asking a third time would send the same request again."""
+    return len(history) >= 2 and all(r.incomplete for r in history[-2:]) and not history[-2].edits
+
+
 async def converge(
     state: PlanState, runtime: Runtime[VerifierContext]
 ) -> Command[Literal["planner", "judge", "__end__"]]:
     """Decide whether the loop goes on, and record why it stops.
 
     A pass that left Driver steps unjudged (`Iteration.incomplete`) never ends the loop as
-    `no_objections` or `no_change`: the Judge looks again, and when the cap comes first the
-    loop stops as `incomplete`.
+    `no_objections` or `no_change`: the Judge looks again, once for the same plan, and the loop
+    stops as `incomplete` when that look is incomplete too or the cap comes first.
     """
     context = runtime.context
     last = state.history[-1]
@@ -292,10 +298,12 @@ async def converge(
             return Command(goto="planner")
         if not last.incomplete:
             return _stop("no_objections")
-        return _stop("incomplete") if capped else Command(goto="judge")
+        return (
+            _stop("incomplete") if capped or _looked_twice(state.history) else Command(goto="judge")
+        )
     if not last.edits and not last.incomplete:
         return _stop("no_change")
-    if capped:
+    if capped or (not last.edits and _looked_twice(state.history)):
         return _stop("incomplete" if last.incomplete else "max_iterations")
     return Command(goto="judge")
 

@@ -125,6 +125,15 @@ def test_an_incomplete_pass_without_objections_is_judged_again() -> None:
     assert [r.incomplete for r in result.history] == [True, False]
 
 
+def test_the_same_plan_is_looked_at_once_more_then_the_loop_stops_as_incomplete() -> None:
+    lazy = steps(PLAN, [1])  # each pass: an answer and its follow-up, both judging step 1 only
+    judge = scripted(lazy, lazy, lazy, lazy, steps(PLAN, range(1, 13)))
+    result = verify_plan(PLAN, GOAL, judge=judge, max_iterations=5, certify=False)
+    assert (result.stop_reason, result.iterations, result.revisions) == ("incomplete", 2, 0)
+    assert [r.incomplete for r in result.history] == [True, True]
+    assert len(judge.prompts) == 4, "two passes, each with its one follow-up; no third pass"
+
+
 def test_an_incomplete_last_pass_at_the_cap_stops_as_incomplete_even_after_edits() -> None:
     judge = scripted(
         steps(PLAN, range(1, 13), flagged=[1]),

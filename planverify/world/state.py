@@ -227,12 +227,13 @@ def initial_state(scene: Scene | None, *, names: Iterable[str] = ()) -> State:
 def _from_scene(scene: Scene) -> State:
     index = SceneIndex(known=True, types=frozenset(o.type for o in scene.objects))
     state = State(index)
+    holders = [o for o in scene.objects if o.pickupable and o.receptacle]
     for o in scene.objects:
         key = o.name or o.id
         state.objects[key] = Obj(
             kind=o.type,
             present=True,
-            loc=_initial_place(o, scene),
+            loc=_initial_place(o, holders),
             open=o.open if o.openable else None,
             on=o.toggled if o.toggleable else None,
             dirty=o.dirty,
@@ -250,8 +251,9 @@ def _from_scene(scene: Scene) -> State:
     return state
 
 
-def _initial_place(obj: SceneObject, scene: Scene) -> str | None:
-    """Where a scene object starts: the innermost of its receptacles.
+def _initial_place(obj: SceneObject, holders: list[SceneObject]) -> str | None:
+    """Where a scene object starts: the innermost of its receptacles (`holders`: the scene's
+    movable containers, in scene order).
 
     TEACh lists every receptacle an object is in, outermost and innermost alike (an egg in a
     bowl in the fridge: Fridge and Bowl, in any order). A movable container among them (a bowl)
@@ -262,14 +264,8 @@ def _initial_place(obj: SceneObject, scene: Scene) -> str | None:
     if not parents:
         return None
     outer = set(obj.parent)
-    for other in scene.objects:
-        if (
-            other.type in parents
-            and other.pickupable
-            and other.receptacle
-            and other.id != obj.id
-            and set(other.parent) <= outer
-        ):
+    for other in holders:
+        if other.type in parents and other.id != obj.id and set(other.parent) <= outer:
             return other.name or other.id
     return SOME + parents[0]
 

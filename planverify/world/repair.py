@@ -276,6 +276,11 @@ class Reviewer:
 
     def _inert_switch(self, pos: int) -> bool:
         """Whether the step at an order position switches a device that acts on nothing."""
+        if pos not in self._inert:
+            self._inert[pos] = self._find_inert_switch(pos)
+        return self._inert[pos]
+
+    def _find_inert_switch(self, pos: int) -> bool:
         action = self.actions[self.order[pos]]
         if action.verb not in ("ToggleOn", "ToggleOff"):
             return False
@@ -288,6 +293,14 @@ class Reviewer:
     ) -> int | None:
         """The nearest active step after (or before) an order position acting on `name` (its
         first object) with one of `verbs` (any verb when None)."""
+        key = (pos, name, None if verbs is None else frozenset(verbs), forward)
+        if key not in self._nearest:
+            self._nearest[key] = self._find_near(pos, name, verbs, forward=forward)
+        return self._nearest[key]
+
+    def _find_near(
+        self, pos: int, name: str, verbs: Collection[str] | None, *, forward: bool
+    ) -> int | None:
         lists = (
             [self._on.get(name, [])]
             if verbs is None
@@ -309,7 +322,11 @@ class Reviewer:
 
     def _index(self) -> None:
         """Where each object is acted on (as first object) in the current order, and with
-        which verb."""
+        which verb; and forget what was memoised of the previous order."""
+        self._nearest: dict[tuple[int, str, frozenset[str] | None, bool], int | None] = {}
+        self._inert: dict[int, bool] = {}
+        self._goal_touch: dict[int, bool] = {}
+        self._uses: dict[tuple[str, str | None], list[int]] = {}
         self._on: dict[str, list[int]] = {}
         self._on_verb: dict[tuple[str, str], list[int]] = {}
         self._named: dict[str, list[int]] = {}  # any object of an active step -> positions
@@ -382,24 +399,31 @@ class Reviewer:
             between = self.order[first + 1 : second]
             if all(self.actions[s].verb in MOTION_VERBS or not self.active(s) for s in between):
                 return False  # put down and taken straight back: a misplacement
-        for step in steps:
-            pos = self.trace.position(step)
-            outcome = self.trace.outcomes[pos]
-            if outcome.problem or outcome.changed is False:
-                continue
-            state = self.state_at(pos)
-            names = self.actions[step].objects
-            if self.actions[step].verb in ("PutAOnB", "PourFromAIntoB"):
-                names = names[:1]  # what is moved or poured, not where to
-            keys = [state.key(name) for name in names]
-            touched = [k for k in keys if k is not None]
-            if self.actions[step].verb in ("ToggleOn", "ToggleOff"):
-                touched += self._acted_on(state, touched[0]) if touched else []
-            elif self.actions[step].verb in ("PickUp", "PutAOnB") and touched:
-                touched += within(state, touched[0])  # what it holds moves with it
-            if any(state.get(k).kind in self.goal_kinds for k in touched):
-                return True
-        return False
+        return any(self._touches_goal_objects(self.trace.position(step)) for step in steps)
+
+    def _touches_goal_objects(self, pos: int) -> bool:
+        """Whether the step at an order position does something to an object of a kind the
+        goal names (see `_handles_goal_objects`)."""
+        if pos not in self._goal_touch:
+            self._goal_touch[pos] = self._find_goal_touch(pos)
+        return self._goal_touch[pos]
+
+    def _find_goal_touch(self, pos: int) -> bool:
+        outcome = self.trace.outcomes[pos]
+        if outcome.problem or outcome.changed is False:
+            return False
+        action = self.actions[self.order[pos]]
+        state = self.state_at(pos)
+        names = action.objects
+        if action.verb in ("PutAOnB", "PourFromAIntoB"):
+            names = names[:1]  # what is moved or poured, not where to
+        keys = [state.key(name) for name in names]
+        touched = [k for k in keys if k is not None]
+        if action.verb in ("ToggleOn", "ToggleOff"):
+            touched += self._acted_on(state, touched[0]) if touched else []
+        elif action.verb in ("PickUp", "PutAOnB") and touched:
+            touched += within(state, touched[0])  # what it holds moves with it
+        return any(state.get(k).kind in self.goal_kinds for k in touched)
 
     def _acted_on(self, state: State, device: str) -> list[str]:
         """What switching a device acts on: the sink's contents for a faucet, the pans' and
@@ -545,27 +569,35 @@ class Reviewer:
         return False
 
     def _used_after(self, last: int, kind: str, place: str | None, block: set[int]) -> bool:
-        control = CONTROLS.get(kind, kind)
-        for pos in range(last + 1, len(self.order)):
-            step = self.order[pos]
-            if step in block or not self.active(step):
-                continue
-            action = self.actions[step]
-            state = self.state_at(pos)
-            if action.verb in ("PutAOnB", "PourFromAIntoB"):
-                target = state.key(action.objects[1])
-                if target == place or state.kind_at(target) == kind:
-                    return True
-            if action.verb == "PickUp":  # reaching into it again, or taking it
-                taken = state.key(action.objects[0])
-                if taken is not None and place in (taken, state.get(taken).loc):
-                    return True
-            if action.verb == "ToggleOn" and state.kind_at(state.key(action.objects[0])) in (
-                kind,
-                control,
-            ):
+        uses = self._uses_of(kind, place)
+        return any(self.order[p] not in block for p in uses[bisect.bisect_right(uses, last) :])
+
+    def _uses_of(self, kind: str, place: str | None) -> list[int]:
+        """The order positions of the active steps that use a receptacle (of a kind, or at a
+        place): putting or pouring into it, reaching into it or taking it, switching it on."""
+        if (kind, place) not in self._uses:
+            self._uses[kind, place] = [
+                pos
+                for pos, step in enumerate(self.order)
+                if self.active(step) and self._uses_at(pos, kind, place)
+            ]
+        return self._uses[kind, place]
+
+    def _uses_at(self, pos: int, kind: str, place: str | None) -> bool:
+        action = self.actions[self.order[pos]]
+        state = self.state_at(pos)
+        if action.verb in ("PutAOnB", "PourFromAIntoB"):
+            target = state.key(action.objects[1])
+            if target == place or state.kind_at(target) == kind:
                 return True
-        return False
+        if action.verb == "PickUp":  # reaching into it again, or taking it
+            taken = state.key(action.objects[0])
+            if taken is not None and place in (taken, state.get(taken).loc):
+                return True
+        return action.verb == "ToggleOn" and state.kind_at(state.key(action.objects[0])) in (
+            kind,
+            CONTROLS.get(kind, kind),
+        )
 
     # ------------------------------------------------------------------ stages
 

@@ -176,7 +176,8 @@ class Reviewer:
         self.goal_kinds = goal_kinds(spec) if spec is not None else frozenset(focus)
         self.order = list(range(self.n))
         self._inactive = {i for i, a in enumerate(self.actions) if not a.known or a.is_dialogue}
-        self._retrace()
+        self.trace = self.sim.trace(self.order)
+        self._index()
         self.removed: dict[int, str] = {}
         self.added: dict[int, tuple[int, str]] = {}  # step id -> (input position it follows, why)
 
@@ -204,7 +205,7 @@ class Reviewer:
         self._retrace()
 
     def _retrace(self) -> None:
-        self.trace = self.sim.trace(self.order)
+        self.trace = self.sim.trace(self.order, reuse=self.trace)
         self._index()
 
     def _add_step(self, action: Action) -> int:
@@ -326,7 +327,6 @@ class Reviewer:
         self._nearest: dict[tuple[int, str, frozenset[str] | None, bool], int | None] = {}
         self._inert: dict[int, bool] = {}
         self._goal_touch: dict[int, bool] = {}
-        self._uses: dict[tuple[str, str | None], list[int]] = {}
         self._on: dict[str, list[int]] = {}
         self._on_verb: dict[tuple[str, str], list[int]] = {}
         self._named: dict[str, list[int]] = {}  # any object of an active step -> positions
@@ -569,35 +569,27 @@ class Reviewer:
         return False
 
     def _used_after(self, last: int, kind: str, place: str | None, block: set[int]) -> bool:
-        uses = self._uses_of(kind, place)
-        return any(self.order[p] not in block for p in uses[bisect.bisect_right(uses, last) :])
-
-    def _uses_of(self, kind: str, place: str | None) -> list[int]:
-        """The order positions of the active steps that use a receptacle (of a kind, or at a
-        place): putting or pouring into it, reaching into it or taking it, switching it on."""
-        if (kind, place) not in self._uses:
-            self._uses[kind, place] = [
-                pos
-                for pos, step in enumerate(self.order)
-                if self.active(step) and self._uses_at(pos, kind, place)
-            ]
-        return self._uses[kind, place]
-
-    def _uses_at(self, pos: int, kind: str, place: str | None) -> bool:
-        action = self.actions[self.order[pos]]
-        state = self.state_at(pos)
-        if action.verb in ("PutAOnB", "PourFromAIntoB"):
-            target = state.key(action.objects[1])
-            if target == place or state.kind_at(target) == kind:
+        control = CONTROLS.get(kind, kind)
+        for pos in range(last + 1, len(self.order)):
+            step = self.order[pos]
+            if step in block or not self.active(step):
+                continue
+            action = self.actions[step]
+            state = self.state_at(pos)
+            if action.verb in ("PutAOnB", "PourFromAIntoB"):
+                target = state.key(action.objects[1])
+                if target == place or state.kind_at(target) == kind:
+                    return True
+            if action.verb == "PickUp":  # reaching into it again, or taking it
+                taken = state.key(action.objects[0])
+                if taken is not None and place in (taken, state.get(taken).loc):
+                    return True
+            if action.verb == "ToggleOn" and state.kind_at(state.key(action.objects[0])) in (
+                kind,
+                control,
+            ):
                 return True
-        if action.verb == "PickUp":  # reaching into it again, or taking it
-            taken = state.key(action.objects[0])
-            if taken is not None and place in (taken, state.get(taken).loc):
-                return True
-        return action.verb == "ToggleOn" and state.kind_at(state.key(action.objects[0])) in (
-            kind,
-            CONTROLS.get(kind, kind),
-        )
+        return False
 
     # ------------------------------------------------------------------ stages
 

@@ -111,6 +111,14 @@ def preserving_judge(keys: Sequence[str], reference: State) -> Judge:
     return judge
 
 
+def _shared_start(first: Sequence[int], second: Sequence[int]) -> int:
+    """How many steps two sequences start with alike."""
+    for k, (a, b) in enumerate(zip(first, second, strict=False)):
+        if a != b:
+            return k
+    return min(len(first), len(second))
+
+
 class Simulator:
     """Runs a plan's steps (and variants of it) from its initial states: the world as known,
     and, when some states are unknown, also the world where nothing the goal wants is done yet
@@ -138,12 +146,21 @@ class Simulator:
         """Of all worlds' conditions, those of the world as known."""
         return list(units[: 1 + (len(units) - 1) // len(self.starts)])
 
-    def trace(self, order: Sequence[int]) -> Trace:
-        states = [start.copy() for start in self.starts]
-        self.work += len(order) * len(states)
-        before: list[list[State]] = []
-        outcomes: list[Outcome] = []
-        for step in order:
+    def trace(self, order: Sequence[int], reuse: Trace | None = None) -> Trace:
+        """Run a sequence of steps. `reuse`: an earlier trace whose states and outcomes hold for
+        the steps the two sequences start with (its work is counted again all the same, so that
+        a search's budget does not depend on what was reused)."""
+        self.work += len(order) * len(self.starts)
+        shared = 0 if reuse is None else _shared_start(reuse.order, order)
+        if reuse is not None and shared:
+            source = reuse.before[shared] if shared < len(reuse.order) else reuse.final
+            states = [state.copy() for state in source]
+            before = reuse.before[:shared]
+            outcomes = reuse.outcomes[:shared]
+        else:
+            states = [start.copy() for start in self.starts]
+            before, outcomes = [], []
+        for step in order[shared:]:
             before.append([state.copy() for state in states])
             outcomes.append(apply(states[0], self.steps[step]))
             for state in states[1:]:

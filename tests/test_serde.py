@@ -39,3 +39,18 @@ def test_small_values_and_earlier_uncompressed_ones_are_left_as_they_are() -> No
     stored = earlier.dumps_typed(scene(50))
     assert len(stored[1]) >= COMPRESS_FROM
     assert serde.loads_typed(stored) == scene(50)
+
+
+def test_lists_of_models_are_dumped_whole_and_earlier_ones_still_read_back() -> None:
+    serde = state_serializer()
+    plan = [Step(action=f"Driver.Move({n}.0)", origin=n) for n in range(100)]
+    plan.append(Step(action="Driver.ToggleOn('Faucet')", after=99, reason="never switched on"))
+    kind, data = serde.dumps_typed(plan)
+    assert kind == "models:Step+zstd"
+    restored = serde.loads_typed((kind, data))
+    assert restored == plan and all(isinstance(step, Step) for step in restored)
+    earlier = JsonPlusSerializer(allowed_msgpack_modules=[Step]).dumps_typed(plan)
+    assert earlier[0] == "msgpack" and serde.loads_typed(earlier) == plan
+    mixed = [plan[0], {"action": "Driver.Move(1.0)"}]  # not one model type: LangGraph's way
+    assert serde.dumps_typed(mixed)[0] == "msgpack"
+    assert serde.loads_typed(serde.dumps_typed(mixed)) == mixed

@@ -9,8 +9,10 @@ stored uncompressed, by earlier versions or other savers, read back as they are.
 
 A list of one of the state's own models (the plan's steps, the history) is dumped in one
 pydantic call and tagged "models:" + the type's name: LangGraph's msgpack dumps each model on
-its own (the plan's steps alone were some 800,000 calls in a 1,500-episode run). Lists stored
-the other way, by earlier versions, read back as they are.
+its own (the plan's steps alone were some 800,000 calls in a 1,500-episode run). Inside a
+checkpoint, such a list among the channel values goes as one `ModelList` of plain dicts, and
+"+lists" is added to the type tag. Lists stored the other way, by earlier versions, read back as
+they are.
 """
 
 from __future__ import annotations
@@ -28,6 +30,14 @@ from planverify.graphs.state import checkpoint_types
 COMPRESS_FROM = 1024  # bytes; smaller values gain little and cost a frame header
 _TAG = "+zstd"
 _MODELS = "models:"  # type tag prefix of a list of one model type, dumped as a whole
+_LISTS = "+lists"  # type tag suffix of a checkpoint whose lists of models are `ModelList`s
+
+
+class ModelList(BaseModel):
+    """A checkpoint's list of one of the state's models, as plain dicts."""
+
+    model: str  # the model type's name
+    items: list[dict[str, Any]]
 
 
 class StateSerializer(JsonPlusSerializer):
@@ -44,7 +54,12 @@ class StateSerializer(JsonPlusSerializer):
         }
 
     def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
-        kind, data = self._dumps_models(obj) or super().dumps_typed(obj)
+        wrapped = self._wrap_lists(obj)
+        if wrapped is not None:
+            kind, data = super().dumps_typed(wrapped)
+            kind += _LISTS
+        else:
+            kind, data = self._dumps_models(obj) or super().dumps_typed(obj)
         if len(data) < COMPRESS_FROM:
             return kind, data
         return kind + _TAG, self._compress(data)
@@ -56,14 +71,49 @@ class StateSerializer(JsonPlusSerializer):
         if kind.startswith(_MODELS):
             adapter = self._lists[kind.removeprefix(_MODELS)]
             return adapter.validate_python(ormsgpack.unpackb(payload))
+        if kind.endswith(_LISTS):
+            return self._unwrap_lists(super().loads_typed((kind[: -len(_LISTS)], payload)))
         return super().loads_typed((kind, payload))
 
-    def _dumps_models(self, obj: Any) -> tuple[str, bytes] | None:
-        """A non-empty list of one of the models, dumped as a whole; None for anything else."""
+    def _model_of(self, obj: Any) -> str | None:
+        """The name of the model a non-empty list holds only instances of, or None."""
         if type(obj) is not list or not obj:
             return None
         name = self._types.get(type(obj[0]))
         if name is None or any(type(item) is not type(obj[0]) for item in obj):
+            return None
+        return name
+
+    def _wrap_lists(self, obj: Any) -> dict[str, Any] | None:
+        """A checkpoint with its channels' lists of models as `ModelList`s; None when it is
+        not a checkpoint or has no such list."""
+        values = obj.get("channel_values") if isinstance(obj, dict) else None
+        if not isinstance(values, dict):
+            return None
+        wrapped = {
+            channel: self._as_model_list(value) or value for channel, value in values.items()
+        }
+        if not any(isinstance(value, ModelList) for value in wrapped.values()):
+            return None
+        return {**obj, "channel_values": wrapped}
+
+    def _as_model_list(self, value: Any) -> ModelList | None:
+        name = self._model_of(value)
+        if name is None:
+            return None
+        return ModelList(model=name, items=self._lists[name].dump_python(value))
+
+    def _unwrap_lists(self, checkpoint: dict[str, Any]) -> dict[str, Any]:
+        values = checkpoint["channel_values"]
+        for channel, value in values.items():
+            if isinstance(value, ModelList):
+                values[channel] = self._lists[value.model].validate_python(value.items)
+        return checkpoint
+
+    def _dumps_models(self, obj: Any) -> tuple[str, bytes] | None:
+        """A non-empty list of one of the models, dumped as a whole; None for anything else."""
+        name = self._model_of(obj)
+        if name is None:
             return None
         try:
             return _MODELS + name, ormsgpack.packb(self._lists[name].dump_python(obj))
@@ -74,4 +124,4 @@ class StateSerializer(JsonPlusSerializer):
 def state_serializer() -> StateSerializer:
     """A serializer that restores the verification state and refuses other custom types."""
     types = checkpoint_types()
-    return StateSerializer(models=types, allowed_msgpack_modules=list(types))
+    return StateSerializer(models=types, allowed_msgpack_modules=[*types, ModelList])

@@ -54,3 +54,15 @@ def test_lists_of_models_are_dumped_whole_and_earlier_ones_still_read_back() -> 
     mixed = [plan[0], {"action": "Driver.Move(1.0)"}]  # not one model type: LangGraph's way
     assert serde.dumps_typed(mixed)[0] == "msgpack"
     assert serde.loads_typed(serde.dumps_typed(mixed)) == mixed
+
+
+def test_a_checkpoints_lists_of_models_are_dumped_whole() -> None:
+    serde = state_serializer()
+    plan = [Step(action=f"Driver.Move({n}.0)", origin=n) for n in range(100)]
+    checkpoint = {"v": 4, "id": "1", "channel_values": {"plan": plan, "goal": "x", "dialogue": []}}
+    kind, data = serde.dumps_typed(checkpoint)
+    assert kind == "msgpack+lists+zstd"
+    restored = serde.loads_typed((kind, data))
+    assert restored == checkpoint and isinstance(restored["channel_values"]["plan"][0], Step)
+    earlier = JsonPlusSerializer(allowed_msgpack_modules=[Step]).dumps_typed(checkpoint)
+    assert serde.loads_typed(earlier) == checkpoint

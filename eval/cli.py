@@ -28,6 +28,15 @@ from planverify.console import err, say
 from planverify.console import out as console
 from planverify.episode import Episode, EpisodeError, iter_jsonl
 from planverify.models import ModelSpecError
+from planverify.options import (
+    BaseUrlOption,
+    MaxRetriesOption,
+    ModelParamOption,
+    RpsOption,
+    TemperatureOption,
+    TimeoutOption,
+    TpmOption,
+)
 from planverify.params import parse_params
 from planverify.progress import PlainProgress, Tally
 from planverify.runner import run
@@ -194,43 +203,13 @@ def eval_command(
             "--grounding", help="Give model judges the simulator's facts about the scene."
         ),
     ] = False,
-    base_url: Annotated[
-        str | None,
-        typer.Option(
-            help="OpenAI-compatible server for openai:MODEL specs (vLLM, llama.cpp, Ollama)."
-        ),
-    ] = None,
-    rps: Annotated[
-        float | None,
-        typer.Option(min=0.01, help="Model requests per second, per provider (default: no limit)."),
-    ] = None,
-    tpm: Annotated[
-        int | None,
-        typer.Option(min=1, help="Model tokens per minute, per provider (default: no limit)."),
-    ] = None,
-    timeout: Annotated[
-        float, typer.Option(min=1.0, help="Seconds before a model call is abandoned and retried.")
-    ] = 120.0,
-    max_retries: Annotated[
-        int,
-        typer.Option(
-            min=0, help="Retries of a model call on rate limits, server errors and timeouts."
-        ),
-    ] = 5,
-    temperature: Annotated[
-        float | None,
-        typer.Option(
-            min=0.0,
-            help="Sampling temperature of model judges and planners (default: 0; reasoning models: their own).",
-        ),
-    ] = None,
-    model_param: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--model-param",
-            help="KEY=VALUE sent with every model request (VALUE read as JSON when it parses, e.g. seed=7, max_tokens=2048, top_p=0.9); repeatable.",
-        ),
-    ] = None,
+    base_url: BaseUrlOption = None,
+    rps: RpsOption = None,
+    tpm: TpmOption = None,
+    timeout: TimeoutOption = 120.0,
+    max_retries: MaxRetriesOption = 5,
+    temperature: TemperatureOption = None,
+    model_param: ModelParamOption = None,
     langsmith_dataset: Annotated[
         str | None,
         typer.Option(

@@ -23,6 +23,15 @@ from planverify.calls import CallLimits
 from planverify.console import err, literal, out, say
 from planverify.episode import Episode, EpisodeError, dump_jsonl_line
 from planverify.models import ModelSpecError, presets
+from planverify.options import (
+    BaseUrlOption,
+    MaxRetriesOption,
+    ModelParamOption,
+    RpsOption,
+    TemperatureOption,
+    TimeoutOption,
+    TpmOption,
+)
 from planverify.params import parse_params
 from planverify.result import VerificationResult
 from planverify.runner import run
@@ -199,12 +208,7 @@ def verify(
             help="How model judges answer: text (the ACTION/ANNOTATION protocol) or structured."
         ),
     ] = "text",
-    base_url: Annotated[
-        str | None,
-        typer.Option(
-            help="OpenAI-compatible server for openai:MODEL specs (vLLM, llama.cpp, Ollama)."
-        ),
-    ] = None,
+    base_url: BaseUrlOption = None,
     limit: Annotated[
         int | None, typer.Option(min=1, help="Verify only the first N episodes.")
     ] = None,
@@ -218,23 +222,10 @@ def verify(
         str | None,
         typer.Option(help="TEACh inputs: keep only games under a directory of this name."),
     ] = None,
-    rps: Annotated[
-        float | None,
-        typer.Option(min=0.01, help="Model requests per second, per provider (default: no limit)."),
-    ] = None,
-    tpm: Annotated[
-        int | None,
-        typer.Option(min=1, help="Model tokens per minute, per provider (default: no limit)."),
-    ] = None,
-    timeout: Annotated[
-        float, typer.Option(min=1.0, help="Seconds before a model call is abandoned and retried.")
-    ] = 120.0,
-    max_retries: Annotated[
-        int,
-        typer.Option(
-            min=0, help="Retries of a model call on rate limits, server errors and timeouts."
-        ),
-    ] = 5,
+    rps: RpsOption = None,
+    tpm: TpmOption = None,
+    timeout: TimeoutOption = 120.0,
+    max_retries: MaxRetriesOption = 5,
     server: Annotated[
         str | None,
         typer.Option(
@@ -255,20 +246,8 @@ def verify(
             help="Give a model Judge the simulator's facts: how objects start, the goal conditions met, steps that change nothing.",
         ),
     ] = False,
-    temperature: Annotated[
-        float | None,
-        typer.Option(
-            min=0.0,
-            help="Sampling temperature of model judges and planners (default: 0; reasoning models: their own).",
-        ),
-    ] = None,
-    model_param: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--model-param",
-            help="KEY=VALUE sent with every model request (VALUE read as JSON when it parses, e.g. seed=7, max_tokens=2048, top_p=0.9); repeatable.",
-        ),
-    ] = None,
+    temperature: TemperatureOption = None,
+    model_param: ModelParamOption = None,
     certify: Annotated[
         bool | None,
         typer.Option(

@@ -35,6 +35,20 @@ def fixture(
     return {"type": kind, "name": name, "receptacle": True, "parent": list(on)} | states
 
 
+def part(
+    conditions: dict[str, Any], determiner: str = "a", *, shareable: bool = False
+) -> dict[str, Any]:
+    """One component of a task definition; its primary condition is the class when it has one."""
+    primary = "simbotObjectClass" if "simbotObjectClass" in conditions else "objectType"
+    return {
+        "determiner": determiner,
+        "primary_condition": primary,
+        "instance_shareable": shareable,
+        "conditions": conditions,
+        "condition_failure_descs": {},
+    }
+
+
 def scene(*objects: dict[str, Any]) -> Scene:
     """A scene of these objects; ids are made up (`Mug|3`)."""
     return Scene.model_validate(

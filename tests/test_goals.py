@@ -12,23 +12,9 @@ from planverify.world.classes import types_of
 from planverify.world.goals import Component, GoalSpec, evaluate, parse_teach_task
 from planverify.world.state import State
 
-from .scenes import OFF, fixture, item, run, scene, shared_games
+from .scenes import OFF, fixture, item, part, run, scene, shared_games
 
 # ----------------------------------------------------------------------------- TEACh's shape
-
-
-def part(
-    conditions: dict[str, Any], determiner: str = "a", *, shareable: bool = False
-) -> dict[str, Any]:
-    """One component of a task definition; its primary condition is the class when it has one."""
-    primary = "simbotObjectClass" if "simbotObjectClass" in conditions else "objectType"
-    return {
-        "determiner": determiner,
-        "primary_condition": primary,
-        "instance_shareable": shareable,
-        "conditions": conditions,
-        "condition_failure_descs": {},
-    }
 
 
 def subtask(

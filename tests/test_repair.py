@@ -20,19 +20,9 @@ from planverify.world.repair import Review, review
 from planverify.world.rules import apply
 from planverify.world.state import initial_state
 
-from .scenes import CLOSED, OFF, ON, fixture, item, scene, shared_games
+from .scenes import CLOSED, OFF, ON, fixture, item, part, scene, shared_games
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def part(conditions: dict[str, Any], determiner: str = "a") -> dict[str, Any]:
-    primary = "simbotObjectClass" if "simbotObjectClass" in conditions else "objectType"
-    return {
-        "determiner": determiner,
-        "primary_condition": primary,
-        "instance_shareable": False,
-        "conditions": conditions,
-    }
 
 
 def spec_of(name: str, components: dict[str, Any], relations: list[Any] | None = None) -> GoalSpec:

@@ -1,0 +1,42 @@
+"""Command-line options that `verify` and `eval` share: the model server, call limits and
+request parameters (Typer reads the help and bounds from these annotations)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+BaseUrlOption = Annotated[
+    str | None,
+    typer.Option(help="OpenAI-compatible server for openai:MODEL specs (vLLM, llama.cpp, Ollama)."),
+]
+RpsOption = Annotated[
+    float | None,
+    typer.Option(min=0.01, help="Model requests per second, per provider (default: no limit)."),
+]
+TpmOption = Annotated[
+    int | None,
+    typer.Option(min=1, help="Model tokens per minute, per provider (default: no limit)."),
+]
+TimeoutOption = Annotated[
+    float, typer.Option(min=1.0, help="Seconds before a model call is abandoned and retried.")
+]
+MaxRetriesOption = Annotated[
+    int,
+    typer.Option(min=0, help="Retries of a model call on rate limits, server errors and timeouts."),
+]
+TemperatureOption = Annotated[
+    float | None,
+    typer.Option(
+        min=0.0,
+        help="Sampling temperature of model judges and planners (default: 0; reasoning models: their own).",
+    ),
+]
+ModelParamOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--model-param",
+        help="KEY=VALUE sent with every model request (VALUE read as JSON when it parses, e.g. seed=7, max_tokens=2048, top_p=0.9); repeatable.",
+    ),
+]

@@ -23,6 +23,7 @@ from planverify.notation import MOTION_VERBS, NotationError, parse_action
 from planverify.params import Tuning
 from planverify.prompts import PROMPT_VERSION, render
 from planverify.usage import TokenUsage
+from planverify.world.vocabulary import words_of
 
 _INSERT = re.compile(r"INSERT\s+AFTER\s+(?:step\s*)?(?P<n>-?\d+)\s*[:\-]\s*(?P<action>.+)", re.I)
 _PROTOCOL = re.compile(r"INSERT\s+AFTER|\bNONE\b", re.I)  # a reply in the text protocol
@@ -162,11 +163,8 @@ def parse_insertions(text: str) -> list[tuple[int, str]]:
     return found
 
 
-_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
-
-
 def _words(text: str) -> set[str]:
-    return {w.lower() for w in _WORD.findall(text) if len(w) > 2}
+    return {w for w in words_of(text) if len(w) > 2}
 
 
 def _decisive(action: str, missing: Sequence[Missing]) -> int | None:

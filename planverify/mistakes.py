@@ -75,6 +75,7 @@ from planverify.corrupt import CorruptSummary
 from planverify.episode import Episode, ErrorType, Label, SceneObject
 from planverify.notation import Action, escape_text, object_type, parse_action
 from planverify.scoring import mentions_type
+from planverify.world.vocabulary import words_of
 
 __all__ = [
     "ALIASES",
@@ -326,7 +327,6 @@ NUMBERS = ("no", "one", "two", "three", "four", "five")
 GREETINGS = ("hi", "hello", "what should I do?", "Hi! What should I do today?", "hey there")
 
 _DERIVED = ("Sliced", "Cracked")
-_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _INSTANCE = re.compile(r"\d+$")
 
 
@@ -343,7 +343,7 @@ def _words(kind: str, *, many: bool = False) -> str:
         return COLLOQUIAL[kind][1 if many else 0]
     if kind.endswith("Sliced"):
         return f"{_words(_base(kind))} slice" + ("s" if many else "")
-    text = " ".join(w.lower() for w in _CAMEL.findall(kind)) or kind.lower()
+    text = " ".join(words_of(kind)) or kind.lower()
     if many and not text.endswith("s"):
         text += "es" if text.endswith(("sh", "ch", "x")) else "s"
     return text

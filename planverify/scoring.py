@@ -80,6 +80,7 @@ from planverify.critique import Critique, Flag, Missing
 from planverify.episode import Episode, Label
 from planverify.notation import MOTION_VERBS, Action, NotationError, object_type, parse_action
 from planverify.result import VerificationResult
+from planverify.world.vocabulary import words_of
 
 __all__ = [
     "OTHER",
@@ -177,7 +178,6 @@ TYPE_ALIASES: dict[str, tuple[str, ...]] = {
 """Everyday names of object types, besides the type's own words ("coffee machine")."""
 
 _DERIVED_SUFFIXES = ("Sliced", "Cracked")  # BreadSliced is also named by "bread"
-_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _ACTION_IN_TEXT = re.compile(
     r"(?:\b[A-Z]\w*\.)?\b[A-Za-z_]\w*\((?:[^()'\"]|'(?:\\.|[^'\\])*'|\"[^\"]*\")*\)"
 )
@@ -206,7 +206,7 @@ def same_step(a: Action, b: Action) -> bool:
 
 
 def _camel_words(name: str) -> list[str]:
-    return [w.lower() for w in _CAMEL.findall(name)] or [name.lower()]
+    return list(words_of(name)) or [name.lower()]
 
 
 def _inflected(word: str) -> str:

@@ -85,6 +85,25 @@ def error_body(reply: Reply) -> dict[str, Any]:
     return {"error": {"message": reply.error or "error", "type": kind, "param": None, "code": None}}
 
 
+def send_json(
+    handler: BaseHTTPRequestHandler,
+    status: int,
+    data: bytes,
+    headers: dict[str, str] | None = None,
+) -> None:
+    """Answer a request with a JSON body; a client that already gave up is not an error."""
+    try:
+        handler.send_response(status)
+        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            handler.send_header(name, value)
+        handler.end_headers()
+        handler.wfile.write(data)
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # the client gave up (a timeout in the test); nothing to answer
+
+
 class FakeOpenAI:
     """A chat-completions server on 127.0.0.1 with `slots` requests served at once."""
 
@@ -165,22 +184,10 @@ class FakeOpenAI:
                 except json.JSONDecodeError:
                     body = {}
                 if not self.path.rstrip("/").endswith("/chat/completions"):
-                    self._send(404, json.dumps({"error": {"message": "not found"}}).encode(), {})
+                    send_json(self, 404, json.dumps({"error": {"message": "not found"}}).encode())
                     return
                 reply, data, _ = server._answer(body)
-                self._send(reply.status, data, reply.headers)
-
-            def _send(self, status: int, data: bytes, headers: dict[str, str]) -> None:
-                try:
-                    self.send_response(status)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(data)))
-                    for name, value in headers.items():
-                        self.send_header(name, value)
-                    self.end_headers()
-                    self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up (a timeout in the test); nothing to answer
+                send_json(self, reply.status, data, reply.headers)
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass

@@ -26,6 +26,7 @@ from planverify.cli import app
 from planverify.result import VerificationResult
 
 from .conftest import ROOT
+from .fake_openai import send_json
 
 pytestmark = pytest.mark.llm
 
@@ -77,14 +78,7 @@ def proxy_handler(upstream: str, recorder: Recorder) -> type[BaseHTTPRequestHand
             except urllib.error.HTTPError as exc:
                 status, body = exc.code, exc.read()
             recorder.record(status, body)
-            try:
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-            except (BrokenPipeError, ConnectionResetError):
-                pass
+            send_json(self, status, body)
 
         def log_message(self, format: str, *args: Any) -> None:
             pass

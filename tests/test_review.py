@@ -185,12 +185,12 @@ def test_the_site_renders_episodes_reasons_and_keeps_decisions_across_a_reload(
     body.send_keys("j")
     wait_for(
         browser,
-        f"return document.querySelector('#episode-view h1').textContent === {json.dumps(SAMPLE[1].id)}",
+        f"return document.querySelector('#episode-view h1')?.textContent === {json.dumps(SAMPLE[1].id)}",
     )
     body.send_keys("k")
     wait_for(
         browser,
-        f"return document.querySelector('#episode-view h1').textContent === {json.dumps(SAMPLE[0].id)}",
+        f"return document.querySelector('#episode-view h1')?.textContent === {json.dumps(SAMPLE[0].id)}",
     )
 
     decisions = tmp_path / "decisions.json"

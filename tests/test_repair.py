@@ -295,6 +295,30 @@ def test_without_a_scene_an_unknown_device_switched_off_stays() -> None:
         assert removed(judge([f"Driver.ToggleOff('{device}')", *BREW], where=None)) == [], device
 
 
+@pytest.mark.parametrize(
+    ("motion", "kept"),
+    [
+        ([], True),  # picked up where the coffee machine is: maybe clearing it
+        (["Driver.TurnLeft(90.0)", "Driver.TurnRight(90.0)"], True),  # back where it was
+        (["Driver.Move(0.25)"], True),  # still within reach
+        (["Driver.TurnRight(180.0)", "Driver.Move(1.0)"], False),  # it was elsewhere
+        (["Driver.TurnLeft(90.0)"], False),  # facing elsewhere
+    ],
+)
+def test_without_a_scene_a_pick_up_counts_as_clearing_only_from_where_the_device_is_used(
+    motion: list[str], kept: bool
+) -> None:
+    plan = [
+        "Driver.PickUp('Apple')",
+        "Driver.PutAOnB('Apple', 'CounterTop')",
+        "Driver.PickUp('Mug')",
+        *motion,
+        "Driver.PutAOnB('Mug', 'CoffeeMachine')",
+        "Driver.ToggleOn('CoffeeMachine')",
+    ]
+    assert ((0, 1) not in removed(judge(plan, where=None))) is kept
+
+
 # ----------------------------------------------------------------------------- blame
 
 

@@ -53,6 +53,7 @@ from planverify.world.rules import (
     SLICES,
     WATER_TAPS,
     cancels,
+    net_motion,
     serves,
     undone,
     within,
@@ -93,6 +94,7 @@ SURFACES = frozenset(
         "TVStand",
     }
 )  # receptacles with room to spare
+SAME_SPOT = 0.5  # metres: a step or two of TEACh's 0.25 m moves is still within reach
 CLEARED_ONTO = frozenset({"CounterTop", "DiningTable"})  # where what is cleared goes
 RESTORING = frozenset({"Close", "ToggleOff"})  # verbs that only put a state back
 WORKING_DEVICES = WATER_TAPS | {"CoffeeMachine", "Microwave", "StoveBurner", "StoveKnob", "Toaster"}
@@ -513,7 +515,11 @@ class Reviewer:
                     onto = self.state_at(self.trace.position(put))
                     if onto.kind_at(onto.key(self.actions[put].objects[1])) not in CLEARED_ONTO:
                         continue
-                if self._device_used_soon(last, block, state.get(key).kind if key else None):
+                # ... and only when the Driver used the device from where it picked the object
+                # up: in the shared games, 897 of 1192 such clearings (75%), against 1434 of
+                # 3033 pick-ups from elsewhere (47%)
+                use = self._device_used_soon(last, block, state.get(key).kind if key else None)
+                if use is not None and not self._moved_between(pos, use):
                     return True
                 continue
             if (
@@ -524,11 +530,17 @@ class Reviewer:
                 return True
         return False
 
+    def _moved_between(self, start: int, end: int) -> bool:
+        """Whether the Driver stands elsewhere, or faces elsewhere, at the order position `end`
+        than at `start`."""
+        distance, heading = net_motion(self.actions[s] for s in self.order[start:end])
+        return distance > SAME_SPOT or heading != 0
+
     def _device_used_soon(
         self, last: int, block: set[int], kind: str | None, window: int = 4
-    ) -> bool:
-        """Whether one of the next few interactions puts something into a receptacle that is
-        not a surface, or switches a device. Other objects moved from places not known onto a
+    ) -> int | None:
+        """The order position of the first of the next few interactions that puts something
+        into a receptacle that is not a surface, or switches a device; None when there is none. Other objects moved from places not known onto a
         counter on the way are more of the same clearing and do not count, nor do switch-offs.
         What is loaded must not be a look-alike of `kind`: fetching a cup, putting it back and
         loading the mug is a swap of the wrong vessel, not clearing."""
@@ -557,16 +569,18 @@ class Reviewer:
             clearing = None
             seen += 1
             if seen > window:
-                return False
+                return None
             if (
                 action.verb == "PutAOnB"
                 and state.kind_at(state.key(action.objects[1])) not in SURFACES
             ):
                 loaded = state.key(action.objects[0])
-                return loaded is None or not look_alike(kind, state.get(loaded).kind)
+                return (
+                    pos if loaded is None or not look_alike(kind, state.get(loaded).kind) else None
+                )
             if action.verb == "ToggleOn":
-                return True
-        return False
+                return pos
+        return None
 
     def _used_after(self, last: int, kind: str, place: str | None, block: set[int]) -> bool:
         control = CONTROLS.get(kind, kind)

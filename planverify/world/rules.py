@@ -32,6 +32,7 @@ A state that is unknown before a step makes its effect unknown, never assumed.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 
@@ -68,6 +69,28 @@ def cancels(a: Action, b: Action) -> bool:
     if a.verb == b.verb == "Move":
         return a.value != 0 and a.value == -b.value
     return _REVERSE.get(a.verb) == b.verb and a.value == b.value
+
+
+def net_motion(actions: Iterable[Action]) -> tuple[float, int]:
+    """How far (metres) and by how many degrees (0-359, counter-clockwise) a run of steps moves
+    and turns the Driver in all; steps other than motion are passed over.
+
+    >>> from planverify.notation import parse_action as p
+    >>> net_motion([p("Driver.Move(1.0)"), p("Driver.TurnLeft(90.0)"), p("Driver.Move(1.0)")])
+    (1.41, 90)
+    >>> net_motion([p("Driver.TurnRight(90.0)"), p("Driver.PickUp('Mug')"), p("Driver.TurnLeft(90.0)")])
+    (0.0, 0)
+    """
+    x = y = heading = 0.0
+    for action in actions:
+        if action.verb not in MOTION_VERBS or action.value is None:
+            continue
+        if action.verb == "Move":
+            x += action.value * math.cos(math.radians(heading))
+            y += action.value * math.sin(math.radians(heading))
+        else:
+            heading += action.value if action.verb == "TurnLeft" else -action.value
+    return round(math.hypot(x, y), 2), round(heading) % 360
 
 
 @dataclass

@@ -479,6 +479,19 @@ def test_the_same_pick_and_put_off_a_counter_is_a_detour() -> None:
     assert removed(judge(plan, where=where)) == [(0, 1)]
 
 
+def test_taking_something_out_of_a_device_and_putting_it_back_clears_nothing() -> None:
+    where = scene(
+        fixture("CounterTop", "CounterTop"),
+        fixture("CoffeeMachine", "CoffeeMachine", **OFF),
+        item("Apple", "Apple", on=["CoffeeMachine"]),
+        item("Mug", "Mug", receptacle=True),
+    )
+    back = ["Driver.PickUp('Apple')", "Driver.PutAOnB('Apple', 'CoffeeMachine')", *BREW]
+    assert removed(judge(back, where=where)) == [(0, 1)]
+    cleared = ["Driver.PickUp('Apple')", "Driver.PutAOnB('Apple', 'CounterTop')", *BREW]
+    assert removed(judge(cleared, where=where)) == []
+
+
 # ----------------------------------------------------------------------------- invariants
 
 

@@ -505,12 +505,14 @@ class Reviewer:
             key = state.key(action.objects[0])
             place = state.get(key).loc if key is not None else None
             kind = state.kind_at(place)
+            put = self._near(pos, action.objects[0], {"PutAOnB"}, forward=True)
+            if place is not None and put in block and self._puts_into(put, place):
+                continue  # put back where it was: nothing cleared
             if kind is None and place is None:
                 # where it was is unknown: it may have been cleared off a device the plan uses
                 # next, so only a pick-up far from any such use can be a detour; what is
                 # cleared goes onto a counter or a table (in the shared games, 760 of the 1151
                 # objects taken off a device), never into another device
-                put = self._near(pos, action.objects[0], {"PutAOnB"}, forward=True)
                 if put is not None and put in block:
                     onto = self.state_at(self.trace.position(put))
                     if onto.kind_at(onto.key(self.actions[put].objects[1])) not in CLEARED_ONTO:
@@ -529,6 +531,15 @@ class Reviewer:
             ):
                 return True
         return False
+
+    def _puts_into(self, step: int, place: str) -> bool:
+        """Whether a put-down puts its object into this receptacle (for a place known by type
+        only, `*Sink`, into one of that type)."""
+        state = self.state_at(self.trace.position(step))
+        target = state.key(self.actions[step].objects[1])
+        if place.startswith(SOME):
+            return state.kind_at(target) == place.removeprefix(SOME)
+        return target == place
 
     def _moved_between(self, start: int, end: int) -> bool:
         """Whether the Driver stands elsewhere, or faces elsewhere, at the order position `end`

@@ -732,6 +732,22 @@ def test_everyday_names_map_onto_the_scene_types() -> None:
     assert (mug.dirty, state.kind_at(mug.loc)) == (False, "CounterTop")
 
 
+def test_a_slice_named_by_what_it_is_cut_from_is_the_scene_s_slice() -> None:
+    where = scene(
+        fixture("CounterTop"), item("Tomato", "Tomato"), item("Knife", "Knife"), fixture("Plate")
+    )
+    plan = [
+        "Driver.PickUp('Knife')",
+        "Driver.Slice('Tomato')",
+        "Driver.PutAOnB('Knife', 'CounterTop')",
+        "Driver.PickUp('TomatoSlice')",
+        "Driver.PutAOnB('TomatoSlice', 'Plate')",
+    ]
+    state, outcomes = run(plan, where)
+    assert problems(outcomes) == [None] * 5
+    assert state.kind_at(state.get(state.key("TomatoSlice")).loc) == "Plate"
+
+
 def test_a_table_is_the_scene_s_table_only_when_it_has_one_kind() -> None:
     plan = ["Driver.PickUp('Apple')", "Driver.PutAOnB('Apple', 'Table')"]
     state, outcomes = run(plan, KITCHEN)

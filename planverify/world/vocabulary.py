@@ -13,6 +13,8 @@ types where that is unambiguous (`resolve_name`).
 ('CounterTop', 'DiningTable')
 >>> resolve_name("Table", {"DiningTable", "CoffeeTable"}) is None  # ambiguous: absent
 True
+>>> resolve_name("TomatoSlice", {"Tomato"}), resolve_name("SlicedBread", None)
+('TomatoSliced', 'BreadSliced')
 """
 
 from __future__ import annotations
@@ -138,6 +140,11 @@ def _phrases() -> dict[str, frozenset[str]]:
         for phrase in {" ".join(words_of(name)), name.lower()}:
             table.setdefault(phrase, set()).add(name)
             table.setdefault(" ".join(singular(w) for w in phrase.split()), set()).add(name)
+    for name in TYPES:  # a slice is named by what it is cut from: "tomato slice", "sliced bread"
+        if name.endswith("Sliced"):
+            whole = " ".join(words_of(name.removesuffix("Sliced")))
+            for phrase in (f"{whole} slice", f"sliced {whole}"):
+                table.setdefault(phrase, set()).add(name)
     for phrase, names in COMMON_NAMES.items():
         table.setdefault(phrase, set()).update(names)
     return {phrase: frozenset(names) for phrase, names in table.items()}
@@ -164,7 +171,8 @@ def resolve_name(name: str, scene_types: Iterable[str] | None) -> str | None:
         return kind
     candidates = {t for n in lookup(" ".join(words_of(kind))) for t in types_of(n)}
     if scene_types is not None:
-        candidates &= set(scene_types)
+        present = set(scene_types)
+        candidates &= present | {f"{kind}Sliced" for kind in present}  # slices are cut later
     for pair in (("Sink", "SinkBasin"), ("Bathtub", "BathtubBasin")):
         if len(candidates) == 2 and candidates == set(pair):  # one and the same to TEACh
             return pair[1]

@@ -140,11 +140,6 @@ def _phrases() -> dict[str, frozenset[str]]:
         for phrase in {" ".join(words_of(name)), name.lower()}:
             table.setdefault(phrase, set()).add(name)
             table.setdefault(" ".join(singular(w) for w in phrase.split()), set()).add(name)
-    for name in TYPES:  # a slice is named by what it is cut from: "tomato slice", "sliced bread"
-        if name.endswith("Sliced"):
-            whole = " ".join(words_of(name.removesuffix("Sliced")))
-            for phrase in (f"{whole} slice", f"sliced {whole}"):
-                table.setdefault(phrase, set()).add(name)
     for phrase, names in COMMON_NAMES.items():
         table.setdefault(phrase, set()).update(names)
     return {phrase: frozenset(names) for phrase, names in table.items()}
@@ -162,6 +157,17 @@ def phrases() -> dict[str, frozenset[str]]:
     return _phrases()
 
 
+def _slices_named(words: tuple[str, ...]) -> set[str]:
+    """The slice types a name cut from its whole names: ("tomato", "slice") -> TomatoSliced."""
+    if words[-1:] == ("slice",):
+        whole = words[:-1]
+    elif words[:1] == ("sliced",):
+        whole = words[1:]
+    else:
+        return set()
+    return {f"{t}Sliced" for n in lookup(" ".join(whole)) for t in types_of(n)} & TYPES
+
+
 def resolve_name(name: str, scene_types: Iterable[str] | None) -> str | None:
     """The TEACh type of an object name in a plan, or None when it names no object the scene
     can have: a TEACh type stays itself; another name is looked up and kept when it points at
@@ -169,7 +175,10 @@ def resolve_name(name: str, scene_types: Iterable[str] | None) -> str | None:
     kind = object_type(name)
     if kind in TYPES:
         return kind
-    candidates = {t for n in lookup(" ".join(words_of(kind))) for t in types_of(n)}
+    words = words_of(kind)
+    candidates = {t for n in lookup(" ".join(words)) for t in types_of(n)}
+    if not candidates:
+        candidates = _slices_named(words)
     if scene_types is not None:
         present = set(scene_types)
         candidates &= present | {f"{kind}Sliced" for kind in present}  # slices are cut later

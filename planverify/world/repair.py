@@ -21,7 +21,9 @@ condition the plan meets still holds at the end. `review` works in four stages:
    up to `MAX_RUN` steps, single steps. A put-down, or a step that only restores the state (a
    close, a switch-off), is never removed on its own; taking an object out of a receptacle the
    plan later uses as a device (clearing the sink, the coffee machine, the toaster, a burner, a
-   pan or a pot) is preparation and never removed on its own.
+   pan or a pot) is preparation and never removed on its own, unless it goes straight back in.
+   Without a scene, where an object stood is unknown: a pick-up right before a device is used
+   counts as clearing it only when the Driver uses the device from where it picked the object up.
 
 Motion is removed only as a move and the move back, or a turn and the turn back, next to each
 other: provably nothing moved. Motion that only leads to or from removed interactions is kept:

@@ -362,6 +362,28 @@ def test_a_coffee_machine_never_switched_on_is_switched_on_after_the_put() -> No
     assert all(u.met is True for u in verdicts.units)
 
 
+@pytest.mark.parametrize("basin", ["SinkBasin", "Sink"])
+def test_a_rinsed_mug_is_poured_out_into_the_basin_as_the_plan_names_it(basin: str) -> None:
+    dirty = scene(
+        fixture("CounterTop", "CounterTop"),
+        fixture("Sink", "Sink"),
+        fixture("SinkBasin", "SinkBasin", on=["Sink"]),
+        fixture("Faucet", "Faucet", on=["Sink"], receptacle=False, **OFF),
+        fixture("CoffeeMachine", "CoffeeMachine", on=["CounterTop"], **OFF),
+        item("Mug", "Mug", receptacle=True, dirty=True),
+    )
+    plan = [
+        "Driver.PickUp('Mug')",
+        f"Driver.PutAOnB('Mug', '{basin}')",
+        "Driver.ToggleOn('Faucet')",
+        "Driver.ToggleOff('Faucet')",
+        "Driver.PickUp('Mug')",
+        "Driver.PutAOnB('Mug', 'CoffeeMachine')",
+        "Driver.ToggleOn('CoffeeMachine')",
+    ]
+    assert ("Driver.PourFromAIntoB('Mug', '" + basin + "')", 4) in added(judge(plan, where=dirty))
+
+
 def test_slices_of_a_tomato_never_sliced_get_the_slicing_while_the_knife_is_in_hand() -> None:
     plan = [
         "Driver.PickUp('Knife')",

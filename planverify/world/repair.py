@@ -821,7 +821,7 @@ class Reviewer:
             ):
                 mug = state.key(action.objects[0])
                 if mug is not None and state.get(mug).liquid == WATER:
-                    sink = self._name_for("SinkBasin")
+                    sink = self._name_for("SinkBasin", "Sink")
                     pour = parse_action(f"Driver.PourFromAIntoB('{action.objects[0]}', '{sink}')")
                     yield pos, pour, f"{action.objects[0]} is still full of water from the rinse"
             picked = state.key(action.objects[0]) if action.verb == "PickUp" else None
@@ -862,11 +862,14 @@ class Reviewer:
                     return name
         return None
 
-    def _name_for(self, kind: str) -> str:
-        for action in self.actions[: self.n]:
-            for name in action.objects:
-                if self.trace.final[0].index.type_of(name) == kind:
-                    return name
+    def _name_for(self, kind: str, *alternatives: str) -> str:
+        """The plan's own name for an object of this kind (or else of the first alternative kind
+        it names), or the kind itself."""
+        for wanted in (kind, *alternatives):
+            for action in self.actions[: self.n]:
+                for name in action.objects:
+                    if self.trace.final[0].index.type_of(name) == wanted:
+                        return name
         return kind
 
     def _knife_before(self, pos: int) -> int | None:

@@ -3,7 +3,7 @@ and what it costs in recall.
 
 The stand-in for a model Judge flags every true error of an annotated episode, plus a share of
 the steps the plan needs (random interactions that are not errors), and proposes, besides every
-true missing step, useless insertions (a switch-on repeated right after itself). Each annotated
+true missing step, useless insertions (a switch-on repeated a little later, the device still on). Each annotated
 episode runs once with `certify` and once without, at one revision (`max_iterations=1`) with the
 `rules` Planner. It prints how many false removals and useless insertions were vetoed, and the
 label-level recall with and without certify.
@@ -26,7 +26,7 @@ from planverify.agents.base import JudgeReply
 from planverify.corrupt import corrupt_many
 from planverify.critique import Critique, Flag, Missing
 from planverify.episode import Episode, Scene
-from planverify.notation import MOTION_VERBS, parse_action
+from planverify.notation import MOTION_VERBS, Action, parse_action
 from planverify.result import VerificationResult
 from planverify.scoring import score_results
 from planverify.sources import load_episodes
@@ -71,11 +71,21 @@ class NoisyJudge:
         ]
         toggles = [i for i, a in enumerate(actions) if a.verb == "ToggleOn" and i not in errors]
         useless = [
-            Missing(description="switch it on", action=str(actions[i]), after=i)
+            Missing(description="switch it on", action=str(actions[i]), after=_later(actions, i))
             for i in toggles[:1]
         ]
         self.useless[episode.id] = [m.action or "" for m in useless]
         return JudgeReply(Critique(flags=flags, missing=missing + useless))
+
+
+def _later(actions: Sequence[Action], on: int, gap: int = 2) -> int:
+    """Where a second switch-on of the device switched on at `on` changes nothing, and is no
+    plain repeat a Planner drops on sight: `gap` steps later, unless it is switched off first."""
+    device = actions[on].objects
+    for i in range(on + 1, min(on + gap, len(actions) - 1) + 1):
+        if actions[i].verb == "ToggleOff" and actions[i].objects == device:
+            return i - 1
+    return min(on + gap, len(actions) - 1)
 
 
 def tally(

@@ -336,6 +336,14 @@ def test_blame_removes_the_wrong_put_down_not_the_right_one() -> None:
     assert all(u.met is True for u in verdicts.units)
 
 
+def test_blame_does_not_take_in_a_pick_up_to_empty_the_hands() -> None:
+    # the apple is held to the end either way: only the step that cannot happen is to blame
+    plan = ["Driver.PickUp('Apple')", "Driver.ToggleOn('Blender')", "Driver.Move(0.5)"]
+    verdicts = judge(plan, spec=COFFEE)
+    assert removed(verdicts) == [(1,)]
+    assert verdicts.removals[0].reason == "cannot happen here: there is no Blender in the scene"
+
+
 def test_an_impossible_step_after_the_right_one_goes_itself() -> None:
     plan = [
         "Driver.PickUp('Mug')",

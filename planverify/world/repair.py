@@ -181,6 +181,7 @@ class Reviewer:
         self.order = list(range(self.n))
         self._inactive = {i for i, a in enumerate(self.actions) if not a.known or a.is_dialogue}
         self.trace = self.sim.trace(self.order)
+        self.hands_were_empty = self.trace.units[0].met is True  # at the input plan's end
         self._index()
         self.removed: dict[int, str] = {}
         self.added: dict[int, tuple[int, str]] = {}  # step id -> (input position it follows, why)
@@ -655,7 +656,9 @@ class Reviewer:
                     variant.units, self.trace.units
                 ):
                     continue
-                met, progress = score(variant.units)
+                # empty hands count only when the input's end empty: otherwise a block would
+                # take in an unrelated pick-up to empty them
+                met, progress = score(variant.units[0 if self.hands_were_empty else 1 :])
                 key = (
                     -met,
                     -progress,

@@ -15,6 +15,8 @@ types where that is unambiguous (`resolve_name`).
 True
 >>> resolve_name("TomatoSlice", {"Tomato"}), resolve_name("SlicedBread", None)
 ('TomatoSliced', 'BreadSliced')
+>>> resolve_name("StoveDial2", {"StoveKnob", "StoveBurner"})
+'StoveKnob'
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ COMMON_NAMES: dict[str, tuple[str, ...]] = {
     "cupboard": ("Cabinet",),
     "cutlery": ("Silverware",),
     "dining room table": ("DiningTable",),
+    "dial": ("StoveKnob",),
     "dish": ("Plate", "Bowl"),
     "dishes": ("Dishware",),
     "dresser drawer": ("Drawer",),
@@ -91,6 +94,7 @@ COMMON_NAMES: dict[str, tuple[str, ...]] = {
     "sports equipment": ("SportsEquipment",),
     "sports gear": ("SportsEquipment",),
     "stove": ("StoveBurner",),
+    "stove dial": ("StoveKnob",),
     "table": ("DiningTable", "CoffeeTable", "SideTable", "Desk"),
     "tap": ("Faucet",),
     "teddy": ("TeddyBear",),

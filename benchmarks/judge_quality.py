@@ -13,6 +13,13 @@ plan with its dialogue kept). Annotation keys are never given to the verifier. I
 label-level and plan-level recall and precision, with and without motion steps, then label-level
 recall per error type (full records).
 
+Precision counts every removal the clean plan does not make as a false positive, but the clean
+plan is a human demonstration with redundancies of its own. The last column, `plan P excused`,
+tells them apart: the judge also verifies each uncorrupted episode (in the same input condition),
+and a removal counts as false there only when it shortens the LCS with the plan that judge keeps
+of it. It is a diagnostic of how much of the precision lost is the base plans' own redundancy,
+not a replacement for the plan-level precision.
+
 Usage: python benchmarks/judge_quality.py [--games DIR] [--seeds 1 2 3 4 5]
        [--judges rules baseline] [--generators injected natural] [--mode iterative|static]
 """
@@ -28,7 +35,8 @@ from pathlib import Path
 from planverify import verify_many
 from planverify.corrupt import ANNOTATION_KEYS, GENERATORS
 from planverify.episode import Episode
-from planverify.scoring import Counts, Report, score_results
+from planverify.result import VerificationResult
+from planverify.scoring import Counts, Report, plan_counts, score_results
 from planverify.sources import load_episodes
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
@@ -49,6 +57,23 @@ def without(episode: Episode, keys: tuple[str, ...]) -> Episode:
     for key in keys:
         data.pop(key, None)
     return Episode.model_validate(data)
+
+
+def kept_plan(result: VerificationResult) -> list[str]:
+    """The input steps a judge kept (its insertions left out)."""
+    return [v.action for v in result.verdicts if v.verdict == "keep"]
+
+
+def excused(
+    scored: list[Episode], results: list[VerificationResult], base: dict[str, list[str]]
+) -> Counts:
+    """Plan-level counts of removals against what the judge keeps of the uncorrupted episode."""
+    total = Counts()
+    for episode, result in zip(scored, results, strict=True):
+        removed = {v.index for v in result.verdicts if v.verdict == "remove"}
+        if result.status == "ok" and episode.id in base:
+            total += plan_counts(episode.actions, base[episode.id], removed)
+    return total
 
 
 def levels(report: Report) -> dict[str, Counts]:
@@ -76,6 +101,16 @@ def main() -> None:
         sys.exit(f"no TEACh games at {args.games}; pass --games DIR")
 
     source = list(load_episodes([args.games]))
+    base = {  # what each judge keeps of the uncorrupted episodes, per input condition
+        (condition, judge): {
+            r.id: kept_plan(r)
+            for r in verify_many(
+                [without(ep, dropped) for ep in source], judge=judge, static=args.mode == "static"
+            )
+        }
+        for condition, dropped in CONDITIONS.items()
+        for judge in args.judges
+    }
     totals: dict[tuple[str, str, str], dict[str, Counts]] = defaultdict(lambda: defaultdict(Counts))
     by_error: dict[tuple[str, str], dict[str, Counts]] = defaultdict(lambda: defaultdict(Counts))
     episodes = Counts()  # tp: annotated episodes, fn: with labels
@@ -93,6 +128,9 @@ def main() -> None:
                     report = score_results(scored, results, mode=args.mode, resamples=0)
                     for name, counts in levels(report).items():
                         totals[(generator, condition, judge)][name] += counts
+                    totals[(generator, condition, judge)]["excused"] += excused(
+                        scored, results, base[(condition, judge)]
+                    )
                     if condition == "full":
                         for kind, scores in report.by_error.items():
                             by_error[(generator, judge)][kind] += scores.counts
@@ -104,10 +142,11 @@ def main() -> None:
     )
     print()
     head = " | ".join(f"{level} R | {level} P" for level in LEVELS)
-    print(f"| generator | input | judge | {head} |")
-    print("|" + " --- |" * (3 + 2 * len(LEVELS)))
+    print(f"| generator | input | judge | {head} | plan P excused |")
+    print("|" + " --- |" * (4 + 2 * len(LEVELS)))
     for (generator, condition, judge), counts in totals.items():
         cells = [f"{pct(counts[lv].recall)} | {pct(counts[lv].precision)}" for lv in LEVELS]
+        cells.append(pct(counts["excused"].precision))
         print(f"| {generator} | {condition} | {judge} | " + " | ".join(cells) + " |")
     print()
     print("label-level recall per error type, full records")

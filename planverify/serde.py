@@ -65,7 +65,10 @@ class StateSerializer(JsonPlusSerializer):
         wrapped = self._wrap_lists(obj)
         if wrapped is not None:
             kind, data = super().dumps_typed(wrapped)
-            kind += _LISTS
+            if any(isinstance(v, ModelList) for v in wrapped["channel_values"].values()):
+                kind += _LISTS
+        elif type(obj) is Scene:  # the input's write of its scene
+            kind, data = super().dumps_typed(self._encoded(obj))
         else:
             kind, data = self._dumps_models(obj) or super().dumps_typed(obj)
         if len(data) < COMPRESS_FROM:
@@ -93,20 +96,18 @@ class StateSerializer(JsonPlusSerializer):
         return name
 
     def _wrap_lists(self, obj: Any) -> dict[str, Any] | None:
-        """A checkpoint with its channels' lists of models as `ModelList`s (and its scene as its
-        encoding, `_encoded`); None when it is not a checkpoint or has no such list."""
+        """A checkpoint with its channels' lists of models as `ModelList`s and its scene as its
+        encoding (`_encoded`); None when it is not a checkpoint."""
         values = obj.get("channel_values") if isinstance(obj, dict) else None
         if not isinstance(values, dict):
             return None
-        wrapped = {
-            channel: self._as_model_list(value) or value for channel, value in values.items()
-        }
-        if not any(isinstance(value, ModelList) for value in wrapped.values()):
-            return None
-        for channel, value in wrapped.items():
-            if type(value) is Scene:
-                wrapped[channel] = self._encoded(value)
+        wrapped = {channel: self._wrapped(value) for channel, value in values.items()}
         return {**obj, "channel_values": wrapped}
+
+    def _wrapped(self, value: Any) -> Any:
+        if type(value) is Scene:
+            return self._encoded(value)
+        return self._as_model_list(value) or value
 
     def _encoded(self, scene: Scene) -> ormsgpack.Ext:
         """The msgpack extension LangGraph encodes a scene as, made once per scene object."""
@@ -124,7 +125,8 @@ class StateSerializer(JsonPlusSerializer):
         name = self._model_of(value)
         if name is None:
             return None
-        return ModelList(model=name, items=self._lists[name].dump_python(value))
+        # the items are plain dicts pydantic just made: validating them again would copy them
+        return ModelList.model_construct(model=name, items=self._lists[name].dump_python(value))
 
     def _unwrap_lists(self, checkpoint: dict[str, Any]) -> dict[str, Any]:
         values = checkpoint["channel_values"]

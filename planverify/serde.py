@@ -107,6 +107,8 @@ class StateSerializer(JsonPlusSerializer):
     def _wrapped(self, value: Any) -> Any:
         if type(value) is Scene:
             return self._encoded(value)
+        if type(value) is dict and any(type(v) is Scene for v in value.values()):  # the input
+            return {k: self._encoded(v) if type(v) is Scene else v for k, v in value.items()}
         return self._as_model_list(value) or value
 
     def _encoded(self, scene: Scene) -> ormsgpack.Ext:

@@ -335,11 +335,20 @@ def _any_of(where: dict[str, bool | None], choice: list[str]) -> bool | None:
     )
 
 
-def evaluate(spec: GoalSpec, state: State) -> list[Unit]:
-    """Each condition of the spec, and whether the state meets it."""
+def evaluate(spec: GoalSpec, state: State, only: Collection[str] | None = None) -> list[Unit]:
+    """Each condition of the spec, and whether the state meets it; with `only`, just the
+    conditions whose text (`Unit.text`) is one of those, in the same order."""
     index = by_kind(state, spec.types())  # the only kinds its components look up
-    units = [_component_unit(c, state, index) for c in spec.components]
-    units += [_relation_unit(r, spec, state, index) for r in spec.relations]
+    units = [
+        _component_unit(c, state, index)
+        for c in spec.components
+        if only is None or c.describe() in only
+    ]
+    units += [
+        _relation_unit(r, spec, state, index)
+        for r in spec.relations
+        if only is None or r.describe() in only
+    ]
     return units
 
 

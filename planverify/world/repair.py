@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from planverify.episode import Scene
 from planverify.notation import MOTION_VERBS, Action, parse_action
 from planverify.world.classes import classes_of, types_of
-from planverify.world.goals import GoalSpec, Unit
+from planverify.world.goals import GoalSpec, Unit, evaluate
 from planverify.world.rules import (
     BASINS,
     COOKERS,
@@ -754,7 +754,8 @@ class Reviewer:
                 if prior.objects.get(key) is not obj
             ):
                 continue
-            before = {u.text: u.met for u in self.sim.judge(prior)}
+            # the goal judge (`goal_judge`), asked only about the conditions still pending
+            before = {u.text: u.met for u in evaluate(self.spec, prior, only=pending)}
             for text in [t for t in pending if before.get(t) is not True]:
                 by[text] = step
                 pending.discard(text)

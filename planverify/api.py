@@ -51,10 +51,11 @@ Checkpoint: TypeAlias = str | Path | BaseCheckpointSaver[Any] | None
 Reviewer: TypeAlias = Callable[[dict[str, Any]], Any | Awaitable[Any]]
 
 
-def thread_id(episode: Episode, key: str) -> str:
+def thread_id(episode: Episode, key: str, digest: str | None = None) -> str:
     """The checkpoint thread of an episode under settings with hash `key`: its id, the settings
-    and a digest of its content, so an edited episode under the same id starts afresh."""
-    return f"{episode.id}#{key}.{episode.input_digest[:16]}"
+    and a digest of its content (`digest`: its `input_digest`, when already computed), so an
+    edited episode under the same id starts afresh."""
+    return f"{episode.id}#{key}.{(digest or episode.input_digest)[:16]}"
 
 
 def as_episode(item: Episode | Mapping[str, Any] | BaseModel) -> Episode:
@@ -190,11 +191,11 @@ class Verifier:
         """The adaptive limits of model calls in flight, for the progress line (`limit 3/8`)."""
         return describe_gates(self.context.judge, self.context.planner)
 
-    def config(self, episode: Episode) -> RunnableConfig:
+    def config(self, episode: Episode, digest: str | None = None) -> RunnableConfig:
         """The run config of an episode: its thread (id, settings, content), the settings as
         checkpoint metadata (for `planverify show`) and a recursion limit from the cap."""
         return {
-            "configurable": {"thread_id": thread_id(episode, self.key)},
+            "configurable": {"thread_id": thread_id(episode, self.key, digest)},
             # checkpoint metadata keeps only scalar values, so the settings travel as JSON text
             "metadata": {"settings": self.settings.model_dump_json(exclude_none=True)},
             "recursion_limit": recursion_limit(self.context.max_iterations),
@@ -237,9 +238,10 @@ class Verifier:
     async def averify(self, episode: Episode) -> VerificationResult:
         """Verify one episode; errors become a result with status "error", never an exception."""
         try:
+            digest = episode.input_digest  # hashes the whole scene: computed once
             async with self._turn():
-                result = await self._run(episode)
-            if result.input_digest != episode.input_digest:
+                result = await self._run(episode, digest)
+            if result.input_digest != digest:
                 raise RuntimeError(
                     f"the checkpoint thread of {episode.id!r} holds a run on other content"
                 )
@@ -266,8 +268,8 @@ class Verifier:
         n = failed.unknown_calls
         return {role: TokenUsage(calls=n, unknown_calls=n)}
 
-    async def _run(self, episode: Episode) -> VerificationResult:
-        config = self.config(episode)
+    async def _run(self, episode: Episode, digest: str) -> VerificationResult:
+        config = self.config(episode, digest)
         payload: Any = graph_input(episode)
         options: dict[str, Any] = {}
         if self.checkpointer is not None:

@@ -190,7 +190,7 @@ async def run_batch(
                     report.not_started += 1
                     continue
                 order.append(item.id)
-                reused = known.get((item.id, item.input_digest))
+                reused = known.get((item.id, item.input_digest)) if known else None
                 if reused is not None:
                     finish(reused, record=False)
                     continue

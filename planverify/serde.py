@@ -13,6 +13,11 @@ its own (the plan's steps alone were some 800,000 calls in a 1,500-episode run).
 checkpoint, such a list among the channel values goes as one `ModelList` of plain dicts, and
 "+lists" is added to the type tag. Lists stored the other way, by earlier versions, read back as
 they are.
+
+A scene is the same object in every checkpoint of an episode and most of a checkpoint's bytes, so
+its msgpack encoding is made once (`_encoded`) and reused, byte for byte what LangGraph writes;
+like the simulator's scene cache (`planverify.world.state`), this assumes a scene is not changed
+in place while it is being verified.
 """
 
 from __future__ import annotations
@@ -22,15 +27,17 @@ from typing import Any
 
 import ormsgpack
 import zstandard
-from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer, _msgpack_default
 from pydantic import BaseModel, TypeAdapter
 
+from planverify.episode import Scene
 from planverify.graphs.state import checkpoint_types
 
 COMPRESS_FROM = 1024  # bytes; smaller values gain little and cost a frame header
 _TAG = "+zstd"
 _MODELS = "models:"  # type tag prefix of a list of one model type, dumped as a whole
 _LISTS = "+lists"  # type tag suffix of a checkpoint whose lists of models are `ModelList`s
+_ENCODED_SCENES = 256  # scenes whose encoding is kept (the episodes in flight, and more)
 
 
 class ModelList(BaseModel):
@@ -52,12 +59,16 @@ class StateSerializer(JsonPlusSerializer):
             model.__name__: TypeAdapter(list[model])  # type: ignore[valid-type]
             for model in models
         }
+        self._scenes: dict[int, tuple[Scene, ormsgpack.Ext]] = {}  # by identity
 
     def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
         wrapped = self._wrap_lists(obj)
         if wrapped is not None:
             kind, data = super().dumps_typed(wrapped)
-            kind += _LISTS
+            if any(isinstance(v, ModelList) for v in wrapped["channel_values"].values()):
+                kind += _LISTS
+        elif type(obj) is Scene:  # the input's write of its scene
+            kind, data = super().dumps_typed(self._encoded(obj))
         else:
             kind, data = self._dumps_models(obj) or super().dumps_typed(obj)
         if len(data) < COMPRESS_FROM:
@@ -85,23 +96,39 @@ class StateSerializer(JsonPlusSerializer):
         return name
 
     def _wrap_lists(self, obj: Any) -> dict[str, Any] | None:
-        """A checkpoint with its channels' lists of models as `ModelList`s; None when it is
-        not a checkpoint or has no such list."""
+        """A checkpoint with its channels' lists of models as `ModelList`s and its scene as its
+        encoding (`_encoded`); None when it is not a checkpoint."""
         values = obj.get("channel_values") if isinstance(obj, dict) else None
         if not isinstance(values, dict):
             return None
-        wrapped = {
-            channel: self._as_model_list(value) or value for channel, value in values.items()
-        }
-        if not any(isinstance(value, ModelList) for value in wrapped.values()):
-            return None
+        wrapped = {channel: self._wrapped(value) for channel, value in values.items()}
         return {**obj, "channel_values": wrapped}
+
+    def _wrapped(self, value: Any) -> Any:
+        if type(value) is Scene:
+            return self._encoded(value)
+        if type(value) is dict and any(type(v) is Scene for v in value.values()):  # the input
+            return {k: self._encoded(v) if type(v) is Scene else v for k, v in value.items()}
+        return self._as_model_list(value) or value
+
+    def _encoded(self, scene: Scene) -> ormsgpack.Ext:
+        """The msgpack extension LangGraph encodes a scene as, made once per scene object."""
+        cached = self._scenes.get(id(scene))
+        if cached is not None and cached[0] is scene:
+            return cached[1]
+        encoded = _msgpack_default(scene)
+        assert isinstance(encoded, ormsgpack.Ext)  # a pydantic model always is one
+        if len(self._scenes) >= _ENCODED_SCENES:
+            self._scenes.clear()
+        self._scenes[id(scene)] = (scene, encoded)
+        return encoded
 
     def _as_model_list(self, value: Any) -> ModelList | None:
         name = self._model_of(value)
         if name is None:
             return None
-        return ModelList(model=name, items=self._lists[name].dump_python(value))
+        # the items are plain dicts pydantic just made: validating them again would copy them
+        return ModelList.model_construct(model=name, items=self._lists[name].dump_python(value))
 
     def _unwrap_lists(self, checkpoint: dict[str, Any]) -> dict[str, Any]:
         values = checkpoint["channel_values"]

@@ -66,3 +66,20 @@ def test_a_checkpoints_lists_of_models_are_dumped_whole() -> None:
     assert restored == checkpoint and isinstance(restored["channel_values"]["plan"][0], Step)
     earlier = JsonPlusSerializer(allowed_msgpack_modules=[Step]).dumps_typed(checkpoint)
     assert serde.loads_typed(earlier) == checkpoint
+
+
+def test_a_checkpoints_scene_is_encoded_once_and_exactly_as_langgraph_does() -> None:
+    serde = state_serializer()
+    shared = scene(100)
+    plan = [Step(action="Driver.Move(1.0)", origin=0)]
+    checkpoint = {"v": 4, "id": "1", "channel_values": {"plan": plan, "scene": shared}}
+    first = serde.dumps_typed(checkpoint)
+    again = serde.dumps_typed({**checkpoint, "id": "2"})
+    fresh = state_serializer().dumps_typed({**checkpoint, "id": "2"})
+    assert again == fresh  # the reused encoding is the one made afresh
+    restored = serde.loads_typed(first)
+    assert restored == checkpoint and isinstance(restored["channel_values"]["scene"], Scene)
+    unwrapped = {**checkpoint, "channel_values": {"scene": shared, "plan": plan}}
+    assert JsonPlusSerializer(allowed_msgpack_modules=[Scene, SceneObject, Step]).loads_typed(
+        JsonPlusSerializer().dumps_typed(unwrapped)
+    ) == serde.loads_typed(serde.dumps_typed(unwrapped))

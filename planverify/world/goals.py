@@ -19,7 +19,7 @@ per condition, whether a state meets it: True, False, or None when what is known
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -202,11 +202,12 @@ def _and(values: list[bool | None]) -> bool | None:
 ByKind = dict[str, list[tuple[str, Obj]]]
 
 
-def by_kind(state: State) -> ByKind:
-    """The objects of a state that may exist, by kind (what one evaluation looks up)."""
+def by_kind(state: State, kinds: Collection[str] | None = None) -> ByKind:
+    """The objects of a state that may exist, by kind (what one evaluation looks up); only
+    those of `kinds`, when given."""
     index: ByKind = {}
     for key, obj in state.objects.items():
-        if obj.present is not False:
+        if obj.present is not False and (kinds is None or obj.kind in kinds):
             index.setdefault(obj.kind, []).append((key, obj))
     return index
 
@@ -334,11 +335,20 @@ def _any_of(where: dict[str, bool | None], choice: list[str]) -> bool | None:
     )
 
 
-def evaluate(spec: GoalSpec, state: State) -> list[Unit]:
-    """Each condition of the spec, and whether the state meets it."""
-    index = by_kind(state)
-    units = [_component_unit(c, state, index) for c in spec.components]
-    units += [_relation_unit(r, spec, state, index) for r in spec.relations]
+def evaluate(spec: GoalSpec, state: State, only: Collection[str] | None = None) -> list[Unit]:
+    """Each condition of the spec, and whether the state meets it; with `only`, just the
+    conditions whose text (`Unit.text`) is one of those, in the same order."""
+    index = by_kind(state, spec.types())  # the only kinds its components look up
+    units = [
+        _component_unit(c, state, index)
+        for c in spec.components
+        if only is None or c.describe() in only
+    ]
+    units += [
+        _relation_unit(r, spec, state, index)
+        for r in spec.relations
+        if only is None or r.describe() in only
+    ]
     return units
 
 

@@ -38,7 +38,7 @@ from planverify.graphs.context import VerifierContext
 from planverify.graphs.graph import build_verifier, recursion_limit
 from planverify.graphs.state import PlanState
 from planverify.result import GoalSource, VerificationResult
-from planverify.runner import run
+from planverify.runner import fewer_collections, run
 from planverify.savers import BatchedSqliteSaver
 from planverify.serde import state_serializer
 from planverify.turns import Turns, waiting
@@ -483,7 +483,8 @@ async def averify_many(
                 on_result(result)
             return result
 
-        return list(await asyncio.gather(*(one(e) for e in items)))
+        with fewer_collections():
+            return list(await asyncio.gather(*(one(e) for e in items)))
 
 
 def verify_many(

@@ -24,6 +24,7 @@ from planverify.costs import Spend
 from planverify.episode import Episode, EpisodeError, dump_jsonl_line
 from planverify.progress import PLAIN_INTERVAL, Tally, progress_for
 from planverify.result import VerificationResult
+from planverify.runner import fewer_collections
 from planverify.teach import reason_of
 
 
@@ -144,7 +145,7 @@ async def run_batch(
     spend = Spend(dict(getattr(verifier, "models", {})))
     tally = Tally(total=total, extra=getattr(verifier, "describe_limits", None))
 
-    with progress_for(tally, err) as progress:
+    with fewer_collections(), progress_for(tally, err) as progress:
 
         def finish(result: VerificationResult, *, record: bool) -> None:
             results[result.id] = result

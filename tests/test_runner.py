@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 
 import pytest
 
@@ -22,3 +23,12 @@ def test_runs_on_uvloop_when_installed() -> None:
 def test_falls_back_to_asyncio(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(runner, "loop_factory", lambda: None)
     assert runner.run(loop_kind()).startswith("asyncio")
+
+
+def test_fewer_collections_while_batches_run_then_the_thresholds_as_they_were() -> None:
+    before = gc.get_threshold()
+    with runner.fewer_collections():
+        with runner.fewer_collections():  # overlapping batches: the outermost one restores
+            assert gc.get_threshold()[0] >= runner.YOUNG_THRESHOLD
+        assert gc.get_threshold()[0] >= runner.YOUNG_THRESHOLD
+    assert gc.get_threshold() == before

@@ -4,7 +4,9 @@ Loads game files (cycling the shared games to reach --count, each file parsed af
 ids made unique per cycle), judges, revises, converges, checkpoints every step to SQLite and
 writes the output JSONL: the same code path as the CLI. Prints episodes/s and peak memory, then
 verifies every distinct game once more, one at a time, and prints the slowest episode's time
-(judging, revising and checkpointing, nothing else running).
+(judging, revising and checkpointing, nothing else running). The main process's CPU time per
+episode is printed too: the main process is the bottleneck, and its CPU time varies less than
+the wall time on a shared host.
 
 Usage: python benchmarks/bench_verify.py [--count 3000] [--games DIR] [--concurrency 32]
 """
@@ -88,7 +90,9 @@ def main() -> None:
         sys.exit(f"no TEACh games under {args.games}; pass --games DIR")
     with tempfile.TemporaryDirectory(prefix="planverify-bench-") as tmp:
         work = Path(tmp)
+        cpu = time.process_time()
         done, elapsed = runner.run(run(args, games, work))
+        cpu = time.process_time() - cpu  # this process only: the loaders are children
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         loader = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         worst, worst_id, worst_steps = runner.run(slowest(games, work, args.judge))
@@ -99,6 +103,8 @@ def main() -> None:
         f"episodes: {done} from {len(games)} game files, judge {args.judge}, concurrency {args.concurrency}"
     )
     print(f"wall time: {elapsed:.1f} s, {done / elapsed:.1f} episodes/s")
+    # steadier than wall time on a shared host: what the main process spends per episode
+    print(f"main process CPU: {1000 * cpu / done:.1f} ms per episode")
     print(f"checkpoints: {size / 1e6:.0f} MB ({size / done / 1e3:.0f} kB per episode)")
     print(f"peak RSS: {peak:.0f} MB (loader process {loader:.0f} MB)")
     print(

@@ -35,6 +35,7 @@ from collections.abc import Sequence
 from planverify.agents.base import JudgeReply
 from planverify.critique import Critique, Flag, Missing
 from planverify.episode import Scene
+from planverify.notation import dialogue_lines, parse_action
 from planverify.world import WORLD_VERSION, Grounding, ground
 from planverify.world.repair import Review, review
 
@@ -61,9 +62,7 @@ class RulesJudge:
 
 
 def _grounding(goal: str, plan: Sequence[str], scene: Scene | None) -> Grounding:
-    from planverify.notation import parse_action
-
-    said = [f"{a.agent}: {a.text}" for a in (parse_action(line) for line in plan) if a.is_dialogue]
+    said = dialogue_lines(parse_action(line) for line in plan)
     return ground(goal, said, scene, task=None, teach_task=None)
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from planverify.agents.rules import judge_plan
 from planverify.corrupt import GENERATORS
 from planverify.episode import Episode
-from planverify.notation import parse_action
+from planverify.notation import dialogue_lines, parse_action
 from planverify.sources import load_episodes
 from planverify.world import Grounding, ground
 
@@ -30,8 +30,7 @@ SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 
 def grounding(episode: Episode, *, full: bool) -> Grounding:
     """What the Judge verifies against: with the record's scene and task, or its goal text alone."""
-    actions = [parse_action(line) for line in episode.actions]
-    said = [f"{a.agent}: {a.text}" for a in actions if a.is_dialogue]
+    said = dialogue_lines(episode.parsed())
     if not full:
         return ground(episode.goal, said, None, task=None, teach_task=None)
     return ground(

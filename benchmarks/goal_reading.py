@@ -18,7 +18,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from planverify.notation import parse_action
+from planverify.notation import dialogue_lines
 from planverify.sources import load_episodes
 from planverify.world.goals import parse_teach_task
 from planverify.world.text_goals import read_goal, signature
@@ -44,11 +44,7 @@ def main() -> None:
             continue
         truth = parse_teach_task(episode.teach_task)
         family = truth.task
-        dialogue = []
-        for line in episode.actions:
-            action = parse_action(line)
-            if action.is_dialogue:
-                dialogue.append(f"{action.agent}: {action.text}")
+        dialogue = dialogue_lines(episode.parsed())
         total[family] += 1
         for condition, goal in (("description", episode.goal), ("dialogue only", "hi")):
             reading = read_goal(goal, dialogue)

@@ -30,7 +30,7 @@ from planverify.graphs.edits import insert_steps, remove_flagged, shift_missing
 from planverify.graphs.record import record
 from planverify.graphs.review import apply_review
 from planverify.graphs.state import Iteration, PlanState, Step, StopReason, VerifyInput
-from planverify.notation import diagnose, parse_action
+from planverify.notation import diagnose, dialogue_lines, parse_action
 from planverify.params import ModelOptions
 from planverify.result import VerificationResult
 from planverify.world import Grounding, ground
@@ -117,7 +117,7 @@ async def prepare(
         for i, a in enumerate(actions)
         if (why := diagnose(a))
     ]
-    dialogue = [f"{a.agent}: {a.text}" for a in actions if a.is_dialogue]
+    dialogue = dialogue_lines(actions)
     if len(dialogue) == len(actions):
         warnings.append("the plan has no Driver actions: nothing to verify")
     update = {

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from functools import lru_cache
 from typing import Literal
 
@@ -195,6 +196,15 @@ def _typed(agent: str, verb: str, args: str) -> Action:
     if len(names) != want or not all(n is not None and _OBJECT.match(n) for n in names):
         raise NotationError(f"{verb} takes {want} quoted object name(s) like 'Mug' or 'Mug2'")
     return Action(agent=agent, verb=verb, objects=tuple(n for n in names if n is not None))
+
+
+def dialogue_lines(actions: Iterable[Action]) -> list[str]:
+    """The utterances among these steps as "Agent: text" lines, the form goal readers take.
+
+    >>> dialogue_lines([parse_action("Commander.Say('water the plant')"), parse_action("Driver.Move(1.0)")])
+    ['Commander: water the plant']
+    """
+    return [f"{a.agent}: {a.text}" for a in actions if a.is_dialogue]
 
 
 def diagnose(action: Action) -> str | None:

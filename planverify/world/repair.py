@@ -555,8 +555,9 @@ class Reviewer:
         self, last: int, block: set[int], kind: str | None, window: int = 4
     ) -> int | None:
         """The order position of the first of the next few interactions that puts something
-        into a receptacle that is not a surface, or switches a device; None when there is none. Other objects moved from places not known onto a
-        counter on the way are more of the same clearing and do not count, nor do switch-offs.
+        into a receptacle that is not a surface, or switches a device; None when there is none.
+        Other objects moved from places not known onto a counter on the way are more of the
+        same clearing and do not count, nor do switch-offs.
         What is loaded must not be a look-alike of `kind`: fetching a cup, putting it back and
         loading the mug is a swap of the wrong vessel, not clearing."""
         seen = 0
@@ -590,9 +591,9 @@ class Reviewer:
                 and state.kind_at(state.key(action.objects[1])) not in SURFACES
             ):
                 loaded = state.key(action.objects[0])
-                return (
-                    pos if loaded is None or not look_alike(kind, state.get(loaded).kind) else None
-                )
+                if loaded is not None and look_alike(kind, state.get(loaded).kind):
+                    return None
+                return pos
             if action.verb == "ToggleOn":
                 return pos
         return None

@@ -185,7 +185,7 @@ def resolve_name(name: str, scene_types: Iterable[str] | None) -> str | None:
         candidates = _slices_named(words)
     if scene_types is not None:
         present = set(scene_types)
-        candidates &= present | {f"{kind}Sliced" for kind in present}  # slices are cut later
+        candidates &= present | {f"{whole}Sliced" for whole in present}  # slices are cut later
     for pair in (("Sink", "SinkBasin"), ("Bathtub", "BathtubBasin")):
         if len(candidates) == 2 and candidates == set(pair):  # one and the same to TEACh
             return pair[1]

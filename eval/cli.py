@@ -24,7 +24,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-from planverify.console import err, say
+from planverify.console import err, printable, say
 from planverify.console import out as console
 from planverify.episode import Episode, EpisodeError, iter_jsonl
 from planverify.models import ModelSpecError
@@ -51,8 +51,8 @@ __all__ = ["EvalMode", "eval_command", "read_annotated"]
 
 
 def _print(text: str) -> None:
-    """Names and paths print as they are: no markup, no emoji codes."""
-    console.print(text, markup=False, soft_wrap=True)
+    """Names and paths print as they are: no markup, no emoji codes, no control characters."""
+    console.print(printable(text), markup=False, soft_wrap=True)
 
 
 class EvalMode(StrEnum):

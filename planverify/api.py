@@ -34,6 +34,7 @@ from planverify.calls import CallLimits, ModelCallFailed, causes, unreachable_pr
 from planverify.concurrency import describe_gates
 from planverify.costs import Spend
 from planverify.episode import Episode
+from planverify.files import disk_full
 from planverify.graphs.context import VerifierContext
 from planverify.graphs.graph import build_verifier, recursion_limit
 from planverify.graphs.state import PlanState
@@ -251,6 +252,8 @@ class Verifier:
             result.cost_usd = None if spend.unpriced else spend.cost
             return result
         except Exception as exc:  # one bad episode must not stop a batch
+            if disk_full(exc) is not None:
+                raise  # a full disk stops every episode: the batch stops and says so
             if (down := unreachable_provider(exc)) is not None:
                 self.unreachable = str(down)  # a batch starts no further episode
             failed = VerificationResult.from_exception(episode, exc, self.settings)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 import sys
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import AsyncExitStack
+from collections.abc import Awaitable, Callable, Iterable, Iterator
+from contextlib import AsyncExitStack, ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -18,9 +18,9 @@ from rich.table import Table
 from rich.text import Text
 
 from planverify import __version__
-from planverify.batch import BatchReport
+from planverify.batch import BatchReport, OutputStopped
 from planverify.calls import CallLimits
-from planverify.console import err, literal, out, say
+from planverify.console import err, literal, out, printable, say
 from planverify.episode import Episode, EpisodeError, dump_jsonl_line
 from planverify.models import ModelSpecError, presets
 from planverify.options import (
@@ -79,6 +79,33 @@ def check_output(output: Path | None) -> None:
         raise fail(f"--output {output} is a directory; give a file name")
     if output.parent.exists() and not output.parent.is_dir():
         raise fail(f"--output {output}: {output.parent} is not a directory")
+
+
+def check_clash(
+    outputs: Iterable[Path | None], inputs: Iterable[str | Path], split: str | None
+) -> None:
+    """A usage error (exit 2) when an output is one of the files the inputs name."""
+    from planverify.files import OutputClash, clash
+    from planverify.sources import input_files
+
+    try:
+        clash([o for o in outputs if o is not None], input_files(inputs, split=split))
+    except OutputClash as exc:
+        raise fail(str(exc)) from None
+
+
+@contextmanager
+def writing(output: Path | None) -> Iterator[None]:
+    """Hold the lock of `output` for the block: exit 2 when another run is writing it."""
+    from planverify.files import OutputBusy, output_lock
+
+    with ExitStack() as stack:
+        if output is not None:
+            try:
+                stack.enter_context(output_lock(output))
+            except OutputBusy as exc:
+                raise fail(str(exc)) from None
+        yield
 
 
 def check_sources(inputs: list[str], split: str | None, *, games_only: bool = False) -> None:
@@ -239,6 +266,13 @@ def verify(
             help="Keep the ok records already in --output and verify only the failed or missing episodes.",
         ),
     ] = False,
+    accept_skipped: Annotated[
+        bool,
+        typer.Option(
+            "--accept-skipped",
+            help="Replace an existing --output even when some input lines were skipped (otherwise the run's results stay in OUTPUT.partial).",
+        ),
+    ] = False,
     grounding: Annotated[
         bool,
         typer.Option(
@@ -275,13 +309,10 @@ def verify(
         raise fail(str(exc)) from None
     check_sources(inputs, split)
     check_output(output)
-    reuse: list[VerificationResult] = []
-    if retry_failed:
-        if output is None or not output.is_file():
-            raise fail("--retry-failed needs the --output file of an earlier run")
-        from planverify.batch import read_results
-
-        reuse = [r for r in read_results(output) if r.status == "ok"]
+    partial = output.with_name(output.name + ".partial") if output else None
+    check_clash([output, partial], inputs, split)
+    if retry_failed and (output is None or not output.is_file()):
+        raise fail("--retry-failed needs the --output file of an earlier run")
     if review and not sys.stdin.isatty():
         raise fail("--review needs an interactive terminal")
     from planverify.sources import count_inputs
@@ -310,7 +341,16 @@ def verify(
         "temperature": temperature,
         "model_params": params,
     }
-    batch = Batch(inputs, split, total, limit, output, 1 if review else concurrency, reuse)
+    batch = Batch(
+        inputs,
+        split,
+        total,
+        limit,
+        output,
+        1 if review else concurrency,
+        retry_failed=retry_failed,
+        accept_skipped=accept_skipped,
+    )
     if server is not None:
         if review:
             raise fail("--review works with local runs only, not with --server")
@@ -320,10 +360,11 @@ def verify(
                 "server keeps the checkpoints (its own database)"
             )
         return _verify_on_server(server, batch, limits=limits, settings=settings)
+    where = None if no_checkpoint else checkpoint
 
     async def run() -> BatchReport:
         async with AsyncExitStack() as stack:
-            where = None if no_checkpoint else checkpoint
+            stack.push_async_exit(_closing_store(batch, where))
             try:
                 saver = await stack.enter_async_context(open_checkpointer(where))
             except Exception as exc:
@@ -339,7 +380,8 @@ def verify(
                 raise fail(str(exc)) from None
             return await batch.stream(verifier)
 
-    _finish(_interruptible(run()), output)
+    with writing(output):
+        _finish(_interruptible(run(), output, where), output)
 
 
 @dataclass
@@ -352,22 +394,47 @@ class Batch:
     limit: int | None
     output: Path | None
     concurrency: int
-    reuse: list[VerificationResult]
+    retry_failed: bool  # reuse the ok records of `output`
+    accept_skipped: bool  # replace `output` even when inputs were skipped
+    report: BatchReport | None = None  # what the batch did, once it is done
 
     async def stream(self, verifier: Any) -> BatchReport:
-        """Stream the inputs through the verifier."""
-        from planverify.batch import run_batch
+        """Stream the inputs through the verifier (read `output` first for `retry_failed`:
+        the caller holds its lock)."""
+        from planverify.batch import read_results, run_batch
         from planverify.sources import default_workers, iter_inputs
 
-        return await run_batch(
+        reuse: list[VerificationResult] = []
+        if self.retry_failed and self.output is not None:
+            reuse = [r for r in read_results(self.output) if r.status == "ok"]
+        self.report = await run_batch(
             verifier,
             iter_inputs(self.inputs, split=self.split, workers=default_workers()),
             total=self.total,
             limit=self.limit,
             output=self.output,
             concurrency=self.concurrency,
-            reuse=self.reuse,
+            reuse=reuse,
+            accept_skipped=self.accept_skipped,
         )
+        return self.report
+
+
+def _closing_store(
+    batch: Batch, where: str | None
+) -> Callable[[type[BaseException] | None, BaseException | None, Any], Awaitable[bool]]:
+    """An exit callback for the checkpoint store: a full disk when it closes, once the batch
+    is done (its output written), goes into the report instead of a traceback."""
+
+    async def closed(kind: Any, exc: BaseException | None, traceback: Any) -> bool:
+        from planverify.files import disk_full
+
+        if exc is None or batch.report is None or disk_full(exc) is None:
+            return False
+        batch.report.unsaved = f"cannot store the last checkpoints in {where}: the disk is full"
+        return True
+
+    return closed
 
 
 def _verify_on_server(
@@ -388,15 +455,42 @@ def _verify_on_server(
                 raise fail(str(exc).splitlines()[0]) from None
             return await batch.stream(verifier)
 
-    _finish(_interruptible(run()), batch.output)
+    with writing(batch.output):
+        _finish(_interruptible(run(), batch.output, None), batch.output)
 
 
-def _interruptible(work: Any) -> BatchReport:
+def _interruptible(work: Any, output: Path | None, checkpoint: str | None) -> BatchReport:
     try:
         return run(work)  # type: ignore[no-any-return]
     except KeyboardInterrupt:
         err.print("interrupted: run the same command again to continue where this run stopped")
         raise typer.Exit(130) from None
+    except OutputStopped as exc:
+        raise _stopped_writing(exc, output, checkpoint) from None
+
+
+def _stopped_writing(exc: OutputStopped, output: Path | None, checkpoint: str | None) -> typer.Exit:
+    """The one line for a run stopped by a file or store it could not write."""
+    from planverify.files import disk_full
+    from planverify.result import describe_error
+
+    full = disk_full(exc)
+    what = f"write {exc.target}" if exc.target else f"store checkpoints in {checkpoint}"
+    cause = full or exc.__cause__ or exc
+    why = "the disk is full" if full else describe_error(cause).splitlines()[0]
+    kept = []
+    if output is not None and output.exists():
+        kept.append(f"{output} as it was")
+    if exc.journal is not None and exc.journaled:
+        kept.append(f"{exc.journaled} finished result(s) in {exc.journal}")
+    if checkpoint is not None and exc.target is not None:
+        kept.append(f"the checkpoints in {checkpoint}")
+    then = "free some space, then run" if full else "run"
+    return fail(
+        f"cannot {what}: {why}; kept: {', '.join(kept) or 'nothing'}; {then} the same "
+        "command again to continue",
+        1,
+    )
 
 
 def _finish(report: BatchReport, output: Path | None) -> None:
@@ -411,6 +505,14 @@ def _finish(report: BatchReport, output: Path | None) -> None:
     for r in report.results:
         if r.status == "error":
             say(err, "error", "red", f"{r.id}: {r.error}")
+    if report.kept_over_errors:
+        say(
+            err,
+            "kept:",
+            "yellow",
+            f"{len(report.kept_over_errors)} episode(s) failed in this run; {output} keeps "
+            f"their earlier ok records, e.g. {', '.join(report.kept_over_errors[:3])}",
+        )
     if report.stopped is not None:
         say(
             err,
@@ -419,7 +521,19 @@ def _finish(report: BatchReport, output: Path | None) -> None:
             f"{report.stopped}; {report.not_started} episode(s) not started. Finished results "
             "are kept: check the URL or server, then rerun with --retry-failed",
         )
-    if report.skipped or report.stopped or any(r.status == "error" for r in report.results):
+    if report.kept_output is not None:
+        say(
+            err,
+            "not replaced:",
+            "bold red",
+            f"{output} is left as it was because {report.kept_output}; this run's "
+            f"{len(report.results)} result(s) are in {output}.partial, where the next run "
+            "finds them",
+        )
+    if report.unsaved is not None:
+        say(err, "error:", "bold red", f"{report.unsaved}; the batch had finished")
+    failed = report.stopped or report.kept_over_errors or report.kept_output or report.unsaved
+    if report.skipped or failed or any(r.status == "error" for r in report.results):
         raise typer.Exit(1)
 
 
@@ -427,7 +541,7 @@ def _ask_review(payload: dict[str, Any]) -> Any:
     """Terminal review: show the critique; keep, drop or edit flags."""
     plan: list[str] = payload["plan"]
     critique = payload["critique"]
-    err.rule(Text(f"{payload['episode_id']} - Judge pass {payload['iteration']}"))
+    err.rule(literal(f"{payload['episode_id']} - Judge pass {payload['iteration']}"))
     for flag in critique["flags"]:
         say(err, "  REMOVE", "red", f"{flag['step'] + 1}. {flag['action']}  - {flag['reason']}")
     for missing in critique["missing"]:
@@ -457,36 +571,40 @@ def show(
 ) -> None:
     """Print an episode's iterations (critiques and edits) from the checkpoint store."""
     from planverify.api import is_postgres_url
-    from planverify.checkpoints import episode_threads, load_history
+    from planverify.checkpoints import StoreError, episode_threads, load_history
 
     if not is_postgres_url(checkpoint) and not Path(checkpoint).is_file():
         raise fail(f"no checkpoint file at {checkpoint}")
-    threads = episode_threads(checkpoint, episode_id)
-    if not threads:
-        raise fail(f"episode {episode_id!r} is not in {checkpoint}")
-    for thread in threads:
-        stored = load_history(checkpoint, thread)
+    try:
+        threads = episode_threads(checkpoint, episode_id)
+        if not threads:
+            raise fail(f"episode {episode_id!r} is not in {checkpoint}")
+        runs = [(thread, load_history(checkpoint, thread)) for thread in threads]
+    except StoreError as exc:
+        raise fail(str(exc)) from None
+    for thread, stored in runs:
         state = stored.state
-        out.rule(Text(f"{episode_id}: {stored.label()}"), style="bold")
+        out.rule(literal(f"{episode_id}: {stored.label()}"), style="bold")
         lines: list[Text] = [
-            Text(f"thread {thread}, {stored.checkpoints} checkpoints", style="dim"),
-            Text(f"goal: {state.goal}"),
+            literal(f"thread {thread}, {stored.checkpoints} checkpoints", style="dim"),
+            literal(f"goal: {state.goal}"),
         ]
         for record in state.history:
             lines.append(Text(f"Judge pass {record.iteration}", style="bold"))
             if not record.critique.objections:
                 lines.append(Text("  no objections"))
             for flag in record.critique.flags:
-                lines.append(Text(f"  flag    {flag.step + 1}. {flag.action}  - {flag.reason}"))
+                lines.append(literal(f"  flag    {flag.step + 1}. {flag.action}  - {flag.reason}"))
             for missing in record.critique.missing:
-                lines.append(Text(f"  missing {missing.description}"))
+                lines.append(literal(f"  missing {missing.description}"))
             for dropped in record.critique.dropped + record.dropped:
-                lines.append(Text(f"  dropped {dropped.text!r}: {dropped.why}"))
+                lines.append(literal(f"  dropped {dropped.text!r}: {dropped.why}"))
             for edit in record.edits:
                 style = "red" if edit.kind == "remove" else "green"
-                lines.append(Text.assemble("  ", (f"{edit.kind:7}", style), f" {edit.action}"))
-        lines.append(Text(f"stop: {state.stop_reason or 'not finished'}; refined plan:"))
-        lines += [Text(f"  {i}. {line}") for i, line in enumerate(state.lines(), start=1)]
+                action = printable(edit.action)
+                lines.append(Text.assemble("  ", (f"{edit.kind:7}", style), f" {action}"))
+        lines.append(literal(f"stop: {state.stop_reason or 'not finished'}; refined plan:"))
+        lines += [literal(f"  {i}. {line}") for i, line in enumerate(state.lines(), start=1)]
         for line in lines:
             line.overflow = "fold"  # long actions and reasons wrap at the terminal's width
             out.print(line)
@@ -508,23 +626,21 @@ def convert(
     ] = None,
 ) -> None:
     """Convert TEACh game files into episode records (the input of verify, corrupt and score)."""
+    from planverify.files import replacing
     from planverify.teach import LoadSummary, iter_games
 
     check_sources(inputs, split, games_only=True)
     check_output(output)
+    check_clash([output], inputs, split)
     summary = LoadSummary()
-    output.parent.mkdir(parents=True, exist_ok=True)
-    partial = output.with_name(output.name + ".partial")
-    with partial.open("wb") as sink:
+    with writing(output), replacing(output) as temporary, temporary.open("wb") as sink:
         for item in summary.track(iter_games(inputs, split=split)):
             if isinstance(item, EpisodeError):
                 say(err, "skipped", "red", str(item))
             else:
                 sink.write(dump_jsonl_line(item))
-    if summary.read == 0:  # an existing output is only replaced by episodes
-        partial.unlink()
-        raise fail(f"{summary}: no episode to write; {output} is left as it was", 1)
-    partial.replace(output)
+        if summary.read == 0:  # an existing output is only replaced by episodes
+            raise fail(f"{summary}: no episode to write; {output} is left as it was", 1)
     out.print(literal(f"{summary}; wrote {summary.read} episode(s) to {output}"))
     if summary.skipped:
         raise typer.Exit(1)
@@ -578,9 +694,12 @@ def corrupt(
 
     if generator not in GENERATORS:
         raise fail(f"--generator must be one of {', '.join(GENERATORS)}, not {generator!r}")
+    from planverify.files import replacing
+
     bounds = _range(errors_per_episode)
     check_sources(inputs, split)
     check_output(output)
+    check_clash([output], inputs, split)
     skipped = 0
     seen: dict[str, str] = {}
 
@@ -603,9 +722,7 @@ def corrupt(
             yield item
 
     summary = CorruptSummary()
-    output.parent.mkdir(parents=True, exist_ok=True)
-    partial = output.with_name(output.name + ".partial")
-    with partial.open("wb") as sink:
+    with writing(output), replacing(output) as temporary, temporary.open("wb") as sink:
         for episode in GENERATORS[generator](
             episodes(),
             seed=seed,
@@ -615,11 +732,9 @@ def corrupt(
             summary=summary,
         ):
             sink.write(dump_jsonl_line(episode))
-    written = summary.clean + summary.corrupted
-    if not written:  # an existing output is only replaced by episodes
-        partial.unlink()
-        raise fail(f"{summary}: no episode to write; {output} is left as it was", 1)
-    partial.replace(output)
+        written = summary.clean + summary.corrupted
+        if not written:  # an existing output is only replaced by episodes
+            raise fail(f"{summary}: no episode to write; {output} is left as it was", 1)
     out.print(literal(f"{summary}; wrote {written} to {output}"))
     if skipped:
         raise typer.Exit(1)
@@ -642,24 +757,30 @@ def score(
 ) -> None:
     """Recall, precision and F1 of results against labels, overall, per error type and per task."""
     from planverify.episode import iter_jsonl
+    from planverify.records import expect, records
     from planverify.scoring import infer_mode, score_results
 
     if mode not in ("auto", "static", "iterative"):
         raise fail(f"--mode must be auto, static or iterative, not {mode!r}")
-    for path in (annotated, results):
-        if not path.is_file():
-            raise fail(f"no such file: {path}")
+    for problem in (
+        expect(annotated, "annotated episodes", "ANNOTATED (as `planverify corrupt` writes)"),
+        expect(results, "results", "RESULTS"),
+    ):
+        if problem is not None:
+            raise fail(problem)
+    if report is not None:
+        check_clash([report], [annotated, results], None)
     episodes = [e for e in iter_jsonl(annotated) if isinstance(e, Episode)]
     outcomes: list[VerificationResult] = []
-    with results.open("rb") as fh:
-        for number, line in enumerate(fh, start=1):
-            if line.strip():
-                try:
-                    outcomes.append(VerificationResult.model_validate_json(line))
-                except ValueError as exc:
-                    raise fail(
-                        f"{results}:{number}: not a result record ({_first_error(exc)})"
-                    ) from None
+    for record in records(results):
+        try:
+            if record.problem is not None:
+                raise ValueError(record.problem)
+            outcomes.append(VerificationResult.model_validate(record.data))
+        except ValueError as exc:
+            raise fail(
+                f"{results}:{record.line}: not a result record ({_first_error(exc)})"
+            ) from None
     _check_pairing(episodes, outcomes, annotated, results)
     if mode == "auto":
         try:
@@ -724,7 +845,11 @@ def score(
             1,
         )
     if report is not None:
-        report.write_bytes(orjson.dumps(scored.model_dump(mode="json"), option=orjson.OPT_INDENT_2))
+        from planverify.files import write_atomically
+
+        write_atomically(
+            report, orjson.dumps(scored.model_dump(mode="json"), option=orjson.OPT_INDENT_2)
+        )
 
 
 def _check_pairing(
@@ -788,11 +913,11 @@ def list_presets() -> None:
     table.add_column(no_wrap=True, style="bold")
     table.add_column(overflow="fold", ratio=1)  # the spec line is whole; the note wraps
     for name, entry in presets(os.environ.get("PLANVERIFY_PRESETS")).items():
-        details = Text(str(entry.get("spec")), style="bold")
+        details = literal(entry.get("spec"), style="bold")
         if paper := entry.get("paper_model"):
-            details.append(f"\npaper's model: {paper}")
+            details.append(f"\npaper's model: {printable(paper)}")
         if note := entry.get("note"):
-            details.append(f"\n{note}", style="dim")
+            details.append(f"\n{printable(note)}", style="dim")
         table.add_row(literal(name), details)
         table.add_row("", "")
     out.print(table)

@@ -17,9 +17,18 @@ from pathlib import Path
 from typing import Any, Literal
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from planverify.notation import Action, NotationError, parse_action
+from planverify.records import DESCRIPTIONS, Kind, record_kind, records
 
 InjectedError = Literal[
     "detour",
@@ -99,6 +108,21 @@ class Episode(BaseModel):
     @classmethod
     def _id_as_text(cls, value: Any) -> Any:
         return str(value) if isinstance(value, int) else value
+
+    @field_validator("id")
+    @classmethod
+    def _id_not_empty(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be empty")
+        return value
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_nul(cls, data: Any) -> Any:
+        if isinstance(data, dict) and (where := nul_in(data)) is not None:
+            episode = data.get("id")
+            raise ValueError(f"episode {episode!r}: {where} holds a NUL character")
+        return data
 
     @field_validator("actions")
     @classmethod
@@ -196,6 +220,32 @@ def input_digest(
     return hashlib.sha256(orjson.dumps(content, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 
+def nul_in(value: Any, where: str = "") -> str | None:
+    """Where a NUL character is in a record's keys or text (`goal`, `actions[2]`, ...), if
+    anywhere: no checkpoint store keeps one (PostgreSQL refuses it in text and JSON)."""
+    try:
+        if b"\\u0000" not in orjson.dumps(value):
+            return None
+    except TypeError:  # models and other objects: look at every value
+        pass
+    if isinstance(value, str):
+        return (where or "text") if "\0" in value else None
+    if isinstance(value, BaseModel):
+        value = value.model_dump()
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            inner = f"{where}.{key}" if where else str(key)
+            if "\0" in str(key):
+                return inner
+            if (found := nul_in(item, inner)) is not None:
+                return found
+    elif isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            if (found := nul_in(item, f"{where}[{i}]")) is not None:
+                return found
+    return None
+
+
 class EpisodeError(ValueError):
     """A record or source that could not be read; names the source and line (0: the whole
     source). Pickles intact, so it crosses process boundaries."""
@@ -212,8 +262,9 @@ class EpisodeError(ValueError):
 def _one_line(exc: ValidationError) -> str:
     parts = []
     for err in exc.errors():
-        where = ".".join(str(p) for p in err["loc"]) or "record"
-        parts.append(f"{where}: {err['msg'].removeprefix('Value error, ')}")
+        message = err["msg"].removeprefix("Value error, ")
+        where = ".".join(str(p) for p in err["loc"])
+        parts.append(f"{where}: {message}" if where else message)
     return "; ".join(parts)
 
 
@@ -232,50 +283,44 @@ def parse_episode(data: Any, *, source: str = "<input>", line: int = 0) -> Episo
     return episode
 
 
-RESULT_KEYS = frozenset({"original", "refined", "verdicts"})  # what `verify` writes
-
-
-def wrong_kind(data: Any) -> str | None:
-    """Why a JSON record is not an episode record at all (a results file, some other JSONL),
-    or None when it may be one (it may still have errors in its fields)."""
-    if not isinstance(data, dict):
-        return f"its records are JSON {type(data).__name__}s"
-    if "actions" in data:
-        return None
-    if data.keys() >= RESULT_KEYS:
-        return "it holds results of `planverify verify` (records with original/refined/verdicts)"
-    keys = ", ".join(sorted(map(str, data))[:6]) or "none"
-    return f"its records have no `actions` (keys: {keys})"
-
-
 EXPECTED = 'expected episode records like {"id", "goal"?, "actions": [...], "scene"?}'
+OTHER_FILES: frozenset[Kind] = frozenset({"results", "TEACh game"})  # files that are not input
 
 
 def iter_jsonl(path: Path) -> Iterator[Episode | EpisodeError]:
     """Read a JSONL file, yielding an episode or an error for each non-blank line.
 
-    A file whose first record is of another kind altogether (a results file, say) gives one
-    error for the whole file rather than one per record.
+    Each line is validated on its own. A file whose first record of a known kind is of another
+    kind altogether (results of `verify`, a TEACh game) gives one error for the whole file
+    rather than one per record.
     """
     source = str(path)
-    first = True
-    with path.open("rb") as fh:
-        for number, raw in enumerate(fh, start=1):
-            if not raw.strip():
-                continue
-            try:
-                data = orjson.loads(raw)
-            except orjson.JSONDecodeError as exc:
-                yield EpisodeError(source, number, f"malformed JSON ({exc})")
-                continue
-            if first and (kind := wrong_kind(data)) is not None:
-                yield EpisodeError(source, 0, f"not an episodes file: {kind}; {EXPECTED}")
+    read_any = False
+    for record in records(path):
+        if record.problem is not None:
+            yield EpisodeError(source, record.line, record.problem)
+            continue
+        data = record.data
+        kind = record_kind(data)
+        if kind in OTHER_FILES:
+            if not read_any:
+                yield EpisodeError(
+                    source, 0, f"not an episodes file: it holds {DESCRIPTIONS[kind]}; {EXPECTED}"
+                )
                 return
-            first = False
-            try:
-                yield parse_episode(data, source=source, line=number).read_from(source, number)
-            except EpisodeError as exc:
-                yield exc
+            yield EpisodeError(source, record.line, f"not an episode: {DESCRIPTIONS[kind]}")
+            continue
+        read_any = True
+        if isinstance(data, dict) and "actions" not in data:
+            keys = ", ".join(sorted(map(str, data))[:6]) or "none"
+            yield EpisodeError(source, record.line, f"not an episode: no `actions` (keys: {keys})")
+            continue
+        try:
+            yield parse_episode(data, source=source, line=record.line).read_from(
+                source, record.line
+            )
+        except EpisodeError as exc:
+            yield exc
 
 
 def read_episodes(paths: Iterable[Path]) -> tuple[list[Episode], list[EpisodeError]]:

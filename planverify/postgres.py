@@ -18,7 +18,7 @@ Needs the `postgres` extra (`pip install 'planverify[postgres]'`); imported only
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
 from typing import Any
 
@@ -139,24 +139,27 @@ class BatchedPostgresSaver(AsyncPostgresSaver):
             saver.pending.start()
             try:
                 yield saver
-            finally:
-                await saver.pending.stop()
+            except BaseException:
+                with suppress(Exception):  # the error that ended the block is the one to report
+                    await saver.pending.stop()
+                raise
+            await saver.pending.stop()
 
     async def flush(self) -> None:
         """Store every queued row now, in one transaction."""
-        rows = self.pending.take()
-        if not rows:
-            return
-        async with (
-            waiting(),
-            self.lock,
-            self._connection() as conn,
-            conn.transaction(),
-            conn.cursor() as cur,
-        ):
-            for kind, params in grouped(rows, list(_UPSERTS)):
-                for statement, flat in _UPSERTS[kind].statements(params):
-                    await cur.execute(statement, flat)
+        with self.pending.taking() as rows:
+            if not rows:
+                return
+            async with (
+                waiting(),
+                self.lock,
+                self._connection() as conn,
+                conn.transaction(),
+                conn.cursor() as cur,
+            ):
+                for kind, params in grouped(rows, list(_UPSERTS)):
+                    for statement, flat in _UPSERTS[kind].statements(params):
+                        await cur.execute(statement, flat)
 
     @asynccontextmanager
     async def _connection(self) -> AsyncIterator[AsyncConnection[Any]]:

@@ -14,7 +14,8 @@ What this changes, and what it does not:
   thread's history and a resumed run continues from its last stored checkpoint;
 - reads see every row put so far: reading a thread with queued rows stores them first;
 - a killed process loses at most the last `interval` of checkpoints, which a rerun redoes;
-- a failed store (disk full, a locked file) fails the next put, never silently.
+- a failed store (disk full, a locked file) fails every later put and the final store, never
+  silently; nothing is stored after it, so the file still holds a prefix of each history.
 
 It also remembers which threads the file holds (read once when it starts), so looking up a new
 thread, as every fresh episode does twice, costs no query. That assumes one process writes the
@@ -34,7 +35,7 @@ from collections.abc import (
     Mapping,
     Sequence,
 )
-from contextlib import suppress
+from contextlib import contextmanager, suppress
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -104,13 +105,18 @@ class WriteQueue:
         self._task = asyncio.create_task(self._store_periodically())
 
     async def stop(self) -> None:
-        """Stop the background task and store what is left."""
+        """Stop the background task and store what is left (unless a store failed)."""
         if self._task is not None:
             self._task.cancel()
             with suppress(asyncio.CancelledError):
                 await self._task
             self._task = self._dirty = None
         await self.store()
+
+    def _check(self) -> None:
+        """Raise when a store failed: rows put after it cannot be stored in order."""
+        if self._failure is not None:
+            raise RuntimeError(f"storing checkpoints failed: {self._failure}") from self._failure
 
     async def _store_periodically(self) -> None:
         assert self._dirty is not None
@@ -125,9 +131,7 @@ class WriteQueue:
 
     def add(self, thread_id: str, rows: list[Row]) -> bool:
         """Queue rows; True when they should be stored now (no background task, or too many)."""
-        if self._failure is not None:
-            failure, self._failure = self._failure, None
-            raise RuntimeError(f"storing checkpoints failed: {failure}") from failure
+        self._check()
         self.rows.extend(rows)
         self.threads.add(thread_id)
         if self.known is not None:
@@ -141,6 +145,18 @@ class WriteQueue:
         """Everything queued, in put order; the queue is left empty."""
         rows, self.rows, self.threads = self.rows, [], set()
         return rows
+
+    @contextmanager
+    def taking(self) -> Iterator[list[Row]]:
+        """`take()`, to store in the block; when storing fails, every later put and store
+        fails too (raises at once when one already did)."""
+        self._check()
+        rows = self.take()
+        try:
+            yield rows
+        except Exception as exc:
+            self._failure = exc
+            raise
 
     def needed_by(self, config: RunnableConfig | None) -> bool:
         """Whether a read of `config` must wait for queued rows to be stored."""
@@ -184,8 +200,12 @@ class BatchedSqliteSaver(SqliteSaver):
         self.pending.start()
         return self
 
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.pending.stop()
+    async def __aexit__(self, kind: type[BaseException] | None, *exc_info: object) -> None:
+        try:
+            await self.pending.stop()
+        except Exception:
+            if kind is None:
+                raise  # else the error that ended the block is the one to report
 
     async def _store(self) -> None:
         self.flush()
@@ -193,8 +213,9 @@ class BatchedSqliteSaver(SqliteSaver):
     def flush(self) -> None:
         """Store every queued row now, in one transaction."""
         self.setup()
-        with self.cursor() as cur:  # holds the saver's lock, commits at the end
-            for statement, rows in grouped(self.pending.take(), _ORDER):
+        # the cursor holds the saver's lock and commits at the end
+        with self.pending.taking() as queued, self.cursor() as cur:
+            for statement, rows in grouped(queued, _ORDER):
                 cur.executemany(statement, rows)
 
     def _enqueue(self, thread_id: str, rows: list[Row]) -> None:

@@ -35,9 +35,9 @@ def is_jsonl(item: str | Path) -> bool:
 def _jsonl_under(item: str | Path) -> list[Path]:
     """The JSONL files an input names: itself, or those in a directory or glob (sorted)."""
     text = str(item)
-    if is_jsonl(text) and not _GLOB_CHARS & set(text):
-        return [Path(text)]
     path = Path(text)
+    if is_jsonl(text) and (path.exists() or not _GLOB_CHARS & set(text)):
+        return [path]  # a file named `in[1].jsonl` is that file, not a pattern
     if path.is_dir():
         return sorted(p for p in path.rglob("*") if is_jsonl(p) and p.is_file())
     if _GLOB_CHARS & set(text) and not path.exists():
@@ -55,6 +55,14 @@ def _split_inputs(inputs: Iterable[str | Path]) -> tuple[list[Path], list[str | 
         if not is_jsonl(item):
             games.append(item)
     return records, games
+
+
+def input_files(inputs: Iterable[str | Path], *, split: str | None = None) -> list[Path]:
+    """Every existing file the inputs name (JSONL files and game files, through directories
+    and globs): what an output must never be."""
+    records, games = _split_inputs(inputs)
+    found = [*records, *(expand_inputs(games, split=split) if games else [])]
+    return [path for path in found if path.is_file()]
 
 
 def check_inputs(
@@ -233,6 +241,7 @@ __all__ = [
     "check_inputs",
     "count_inputs",
     "default_workers",
+    "input_files",
     "is_jsonl",
     "iter_inputs",
     "load_episodes",

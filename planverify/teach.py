@@ -30,11 +30,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import orjson
 from pydantic import ValidationError
 
 from planverify.episode import Episode, EpisodeError, Scene, SceneObject, parse_episode
 from planverify.notation import escape_text
+from planverify.records import load_json
 
 __all__ = [
     "SPLITS",
@@ -439,16 +439,13 @@ def load_game(path: Path, *, split: str | None = None) -> Episode:
     """Read and convert one game file; raise `EpisodeError` naming the file on any problem."""
     source = str(path)
     try:
-        raw = path.read_bytes()
+        data = load_json(path)
     except FileNotFoundError:
         raise EpisodeError(source, 0, "no such file or directory") from None
     except OSError as exc:
         raise EpisodeError(source, 0, f"unreadable: {exc.strerror or exc}") from None
-    try:
-        data = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        raise EpisodeError(source, 0, f"malformed JSON: {exc}") from None
-    del raw
+    except ValueError as exc:
+        raise EpisodeError(source, 0, str(exc)) from None
     return convert_game(data, source=source, split=split_of(path) or split)
 
 
@@ -497,5 +494,6 @@ class LoadSummary:
 
 
 def reason_of(error: EpisodeError) -> str:
-    """The kind of a load error: its message up to the first colon (`malformed JSON`, ...)."""
-    return error.message.split(":", 1)[0].strip()
+    """The kind of a load error: its message up to the first colon or parenthesis
+    (`malformed JSON`, `not UTF-8 text`, ...)."""
+    return re.split(r":| \(", error.message, maxsplit=1)[0].strip()

@@ -289,11 +289,14 @@ def test_corrupt_then_verify_then_score(tmp_path: Path) -> None:
 
 
 def test_score_rejects_bad_arguments(tmp_path: Path) -> None:
-    bad = runner.invoke(app, ["score", str(EXAMPLES), str(tmp_path / "none.jsonl")])
+    annotated = ROOT / "examples" / "annotated.jsonl"
+    bad = runner.invoke(app, ["score", str(annotated), str(tmp_path / "none.jsonl")])
     assert bad.exit_code == 2 and "no such file" in bad.stderr
     garbage = tmp_path / "garbage.jsonl"
-    garbage.write_text('{"id": 1}\nnot json\n', encoding="utf-8")
-    bad = runner.invoke(app, ["score", str(EXAMPLES), str(garbage)])
+    garbage.write_text(
+        '{"id": 1, "original": [], "refined": [], "verdicts": []}\nnot json\n', encoding="utf-8"
+    )
+    bad = runner.invoke(app, ["score", str(annotated), str(garbage)])
     assert (
         bad.exit_code == 2
         and "garbage.jsonl:1: not a result record (id: Input should be a valid string)"

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from typer.testing import CliRunner
 
@@ -83,6 +84,24 @@ def test_the_cli_takes_a_postgres_url(postgres_url: str, tmp_path: Path) -> None
     )
     assert result.exit_code == 0, result.output
     assert len(out.read_text().splitlines()) == 3
+
+
+def test_a_nul_character_costs_its_episode_only(postgres_url: str, tmp_path: Path) -> None:
+    """PostgreSQL refuses NUL in text: it is refused at input, naming the episode, so that it
+    never fails the checkpoint batch other episodes share."""
+    tag = uuid.uuid4().hex
+    good = [e.model_dump(mode="json", exclude_none=True) for e in episodes(tag)]
+    bad = {**good[0], "id": f"{tag}-nul", "goal": "Put the mug\x00 in the sink."}
+    source = tmp_path / "in.jsonl"
+    source.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in [good[0], bad, *good[1:]]))
+    out = tmp_path / "out.jsonl"
+    result = CliRunner().invoke(
+        app, ["verify", str(source), "--checkpoint", postgres_url, "-o", str(out)]
+    )
+    assert isinstance(result.exception, SystemExit) and result.exit_code == 1, result.output
+    assert f"episode '{tag}-nul': goal holds a NUL character" in " ".join(result.stderr.split())
+    done = [orjson.loads(line) for line in out.read_bytes().splitlines()]
+    assert [(r["id"], r["status"]) for r in done] == [(e["id"], "ok") for e in good]
 
 
 def test_show_reads_a_postgres_store(postgres_url: str, tmp_path: Path) -> None:

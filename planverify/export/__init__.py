@@ -24,7 +24,7 @@ from planverify.export.curate import (
 )
 from planverify.export.formats import FORMATS, Format, Options, rows
 from planverify.export.write import SplitBy, Written, card, group, jsonl, parquet, schema
-from planverify.export.write import write_atomically as _write
+from planverify.files import clash, write_atomically
 from planverify.result import VerificationResult
 
 __all__ = [
@@ -69,32 +69,50 @@ def export_results(
     as_parquet: bool = False,
     license: str = "other",
     command: str = "planverify export",
+    inputs: Sequence[Path] = (),
 ) -> ExportReport:
     """Write one export format; see the module docstring.
 
     JSONL goes to `output` (a file), or with `split_by` to `output/<value>.jsonl`. Parquet goes
     to the folder `output`: `data/<split>.parquet` and `README.md`. Raises `CurationError` when
-    results were computed on other content than the episodes given.
+    results were computed on other content than the episodes given, and `OutputClash` (before
+    writing anything) when a file it would write is one of `inputs`. When no row is made,
+    nothing is written (`report.written.files` is empty).
     """
     if fmt not in FORMATS:
         raise CurationError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
     curation = curate(results, episodes, decisions)
     report = ExportReport(curation)
     made = list(rows(fmt, curation.curated, options or Options()))
+    if not made:
+        return report
     if split_by is not None:  # the rows of every format carry what they are split by
         by_id = {item.result.id: item for item in curation.curated}
         for row in made:
             item = by_id[row["id"]]
             row.setdefault(split_by, item.task if split_by == "task" else item.extra("split"))
     parts = group(made, split_by)
-    written = report.written
     if as_parquet:
-        table_schema, as_json = schema(fmt, made)
-        for name, part in parts.items():
-            path = output / "data" / f"{name}.parquet"
-            parquet(fmt, part, path, table_schema)
-            written.files.append(path)
-            written.rows[name] = len(part)
+        targets = {name: output / "data" / f"{name}.parquet" for name in parts}
+        clash([*targets.values(), output / "README.md"], inputs)
+    else:
+        targets = {name: output / f"{name}.jsonl" for name in parts} if split_by else {}
+        clash(list(targets.values()) or [output], inputs)
+    written = report.written
+    if not as_parquet and split_by is None:
+        write_atomically(output, jsonl(made))
+        written.files.append(output)
+        written.rows["train"] = len(made)
+        return report
+    table_schema, as_json = schema(fmt, made) if as_parquet else (None, set())
+    for name, part in parts.items():
+        if as_parquet:
+            parquet(fmt, part, targets[name], table_schema)
+        else:
+            write_atomically(targets[name], jsonl(part))
+        written.files.append(targets[name])
+        written.rows[name] = len(part)
+    if as_parquet:
         readme = output / "README.md"
         text = card(
             fmt,
@@ -105,17 +123,6 @@ def export_results(
             command=command,
             json_columns=sorted(as_json),
         )
-        _write(readme, text.encode())
+        write_atomically(readme, text.encode())
         written.files.append(readme)
-        return report
-    if split_by is None:
-        _write(output, jsonl(made))
-        written.files.append(output)
-        written.rows["train"] = len(made)
-        return report
-    for name, part in parts.items():
-        path = output / f"{name}.jsonl"
-        _write(path, jsonl(part))
-        written.files.append(path)
-        written.rows[name] = len(part)
     return report

@@ -2,7 +2,8 @@
 
 Exit codes: 0 when the export was written (results with status `error` or without an input
 episode are left out, counted and named), 1 when results were refused (computed on other content:
-nothing is written) or some inputs could not be read, 2 for usage errors.
+nothing is written), when no row was made (an existing output is left as it was) or some inputs
+could not be read, 2 for usage errors (RESULTS not a results file, an output that is an input).
 """
 
 from __future__ import annotations
@@ -10,11 +11,14 @@ from __future__ import annotations
 import shlex
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from planverify.console import err, literal, out, say
+
+if TYPE_CHECKING:
+    from planverify.export import ExportReport, Options
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:
@@ -104,9 +108,11 @@ def export_command(
     ] = "other",
 ) -> None:
     """Export curated data: cleaned episodes, SFT chats, preference pairs or recovery blocks."""
-    from planverify.export import FORMATS, CurationError, Options, export_results
-    from planverify.export.curate import read_decisions, read_results
-    from planverify.sources import InputError, check_inputs, iter_inputs
+    from planverify.cli import writing
+    from planverify.export import FORMATS, Options
+    from planverify.files import OutputClash, clash
+    from planverify.records import expect
+    from planverify.sources import InputError, check_inputs, input_files
 
     results_path, inputs = episode_inputs(arguments, episodes)
     if fmt not in FORMATS:
@@ -129,25 +135,28 @@ def export_command(
         check_inputs(inputs, split=split)
     except InputError as exc:
         raise fail(str(exc)) from None
+    if (wrong := expect(results_path, "results", "RESULTS")) is not None:
+        raise fail(wrong)
+    read = [results_path, *input_files(inputs, split=split)]
+    read += [decisions] if decisions is not None else []
     try:
-        results = read_results(results_path)
-        chosen = read_decisions(decisions) if decisions is not None else []
-        report = export_results(
-            results,
-            iter_inputs(inputs, split=split),
+        clash([output], read)
+    except OutputClash as exc:
+        raise fail(str(exc)) from None
+    with writing(output):
+        report = _export(
+            results_path,
+            inputs,
+            split,
             fmt,
             output,
             options=Options(interleave=interleave, min_removed=min_removed),
-            decisions=chosen,
-            split_by=split_by,  # type: ignore[arg-type]
-            as_parquet=parquet,
+            decisions=decisions,
+            split_by=split_by,
+            parquet=parquet,
             license=license,
-            command=" ".join(["planverify", *map(shlex.quote, sys.argv[1:])])
-            if sys.argv and sys.argv[0].endswith("planverify")
-            else f"planverify export RESULTS --episodes ... --format {fmt}",
+            read=read,
         )
-    except CurationError as exc:
-        raise fail(str(exc), 1) from None
     curation = report.curation
     for problem in curation.skipped_inputs:
         say(err, "skipped", "red", str(problem))
@@ -156,9 +165,55 @@ def export_command(
     for reason, count in sorted(curation.left_out.items()):
         examples = ", ".join(curation.examples.get(reason, []))
         say(err, "left out:", "yellow", f"{count} ({reason}), e.g. {examples}")
+    if not report.written.files:
+        raise fail(f"{curation.describe()}: no {fmt} row to write; {output} is left as it was", 1)
     where = ", ".join(str(p) for p in report.written.files[:4])
     if len(report.written.files) > 4:
         where += f" and {len(report.written.files) - 4} more"
     out.print(literal(f"{curation.describe()}; wrote {report.rows} {fmt} row(s) to {where}"))
     if curation.skipped_inputs:
         raise typer.Exit(1)
+
+
+def _export(
+    results_path: Path,
+    inputs: list[str],
+    split: str | None,
+    fmt: str,
+    output: Path,
+    *,
+    options: Options,
+    decisions: Path | None,
+    split_by: str | None,
+    parquet: bool,
+    license: str,
+    read: list[Path],
+) -> ExportReport:
+    """Run the export; its errors as one-line exits (see the module docstring)."""
+    from planverify.export import CurationError, export_results
+    from planverify.export.curate import read_decisions, read_results
+    from planverify.files import OutputClash
+    from planverify.sources import iter_inputs
+
+    try:
+        results = read_results(results_path)
+        chosen = read_decisions(decisions) if decisions is not None else []
+        return export_results(
+            results,
+            iter_inputs(inputs, split=split),
+            fmt,  # type: ignore[arg-type]
+            output,
+            options=options,
+            decisions=chosen,
+            split_by=split_by,  # type: ignore[arg-type]
+            as_parquet=parquet,
+            license=license,
+            command=" ".join(["planverify", *map(shlex.quote, sys.argv[1:])])
+            if sys.argv and sys.argv[0].endswith("planverify")
+            else f"planverify export RESULTS --episodes ... --format {fmt}",
+            inputs=read,
+        )
+    except OutputClash as exc:
+        raise fail(str(exc)) from None
+    except CurationError as exc:
+        raise fail(str(exc), 1) from None

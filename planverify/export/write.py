@@ -9,7 +9,7 @@ read: `data/<split>.parquet` and `README.md`.
 
 from __future__ import annotations
 
-import os
+import hashlib
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -21,23 +21,29 @@ import orjson
 
 from planverify.export.curate import Curation
 from planverify.export.formats import Format
+from planverify.files import replacing
 
 SplitBy = Literal["task", "split"]
 UNKNOWN = "unknown"  # the file of rows without a task family or split
 
 
+NAME_LIMIT = 80  # characters of a file name's stem made from a value
+
+
 def part_name(value: Any) -> str:
-    """A file and split name for a task family or split: `Clean All X` -> `clean_all_x`."""
-    text = re.sub(r"[^0-9A-Za-z]+", "_", str(value or "")).strip("_").lower()
-    return text or UNKNOWN
+    """A file and split name for a task family or split: `Clean All X` -> `clean_all_x`.
 
+    A name longer than `NAME_LIMIT` is cut, and ends with 8 hex digits of the value's hash, so
+    that every file system takes it and values that share a start keep apart.
 
-def write_atomically(path: Path, data: bytes) -> None:
-    """Write a file through a temporary sibling and a rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(path.name + ".tmp")
-    temporary.write_bytes(data)
-    os.replace(temporary, path)
+    >>> part_name("Clean All X"), len(part_name("x" * 400)), part_name("y" * 400)[-9:]
+    ('clean_all_x', 80, '_1e672295')
+    """
+    text = re.sub(r"[^0-9A-Za-z]+", "_", str(value or "")).strip("_").lower() or UNKNOWN
+    if len(text) <= NAME_LIMIT:
+        return text
+    digest = hashlib.sha256(str(value).encode()).hexdigest()[:8]
+    return f"{text[: NAME_LIMIT - 9].rstrip('_')}_{digest}"
 
 
 def jsonl(rows: Iterable[dict[str, Any]]) -> bytes:
@@ -194,10 +200,8 @@ def parquet(fmt: Format, rows: Sequence[dict[str, Any]], path: Path, table_schem
     table = pa.Table.from_pylist(
         [_for_parquet(fmt, row, as_json) for row in rows], schema=table_schema
     )
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(path.name + ".tmp")
-    pq.write_table(table, temporary)
-    os.replace(temporary, path)
+    with replacing(path) as temporary:
+        pq.write_table(table, temporary)
 
 
 # --- dataset card ----------------------------------------------------------------------------

@@ -12,12 +12,14 @@ struck through and inserted steps highlighted with their reasons, the dialogue a
 each Judge pass's critique. A reviewer can overrule any verdict; decisions are kept in the
 browser (localStorage) and downloaded as a JSON file that `planverify export --decisions`
 applies.
+
+The site goes into a new or empty folder, or one it was written to before: `MARKER` lists the
+files review wrote there, and a rebuild deletes only those. A folder with other files is refused.
 """
 
 from __future__ import annotations
 
 import html
-import shutil
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -26,20 +28,27 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from pydantic import ValidationError
 
 from planverify.episode import Episode, EpisodeError
 from planverify.export.curate import same_content
+from planverify.files import write_atomically
 from planverify.notation import NotationError, parse_action
+from planverify.records import expect, records
 from planverify.result import VerificationResult
 from planverify.review.charts import bar_chart, column_chart
 
 ASSETS = ("review.css", "review.js")
 DECISIONS_FORMAT = "planverify-decisions"
+MARKER = ".planverify-review.json"  # in a folder review made: the files it wrote there
+MARKER_FORMAT = "planverify-review-site"
 
 
 class ReviewError(ValueError):
     """A results file that cannot be reviewed (one line)."""
+
+
+class SiteRefused(ValueError):
+    """A folder the site must not be written into (one line)."""
 
 
 @dataclass
@@ -89,20 +98,18 @@ class Site:
 
 def read_entries(path: Path) -> list[Entry]:
     """The results of a file, with their raw records; `ReviewError` naming a bad line."""
-    if not path.is_file():
-        raise ReviewError(f"no such file: {path}")
+    if (problem := expect(path, "results", "RESULTS")) is not None:
+        raise ReviewError(problem)
     entries: list[Entry] = []
-    with path.open("rb") as fh:
-        for number, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                raw = orjson.loads(line)
-                result = VerificationResult.model_validate(raw)
-            except (orjson.JSONDecodeError, ValidationError) as exc:
-                reason = str(exc).splitlines()[0]
-                raise ReviewError(f"{path}:{number}: not a result record ({reason})") from None
-            entries.append(Entry(n=len(entries), result=result, raw=raw))
+    for record in records(path):
+        try:
+            if record.problem is not None:
+                raise ValueError(record.problem)
+            result = VerificationResult.model_validate(record.data)
+        except ValueError as exc:  # a pydantic ValidationError is one
+            reason = str(exc).splitlines()[0]
+            raise ReviewError(f"{path}:{record.line}: not a result record ({reason})") from None
+        entries.append(Entry(n=len(entries), result=result, raw=record.data))
     if not entries:
         raise ReviewError(f"{path} holds no results")
     return entries
@@ -319,17 +326,59 @@ def page(title: str, summary: str, count: int) -> str:
     )
 
 
+def site_files(entries: Sequence[Entry]) -> list[str]:
+    """The files a site of these entries is made of, relative to its folder."""
+    return [
+        "index.html",
+        *(f"assets/{name}" for name in ASSETS),
+        "data/index.js",
+        *(f"data/e/{entry.n:06d}.js" for entry in entries),
+    ]
+
+
+def earlier_files(directory: Path) -> list[str]:
+    """The files review wrote into `directory` before (from its marker); `SiteRefused` when it
+    is a folder with files that review did not make."""
+    marker = directory / MARKER
+    if not directory.exists() or not any(directory.iterdir()):
+        return []
+    try:
+        data = orjson.loads(marker.read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        data = None
+    if not isinstance(data, dict) or data.get("format") != MARKER_FORMAT:
+        raise SiteRefused(
+            f"--html {directory} holds files that planverify review did not write (no "
+            f"{MARKER} in it): give a new or empty folder"
+        )
+    files = data.get("files")
+    return [f for f in files if isinstance(f, str)] if isinstance(files, list) else []
+
+
+def _mark(directory: Path, files: Iterable[str]) -> None:
+    record = {"format": MARKER_FORMAT, "files": sorted(set(files))}
+    write_atomically(directory / MARKER, orjson.dumps(record, option=orjson.OPT_INDENT_2))
+
+
+def _inside(directory: Path, name: str) -> Path | None:
+    """`directory / name` when that stays inside the folder (a marker is only trusted so far)."""
+    path = directory / name
+    root = directory.resolve()
+    return path if path.resolve().is_relative_to(root) and path.resolve() != root else None
+
+
 def build_site(
     entries: Sequence[Entry], directory: Path, *, title: str, mismatched: Sequence[str] = ()
 ) -> Site:
-    """Write the site into `directory` (created; files of an earlier site are replaced)."""
+    """Write the site into `directory`: a new or empty folder, or one an earlier site was
+    written to (`SiteRefused` otherwise). Of the earlier site's files, those this one does not
+    write again are removed; no other file is touched."""
+    earlier = earlier_files(directory)
+    files = site_files(entries)
     directory.mkdir(parents=True, exist_ok=True)
-    data = directory / "data"
-    episodes_dir = data / "e"
-    if episodes_dir.is_dir():
-        shutil.rmtree(episodes_dir)
-    episodes_dir.mkdir(parents=True)
-    (directory / "assets").mkdir(exist_ok=True)
+    _mark(directory, [*earlier, *files])  # a build cut short still knows all its files
+    for folder in ("assets", "data/e"):
+        (directory / folder).mkdir(parents=True, exist_ok=True)
     site = Site(directory=directory, entries=list(entries), mismatched=list(mismatched))
     written: list[Path] = []
     for name in ASSETS:
@@ -338,7 +387,7 @@ def build_site(
             resources.files("planverify.review").joinpath(f"assets/{name}").read_bytes()
         )
         written.append(target)
-    index = data / "index.js"
+    index = directory / "data" / "index.js"
     index.write_bytes(
         _js(
             "PV.index",
@@ -356,9 +405,13 @@ def build_site(
     written.append(html_file)
     site.bytes_first_view = sum(p.stat().st_size for p in written)
     for entry in entries:
-        target = episodes_dir / f"{entry.n:06d}.js"
+        target = directory / "data" / "e" / f"{entry.n:06d}.js"
         target.write_bytes(_js("PV.episode", entry.n, episode_data(entry)))
         written.append(target)
+    for name in set(earlier) - set(files):
+        if (stale := _inside(directory, name)) is not None:
+            stale.unlink(missing_ok=True)
+    _mark(directory, files)
     site.files = len(written)
     site.bytes_total = sum(p.stat().st_size for p in written)
     return site

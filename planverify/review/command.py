@@ -37,8 +37,18 @@ def review_command(
     ] = None,
 ) -> None:
     """Build a static review site: episode table, plans side by side, decisions to export."""
-    from planverify.review import ReviewError, attach, build_site, read_entries
-    from planverify.sources import InputError, check_inputs, iter_inputs
+    from planverify.files import OutputClash, clash
+    from planverify.records import expect
+    from planverify.review import (
+        ReviewError,
+        SiteRefused,
+        attach,
+        build_site,
+        earlier_files,
+        read_entries,
+        site_files,
+    )
+    from planverify.sources import InputError, check_inputs, input_files, iter_inputs
 
     if html is None:
         raise fail("--html DIR is required: the folder the site is written to")
@@ -52,10 +62,17 @@ def review_command(
             raise fail(str(exc)) from None
     else:
         results, inputs = Path(arguments[0]), []
+    if (problem := expect(results, "results", "RESULTS")) is not None:
+        raise fail(problem)
     try:
+        earlier = earlier_files(html)
         entries = read_entries(results)
+        files = [html / name for name in [*earlier, *site_files(entries)]]
+        clash(files, [results, *input_files(inputs, split=split)])
+    except (SiteRefused, OutputClash) as exc:
+        raise fail(str(exc)) from None
     except ReviewError as exc:
-        raise fail(str(exc), 1) from None
+        raise fail(f"{exc}; {html} is left as it was" if html.exists() else str(exc), 1) from None
     mismatched = attach(entries, iter_inputs(inputs, split=split)) if inputs else []
     if mismatched:
         say(

@@ -20,8 +20,15 @@ and a removal counts as false there only when it shortens the LCS with the plan 
 of it. It is a diagnostic of how much of the precision lost is the base plans' own redundancy,
 not a replacement for the plan-level precision.
 
+The hand-annotated set (`benchmarks/annotated/hand.jsonl`, `hand_set.py`, docs/annotation.md:
+real demonstrations labelled by reading them) is verified in the same two conditions. Its clean
+plans are the gold, so nothing is excused, and its labels never name motion, so it is scored at
+plan level without motion. A last table gives that score for every set, generators included, with
+percentile bootstrap 95% intervals over episodes.
+
 Usage: python benchmarks/judge_quality.py [--games DIR] [--seeds 1 2 3 4 5]
-       [--judges rules baseline] [--generators injected natural] [--mode iterative|static]
+       [--judges rules baseline] [--generators [injected natural]] [--no-hand]
+       [--mode iterative|static] [--resamples 1000]
 """
 
 from __future__ import annotations
@@ -32,11 +39,13 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+from hand_set import HandSetUnavailable, load_hand_set
+
 from planverify import verify_many
 from planverify.corrupt import ANNOTATION_KEYS, GENERATORS
 from planverify.episode import Episode
 from planverify.result import VerificationResult
-from planverify.scoring import Counts, Report, plan_counts, score_results
+from planverify.scoring import Counts, Report, Scores, plan_counts, score_results, summarize
 from planverify.sources import load_episodes
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
@@ -45,6 +54,8 @@ CONDITIONS = {
     "goal": ("scene", "task", "teach_task"),  # the goal text and the plan alone
 }
 LEVELS = ("labels", "labels -motion", "plan", "plan -motion")
+HAND = "hand"  # the hand-annotated set's name in the tables
+Key = tuple[str, str, str]  # (set, input condition, judge)
 
 
 def pct(value: float | None) -> str:
@@ -76,6 +87,17 @@ def excused(
     return total
 
 
+def interval(scores: Scores, metric: str) -> str:
+    """A metric with its bootstrap interval, in percent: `87.5 [80.1, 93.0]`."""
+    value, ci = getattr(scores, metric), getattr(scores, f"{metric}_ci")
+    return pct(value) + ("" if ci is None else f" [{pct(ci.low)}, {pct(ci.high)}]")
+
+
+def plan_without_motion(report: Report) -> list[Counts]:
+    """The plan-level counts without motion of each scored episode (those with a `clean` plan)."""
+    return [s.plan_level["without_motion"] for s in report.episodes if s.plan_level is not None]
+
+
 def levels(report: Report) -> dict[str, Counts]:
     """The pooled counts of a report at each level."""
     out = {"labels": report.overall.counts}
@@ -87,80 +109,151 @@ def levels(report: Report) -> dict[str, Counts]:
     return out
 
 
+class Tally:
+    """What the runs counted, pooled per (set, input condition, judge)."""
+
+    def __init__(self) -> None:
+        self.levels: dict[Key, dict[str, Counts]] = defaultdict(lambda: defaultdict(Counts))
+        self.by_error: dict[tuple[str, str], dict[str, Counts]] = defaultdict(
+            lambda: defaultdict(Counts)
+        )
+        self.episodes: dict[Key, list[Counts]] = defaultdict(list)  # plan -motion, per episode
+        self.annotated = Counts()  # tp: annotated episodes, fn: with labels
+
+    def add(self, key: Key, report: Report) -> None:
+        """Pool one scored run."""
+        for name, counts in levels(report).items():
+            self.levels[key][name] += counts
+        self.episodes[key] += plan_without_motion(report)
+        if key[1] == "full":
+            for kind, scores in report.by_error.items():
+                self.by_error[(key[0], key[2])][kind] += scores.counts
+
+
+def run_generators(source: list[Episode], args: argparse.Namespace, tally: Tally) -> None:
+    """Corrupt, verify and score the shared episodes for every generator, seed and judge."""
+    static = args.mode == "static"
+    base = {  # what each judge keeps of the uncorrupted episodes, per input condition
+        (condition, judge): {
+            r.id: kept_plan(r)
+            for r in verify_many(
+                [without(ep, dropped) for ep in source], judge=judge, static=static
+            )
+        }
+        for condition, dropped in CONDITIONS.items()
+        for judge in args.judges
+    }
+    for generator in args.generators:
+        for seed in args.seeds:
+            annotated = list(GENERATORS[generator](source, seed=seed))
+            tally.annotated += Counts(
+                tp=len(annotated), fn=sum(bool(ep.labels) for ep in annotated)
+            )
+            for condition, dropped in CONDITIONS.items():
+                # scored as verified: the same content, with its annotations
+                scored = [without(ep, dropped) for ep in annotated] if dropped else annotated
+                inputs = [without(ep, ANNOTATION_KEYS) for ep in scored]
+                for judge in args.judges:
+                    results = verify_many(inputs, judge=judge, static=static)
+                    report = score_results(scored, results, mode=args.mode, resamples=0)
+                    tally.add((generator, condition, judge), report)
+                    tally.levels[(generator, condition, judge)]["excused"] += excused(
+                        scored, results, base[(condition, judge)]
+                    )
+
+
+def run_hand_set(hand: list[Episode], args: argparse.Namespace, tally: Tally) -> None:
+    """Verify and score the hand-annotated episodes with every judge, in both conditions."""
+    for condition, dropped in CONDITIONS.items():
+        scored = [without(ep, dropped) for ep in hand] if dropped else hand
+        inputs = [without(ep, ANNOTATION_KEYS) for ep in scored]
+        for judge in args.judges:
+            results = verify_many(inputs, judge=judge, static=args.mode == "static")
+            tally.add((HAND, condition, judge), score_results(scored, results, mode=args.mode))
+
+
+def print_levels(tally: Tally) -> None:
+    """The generators' table: every level, and the excused precision."""
+    head = " | ".join(f"{level} R | {level} P" for level in LEVELS)
+    print(f"| generator | input | judge | {head} | plan P excused |")
+    print("|" + " --- |" * (4 + 2 * len(LEVELS)))
+    for (generator, condition, judge), counts in tally.levels.items():
+        if generator == HAND:
+            continue
+        cells = [f"{pct(counts[lv].recall)} | {pct(counts[lv].precision)}" for lv in LEVELS]
+        cells.append(pct(counts["excused"].precision))
+        print(f"| {generator} | {condition} | {judge} | " + " | ".join(cells) + " |")
+
+
+def print_intervals(tally: Tally, resamples: int) -> None:
+    """Plan level without motion, every set, with bootstrap 95% intervals over episodes."""
+    print("plan level without motion, bootstrap 95% intervals over episodes")
+    print()
+    print("| set | input | judge | episodes | recall | precision |")
+    print("|" + " --- |" * 6)
+    for (name, condition, judge), per_episode in tally.episodes.items():
+        scores = summarize(per_episode, resamples=resamples, seed=f"{name}:{condition}:{judge}")
+        row = f"{interval(scores, 'recall')} | {interval(scores, 'precision')}"
+        print(f"| {name} | {condition} | {judge} | {scores.episodes} | {row} |")
+
+
+def print_by_error(tally: Tally, columns: list[tuple[str, str]]) -> None:
+    """Label-level recall per error type, full records."""
+    print("label-level recall per error type, full records")
+    print()
+    print("| error | " + " | ".join(f"{g} {j}" for g, j in columns) + " |")
+    print("|" + " --- |" * (1 + len(columns)))
+    kinds = sorted({kind for counts in tally.by_error.values() for kind in counts})
+    for kind in kinds:
+        cells = [
+            pct(tally.by_error[column][kind].recall) if kind in tally.by_error[column] else ""
+            for column in columns
+        ]
+        print(f"| {kind} | " + " | ".join(cells) + " |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=Path, default=SHARED / "teach" / "games")
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3, 4, 5])
     parser.add_argument("--judges", nargs="+", default=["rules", "baseline"])
     parser.add_argument(
-        "--generators", nargs="+", choices=sorted(GENERATORS), default=["injected", "natural"]
+        "--generators", nargs="*", choices=sorted(GENERATORS), default=["injected", "natural"]
     )
+    parser.add_argument("--hand", action=argparse.BooleanOptionalAction, default=True)
     parser.add_argument("--mode", choices=["iterative", "static"], default="iterative")
+    parser.add_argument("--resamples", type=int, default=1000)
     args = parser.parse_args()
     if not args.games.is_dir():
         sys.exit(f"no TEACh games at {args.games}; pass --games DIR")
+    hand: list[Episode] = []
+    if args.hand:
+        try:
+            hand = load_hand_set(args.games)
+        except HandSetUnavailable as exc:
+            sys.exit(f"the hand set cannot be rebuilt: {exc}")
 
-    source = list(load_episodes([args.games]))
-    base = {  # what each judge keeps of the uncorrupted episodes, per input condition
-        (condition, judge): {
-            r.id: kept_plan(r)
-            for r in verify_many(
-                [without(ep, dropped) for ep in source], judge=judge, static=args.mode == "static"
-            )
-        }
-        for condition, dropped in CONDITIONS.items()
-        for judge in args.judges
-    }
-    totals: dict[tuple[str, str, str], dict[str, Counts]] = defaultdict(lambda: defaultdict(Counts))
-    by_error: dict[tuple[str, str], dict[str, Counts]] = defaultdict(lambda: defaultdict(Counts))
-    episodes = Counts()  # tp: annotated episodes, fn: with labels
+    tally = Tally()
     started = time.perf_counter()
-    for generator in args.generators:
-        for seed in args.seeds:
-            annotated = list(GENERATORS[generator](source, seed=seed))
-            episodes += Counts(tp=len(annotated), fn=sum(bool(ep.labels) for ep in annotated))
-            for condition, dropped in CONDITIONS.items():
-                # scored as verified: the same content, with its annotations
-                scored = [without(ep, dropped) for ep in annotated] if dropped else annotated
-                inputs = [without(ep, ANNOTATION_KEYS) for ep in scored]
-                for judge in args.judges:
-                    results = verify_many(inputs, judge=judge, static=args.mode == "static")
-                    report = score_results(scored, results, mode=args.mode, resamples=0)
-                    for name, counts in levels(report).items():
-                        totals[(generator, condition, judge)][name] += counts
-                    totals[(generator, condition, judge)]["excused"] += excused(
-                        scored, results, base[(condition, judge)]
-                    )
-                    if condition == "full":
-                        for kind, scores in report.by_error.items():
-                            by_error[(generator, judge)][kind] += scores.counts
+    source = list(load_episodes([args.games])) if args.generators else []
+    if args.generators:
+        run_generators(source, args, tally)
+    run_hand_set(hand, args, tally)
     elapsed = time.perf_counter() - started
     print(
-        f"{len(source)} games, generators {' '.join(args.generators)}, seeds {args.seeds}, "
-        f"{args.mode} mode: {episodes.tp} annotated episodes ({episodes.fn} with errors), "
-        f"{elapsed:.0f} s"
+        f"{len(source)} games, generators {' '.join(args.generators) or '-'}, seeds {args.seeds}, "
+        f"{args.mode} mode: {tally.annotated.tp} annotated episodes "
+        f"({tally.annotated.fn} with errors); hand set {len(hand)} episodes "
+        f"({sum(bool(ep.labels) for ep in hand)} with errors), {elapsed:.0f} s"
     )
+    if args.generators:
+        print()
+        print_levels(tally)
     print()
-    head = " | ".join(f"{level} R | {level} P" for level in LEVELS)
-    print(f"| generator | input | judge | {head} | plan P excused |")
-    print("|" + " --- |" * (4 + 2 * len(LEVELS)))
-    for (generator, condition, judge), counts in totals.items():
-        cells = [f"{pct(counts[lv].recall)} | {pct(counts[lv].precision)}" for lv in LEVELS]
-        cells.append(pct(counts["excused"].precision))
-        print(f"| {generator} | {condition} | {judge} | " + " | ".join(cells) + " |")
+    print_intervals(tally, args.resamples)
     print()
-    print("label-level recall per error type, full records")
-    print()
-    columns = [(g, j) for g in args.generators for j in args.judges]
-    print("| error | " + " | ".join(f"{g} {j}" for g, j in columns) + " |")
-    print("|" + " --- |" * (1 + len(columns)))
-    kinds = sorted({kind for counts in by_error.values() for kind in counts})
-    for kind in kinds:
-        cells = [
-            pct(by_error[column][kind].recall) if kind in by_error[column] else ""
-            for column in columns
-        ]
-        print(f"| {kind} | " + " | ".join(cells) + " |")
+    sets = [*args.generators, *([HAND] if hand else [])]
+    print_by_error(tally, [(name, judge) for name in sets for judge in args.judges])
 
 
 if __name__ == "__main__":

@@ -1,0 +1,203 @@
+"""The hand-annotated test set: its file holds labels only, and they fit the episodes they name."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+from collections import Counter
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from planverify.episode import Episode, Label
+from planverify.notation import MOTION_VERBS, parse_action
+from planverify.scoring import plan_counts
+
+from .conftest import ROOT
+from .scenes import shared_games
+
+LABEL_KEYS = {"type", "index", "after", "action", "error", "reason"}
+GAME = {  # a one-task game in TEACh's format: a greeting, a pick-up and a put-down
+    "tasks": [
+        {
+            "task_name": "Put All X On Y",
+            "desc": "Put all Mug on any DiningTable.",
+            "episodes": [
+                {
+                    "episode_id": "g1",
+                    "interactions": [
+                        {
+                            "agent_id": 0,
+                            "action_id": 100,
+                            "time_start": 1.0,
+                            "success": 1,
+                            "utterance": "hi",
+                        },
+                        {
+                            "agent_id": 1,
+                            "action_id": 200,
+                            "time_start": 2.0,
+                            "success": 1,
+                            "oid": "Mug|+1|+2|+3",
+                        },
+                        {
+                            "agent_id": 1,
+                            "action_id": 201,
+                            "time_start": 3.0,
+                            "success": 1,
+                            "oid": "DiningTable|+0|+0|+0",
+                        },
+                    ],
+                }
+            ],
+        }
+    ]
+}
+
+
+@pytest.fixture(scope="module")
+def hand_set() -> ModuleType:
+    """benchmarks/hand_set.py, imported from its file (benchmarks/ is no package)."""
+    spec = importlib.util.spec_from_file_location("hand_set", ROOT / "benchmarks" / "hand_set.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def games_with(tmp_path: Path, game: dict[str, object]) -> Path:
+    """A games directory holding one game in its `train` split, as the shared one is laid out."""
+    split = tmp_path / "games" / "train"
+    split.mkdir(parents=True)
+    (split / "g1.game.json").write_text(json.dumps(game))
+    return tmp_path / "games"
+
+
+def test_the_file_holds_ids_digests_and_labels_only(hand_set: ModuleType) -> None:
+    records = hand_set.read_records()
+    assert len(records) >= 60
+    assert len({r["id"] for r in records}) == len(records)
+    for record in records:
+        assert set(record) == hand_set.RECORD_KEYS, record["id"]
+        assert re.fullmatch(r"[0-9a-f]{16}_[0-9a-f]{4}", record["id"])
+        assert re.fullmatch(r"[0-9a-f]{64}", record["input_digest"])
+        for label in record["labels"]:
+            assert set(label) <= LABEL_KEYS, record["id"]
+            Label.model_validate(label)
+            if label["type"] == "REMOVE":
+                assert "action" not in label, record["id"]  # no plan line is copied
+
+
+def test_labels_name_the_error_type(hand_set: ModuleType) -> None:
+    for record in hand_set.read_records():
+        assert all(label.get("error") for label in record["labels"]), record["id"]
+
+
+def test_without_the_games_the_loader_says_why(hand_set: ModuleType, tmp_path: Path) -> None:
+    with pytest.raises(hand_set.HandSetUnavailable, match="no TEACh games at"):
+        hand_set.load_hand_set(tmp_path / "absent")
+    (tmp_path / "games" / "train").mkdir(parents=True)
+    with pytest.raises(hand_set.HandSetUnavailable, match="in none of train, valid_seen"):
+        hand_set.load_hand_set(tmp_path / "games")
+
+
+def test_the_loader_rebuilds_an_episode_and_checks_its_digest(
+    hand_set: ModuleType, tmp_path: Path
+) -> None:
+    games = games_with(tmp_path, GAME)
+    episode = hand_set.load_game(games / "train" / "g1.game.json")
+    assert episode.actions == [
+        "Commander.Say('hi')",
+        "Driver.PickUp('Mug')",
+        "Driver.PutAOnB('Mug', 'DiningTable')",
+    ]
+    labels = [{"type": "REMOVE", "index": 1, "error": "detour"}]
+    path = tmp_path / "hand.jsonl"
+    path.write_text(
+        json.dumps({"id": "g1", "input_digest": episode.input_digest, "labels": labels})
+    )
+    (loaded,) = hand_set.load_hand_set(games, path)
+    assert loaded.actions == episode.actions
+    assert loaded.input_digest == episode.input_digest  # annotations are not input
+    assert [label.index for label in loaded.labels] == [1]
+    assert loaded.model_extra["clean"] == [episode.actions[0], episode.actions[2]]
+
+    path.write_text(json.dumps({"id": "g1", "input_digest": "0" * 64, "labels": labels}))
+    with pytest.raises(ValueError, match="g1: the game converts to other content"):
+        hand_set.load_hand_set(games, path)
+
+
+def test_the_loader_refuses_a_label_on_dialogue(hand_set: ModuleType, tmp_path: Path) -> None:
+    games = games_with(tmp_path, GAME)
+    digest = hand_set.load_game(games / "train" / "g1.game.json").input_digest
+    path = tmp_path / "hand.jsonl"
+    path.write_text(
+        json.dumps({"id": "g1", "input_digest": digest, "labels": [{"type": "REMOVE", "index": 0}]})
+    )
+    with pytest.raises(ValueError, match="g1: label 0: REMOVE on dialogue line 0"):
+        hand_set.load_hand_set(games, path)
+
+
+# --------------------------------------------------------------------------- on the shared games
+
+
+@pytest.fixture(scope="module")
+def annotated(hand_set: ModuleType) -> list[Episode]:
+    """The hand set rebuilt from the shared games (digests checked, labels validated)."""
+    try:
+        return list(hand_set.load_hand_set())
+    except hand_set.HandSetUnavailable as exc:
+        pytest.skip(str(exc))
+
+
+def test_every_episode_converts_to_what_was_annotated(
+    hand_set: ModuleType, annotated: list[Episode]
+) -> None:
+    digests = {r["id"]: r["input_digest"] for r in hand_set.read_records()}
+    assert {ep.id: ep.input_digest for ep in annotated} == digests
+
+
+def test_labels_remove_driver_steps_only_never_dialogue_nor_motion(
+    annotated: list[Episode],
+) -> None:
+    for episode in annotated:
+        steps = episode.parsed()
+        for label in episode.labels:
+            if label.type == "REMOVE":
+                assert 0 <= label.index < len(steps), episode.id
+                step = steps[label.index]
+                assert not step.is_dialogue, episode.id
+                assert step.verb not in MOTION_VERBS, episode.id  # the guide never labels motion
+            else:
+                parse_action(label.action, strict=True)
+
+
+def test_each_clean_plan_is_the_plan_without_its_errors(annotated: list[Episode]) -> None:
+    for episode in annotated:
+        clean = episode.model_extra["clean"]
+        removed = {label.index for label in episode.labels if label.type == "REMOVE"}
+        # removing exactly the labelled steps leaves no error and no false positive
+        counts = plan_counts(episode.actions, clean, removed, motion=False)
+        assert (counts.fp, counts.fn) == (0, 0), episode.id
+
+
+def test_every_family_has_three_episodes_and_both_splits_appear(
+    shared_dir: Path, annotated: list[Episode]
+) -> None:
+    families = {ep.task for ep in shared_games(shared_dir)}
+    counts = Counter(ep.task for ep in annotated)
+    assert set(counts) == families
+    assert min(counts.values()) >= 3
+    assert {ep.model_extra["split"] for ep in annotated} == {"train", "valid_seen"}
+
+
+def test_the_episodes_are_the_seeded_draw(
+    hand_set: ModuleType, shared_dir: Path, annotated: list[Episode]
+) -> None:
+    drawn = hand_set.draw(shared_games(shared_dir))
+    assert [ep.id for ep in drawn] == [ep.id for ep in annotated]
+    long = [ep for ep in drawn if hand_set.steps(ep) > hand_set.MAX_STEPS]
+    assert {ep.task for ep in long} <= {"Breakfast", "Sandwich"}  # no shorter one exists
+    assert all(hand_set.steps(ep, motion=False) <= hand_set.MAX_STEPS for ep in drawn)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated
 
 import typer
 from rich.markup import escape
@@ -30,6 +30,7 @@ from planverify.episode import Episode, EpisodeError, iter_jsonl
 from planverify.models import ModelSpecError
 from planverify.options import (
     BaseUrlOption,
+    JudgeOutputOption,
     MaxRetriesOption,
     ModelParamOption,
     RpsOption,
@@ -135,7 +136,8 @@ def eval_command(
     dataset: Annotated[
         Path,
         typer.Argument(
-            help="Annotated episodes: a JSONL file whose records have labels (planverify corrupt writes one)."
+            metavar="DATASET",
+            help="Annotated episodes: a JSONL file whose records have labels (planverify corrupt writes one).",
         ),
     ],
     report: Annotated[
@@ -191,12 +193,7 @@ def eval_command(
     no_cache: Annotated[
         bool, typer.Option("--no-cache", help="Ask the models every time; store nothing.")
     ] = False,
-    judge_output: Annotated[
-        str,
-        typer.Option(
-            help="How model judges answer: text (the ACTION/ANNOTATION protocol) or structured."
-        ),
-    ] = "text",
+    judge_output: JudgeOutputOption = "text",
     grounding: Annotated[
         bool,
         typer.Option(
@@ -219,9 +216,6 @@ def eval_command(
 ) -> None:
     """Score Judge x Planner pairs on an annotated set: the paper's tables, convergence,
     per-error-type recall, and a report with plots."""
-    if judge_output not in ("text", "structured"):
-        raise _fail(f"--judge-output must be text or structured, not {judge_output!r}")
-    output: Literal["text", "structured"] = "structured" if judge_output == "structured" else "text"
     try:
         params = parse_params(model_param)
     except ValueError as exc:
@@ -268,7 +262,7 @@ def eval_command(
                     max_retries=max_retries,
                     concurrency=concurrency,
                 ),
-                judge_output=output,
+                judge_output=judge_output,
                 grounding=grounding,
                 base_url=base_url,
                 temperature=temperature,

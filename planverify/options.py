@@ -3,7 +3,7 @@ request parameters (Typer reads the help and bounds from these annotations)."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 
@@ -38,5 +38,11 @@ ModelParamOption = Annotated[
     typer.Option(
         "--model-param",
         help="KEY=VALUE sent with every model request (VALUE read as JSON when it parses, e.g. seed=7, max_tokens=2048, top_p=0.9); repeatable.",
+    ),
+]
+JudgeOutputOption = Annotated[
+    Literal["text", "structured"],
+    typer.Option(
+        help="How model judges answer: text (the ACTION/ANNOTATION protocol) or structured."
     ),
 ]

@@ -21,6 +21,8 @@ from planverify.teach import GAME_SUFFIX, SPLITS, expand_inputs, iter_games, loa
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
 READ_SUFFIXES = (*JSONL_SUFFIXES, GAME_SUFFIX)  # what a directory contributes
 _GLOB_CHARS = frozenset("*?[")
+_SWITCH_WORDS = frozenset({"true", "false", "yes", "no", "on", "off"})  # `--static true`
+FLAG_HINT = " (a flag takes no value: --static, not --static true)"
 
 
 class InputError(ValueError):
@@ -84,7 +86,8 @@ def check_inputs(
             if not glob.glob(text, recursive=True):
                 raise InputError(f"no file matches {text}")
         elif not path.exists():
-            raise InputError(f"no such file or directory: {text}")
+            hint = FLAG_HINT if text.lower() in _SWITCH_WORDS else ""
+            raise InputError(f"no such file or directory: {text}{hint}")
         elif path.is_dir() and not any(
             p.is_file() and p.name.endswith(suffixes) for p in path.rglob("*")
         ):

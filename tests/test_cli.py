@@ -83,8 +83,6 @@ def test_bad_lines_are_reported_and_the_rest_is_verified(tmp_path: Path) -> None
         (["--judge", "groq:llama-x"], "needs an API key: set GROQ_API_KEY"),
         (["--planner", "o4-mini"], "needs an API key: set OPENAI_API_KEY"),
         (["--goal", "infer"], "--goal infer needs a model planner"),
-        (["--goal", "guess"], "--goal must be given, dialogue or infer"),
-        (["--judge-output", "xml"], "--judge-output must be text or structured"),
         (["--server", "http://127.0.0.1:9"], "with --server the server keeps the checkpoints"),
     ],
 )
@@ -303,7 +301,7 @@ def test_score_rejects_bad_arguments(tmp_path: Path) -> None:
         in bad.stderr.replace("\n", "")
     )
     mode = runner.invoke(app, ["score", str(EXAMPLES), str(garbage), "--mode", "both"])
-    assert mode.exit_code == 2 and "--mode must be" in mode.stderr
+    assert mode.exit_code == 2 and "Invalid value for '--mode'" in mode.stderr
     errors = runner.invoke(
         app, ["corrupt", str(EXAMPLES), "--errors-per-episode", "3..1", "-o", str(tmp_path / "x")]
     )
@@ -358,4 +356,4 @@ def test_corrupt_natural_then_score_plan_level(tmp_path: Path) -> None:
     assert set(data["plan_level"]) == {"with_motion", "without_motion"}
     assert data["without_motion"]["episodes"] == 10
     bad = runner.invoke(app, ["corrupt", str(EXAMPLES), "--generator", "llm", "-o", str(again)])
-    assert bad.exit_code == 2 and "--generator must be" in bad.stderr
+    assert bad.exit_code == 2 and "Invalid value for '--generator'" in bad.stderr

@@ -17,9 +17,12 @@ def review_command(
         typer.Argument(metavar="RESULTS", help="Results of `planverify verify` (JSONL)."),
     ],
     html: Annotated[
-        Path | None,
-        typer.Option("--html", help="Write the review site into this folder."),
-    ] = None,
+        Path,
+        typer.Option(
+            "--html",
+            help="Write the review site into this folder (new, empty, or an earlier site's).",
+        ),
+    ],
     episodes: Annotated[
         list[str] | None,
         typer.Option(
@@ -50,8 +53,6 @@ def review_command(
     )
     from planverify.sources import InputError, check_inputs, input_files, iter_inputs
 
-    if html is None:
-        raise fail("--html DIR is required: the folder the site is written to")
     if html.exists() and not html.is_dir():
         raise fail(f"--html {html} is a file; give a folder")
     if episodes or len(arguments) > 1:

@@ -1,9 +1,10 @@
 """`planverify eval`: the paper's evaluation of Judge x Planner pairs on an annotated set.
 
 `eval_command` is a plain Typer command function; the application registers it with
-`app.command("eval")(eval_command)`. Exit codes follow `planverify verify`: 0 when everything
-ran, 1 when some input records were left out or some episodes failed, 2 for usage errors
-(bad option, unknown model spec, missing API key or matplotlib), reported before any work.
+`app.command("eval", cls=Command)(eval_command)`. Exit codes follow the rule of every command
+(README, "Exit codes"): 0 when everything ran, 1 when some input records were left out or some
+episodes failed, 2 for usage errors (bad option, unknown model spec, missing API key or
+matplotlib, a DATASET that holds no annotated episodes), reported before any work.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from planverify.options import (
 )
 from planverify.params import parse_params
 from planverify.progress import PlainProgress, Tally
+from planverify.records import expect
 from planverify.runner import run
 
 from .cache import DEFAULT_CACHE, SQLiteCache
@@ -232,8 +234,8 @@ def eval_command(
         require_matplotlib()
     except MissingMatplotlib as exc:
         raise _fail(str(exc)) from None
-    if not dataset.is_file():
-        raise _fail(f"no such file: {dataset}")
+    if (problem := expect(dataset, "annotated episodes", "DATASET")) is not None:
+        raise _fail(problem)
     episodes, skipped = read_annotated(dataset)
     for line in skipped:
         say(err, "skipped:", "yellow", line)

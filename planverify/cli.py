@@ -13,17 +13,16 @@ from typing import Annotated, Any, Literal
 
 import orjson
 import typer
-from pydantic import ValidationError
 from rich.table import Table
 from rich.text import Text
 
 from planverify import __version__
 from planverify.batch import BatchReport, OutputStopped
 from planverify.calls import CallLimits
+from planverify.commands import Command, Group
 from planverify.console import err, literal, out, printable, say
 from planverify.corrupt import GeneratorName
 from planverify.episode import Episode, EpisodeError, dump_jsonl_line
-from planverify.help import Command, Group
 from planverify.models import ModelSpecError, presets
 from planverify.options import (
     BaseUrlOption,
@@ -112,12 +111,14 @@ def writing(output: Path | None) -> Iterator[None]:
         yield
 
 
-def check_sources(inputs: list[str], split: str | None, *, games_only: bool = False) -> None:
-    """A usage error (exit 2) when the inputs name nothing to read."""
+def check_sources(
+    inputs: list[str], split: str | None, *, games_only: bool = False, labelled: bool = True
+) -> None:
+    """A usage error (exit 2) when the inputs name nothing to read, or files of another kind."""
     from planverify.sources import InputError, check_inputs
 
     try:
-        check_inputs(inputs, split=split, games_only=games_only)
+        check_inputs(inputs, split=split, games_only=games_only, labelled=labelled)
     except InputError as exc:
         raise fail(str(exc)) from None
 
@@ -701,7 +702,7 @@ def corrupt(
     from planverify.sources import iter_inputs
 
     bounds = _range(errors_per_episode)
-    check_sources(inputs, split)
+    check_sources(inputs, split, labelled=False)
     check_output(output)
     check_clash([output], inputs, split)
     skipped = 0
@@ -766,7 +767,7 @@ def score(
 ) -> None:
     """Recall, precision and F1 of results against labels, overall, per error type and per task."""
     from planverify.episode import iter_jsonl
-    from planverify.records import expect, records
+    from planverify.records import UnusableFile, expect, read_all
     from planverify.scoring import infer_mode, score_results
 
     for problem in (
@@ -777,23 +778,24 @@ def score(
             raise fail(problem)
     if report is not None:
         check_clash([report], [annotated, results], None)
-    episodes = [e for e in iter_jsonl(annotated) if isinstance(e, Episode)]
-    outcomes: list[VerificationResult] = []
-    for record in records(results):
-        try:
-            if record.problem is not None:
-                raise ValueError(record.problem)
-            outcomes.append(VerificationResult.model_validate(record.data))
-        except ValueError as exc:
-            raise fail(
-                f"{results}:{record.line}: not a result record ({_first_error(exc)})"
-            ) from None
+    try:
+        outcomes = [r for _, r in read_all(results, VerificationResult, "a result record")]
+    except UnusableFile as exc:
+        raise fail(str(exc)) from None
+    episodes: list[Episode] = []
+    skipped = 0
+    for item in iter_jsonl(annotated):
+        if isinstance(item, EpisodeError):
+            skipped += 1
+            say(err, "skipped", "red", str(item))
+        else:
+            episodes.append(item)
     _check_pairing(episodes, outcomes, annotated, results)
     if mode == "auto":
         try:
             mode = infer_mode(outcomes)
         except ValueError as exc:
-            raise fail(f"{exc} (or pass --mode)", 1) from None
+            raise fail(f"{exc} (or pass --mode)") from None
     scored = score_results(episodes, outcomes, mode=mode)
     table = Table(title=f"{mode} scores, {scored.overall.episodes} episodes", title_justify="left")
     for column in ("group", "TP", "FP", "FN", "recall", "precision", "F1"):
@@ -857,6 +859,8 @@ def score(
         write_atomically(
             report, orjson.dumps(scored.model_dump(mode="json"), option=orjson.OPT_INDENT_2)
         )
+    if skipped:
+        raise typer.Exit(1)
 
 
 def _check_pairing(
@@ -903,14 +907,6 @@ def _same_content(episode: Episode, result: VerificationResult) -> bool:
     if result.input_digest is not None:
         return result.input_digest == episode.input_digest
     return not result.original or result.original == episode.actions
-
-
-def _first_error(exc: ValueError) -> str:
-    if isinstance(exc, ValidationError) and exc.errors():
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "record"
-        return f"{where}: {first['msg']}"
-    return str(exc).splitlines()[0]
 
 
 @app.command("presets", cls=Command)

@@ -15,7 +15,8 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 from typing import Literal
 
-from planverify.episode import Episode, EpisodeError, iter_jsonl
+from planverify.episode import EXPECTED, OTHER_FILES, Episode, EpisodeError, iter_jsonl
+from planverify.records import DESCRIPTIONS, describe, file_kind
 from planverify.teach import GAME_SUFFIX, SPLITS, expand_inputs, iter_games, load_game
 
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
@@ -68,11 +69,16 @@ def input_files(inputs: Iterable[str | Path], *, split: str | None = None) -> li
 
 
 def check_inputs(
-    inputs: Iterable[str | Path], *, split: str | None = None, games_only: bool = False
+    inputs: Iterable[str | Path],
+    *,
+    split: str | None = None,
+    games_only: bool = False,
+    labelled: bool = True,
 ) -> None:
     """Raise `InputError` (one line, with a hint) when the inputs cannot be what the user meant:
-    a missing file, a glob matching nothing, a directory with nothing to read, a `split` that
-    matches no game. Cheap: nothing is parsed."""
+    a missing file, a glob matching nothing, a directory with nothing to read, a JSONL file
+    named that holds another kind of records (results, a TEACh game; annotated episodes unless
+    `labelled`), a `split` that matches no game. Cheap: a file's first records at most."""
     items = list(inputs)
     if not items:
         raise InputError("no inputs given")
@@ -94,6 +100,11 @@ def check_inputs(
             raise InputError(f"{text} holds nothing to read: looked for {kinds} files below it")
         elif games_only and is_jsonl(text):
             raise InputError(f"{text} is a JSONL file; this command reads TEACh {kinds} files")
+        elif is_jsonl(text) and path.is_file():
+            kind = file_kind(path)
+            if kind in OTHER_FILES or (kind == "annotated episodes" and not labelled):
+                wanted = EXPECTED if labelled else f"expected {DESCRIPTIONS['episodes']}"
+                raise InputError(f"{describe(path)}; {wanted}")
     if split is None:
         return
     _, games = _split_inputs(items)

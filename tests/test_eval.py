@@ -370,7 +370,7 @@ def test_eval_command_refuses_bad_input_before_any_work(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     plain = invoke(str(ROOT / "examples" / "episodes.jsonl"), "--report", str(tmp_path / "r"))
-    assert plain.exit_code == 2 and "no annotated episodes" in plain.stderr
+    assert plain.exit_code == 2 and "DATASET expects annotated episodes" in plain.stderr
     mode = invoke(str(ANNOTATED), "--mode", "sideways", "--report", str(tmp_path / "r"))
     assert mode.exit_code == 2 and "sideways" in mode.stderr
     spec = invoke(str(ANNOTATED), "--judge", "nope", "--report", str(tmp_path / "r"))

@@ -351,7 +351,7 @@ def test_unknown_decisions_files_and_formats_are_usage_errors(
     done = export(
         str(results_file), "--episodes", str(EXAMPLES), "-o", out, "--decisions", str(bad)
     )
-    assert done.exit_code == 1 and "not a decisions file" in done.stderr
+    assert done.exit_code == 2 and "not a decisions file" in done.stderr
     assert (
         export(str(results_file), "--episodes", str(EXAMPLES), "-o", out, "-f", "yaml").exit_code
         == 2

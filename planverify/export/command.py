@@ -1,9 +1,11 @@
 """`planverify export`: a Typer command function, registered by `planverify.cli`.
 
-Exit codes: 0 when the export was written (results with status `error` or without an input
-episode are left out, counted and named), 1 when results were refused (computed on other content:
-nothing is written), when no row was made (an existing output is left as it was) or some inputs
-could not be read, 2 for usage errors (RESULTS not a results file, an output that is an input).
+Exit codes follow the rule of every command (README, "Exit codes"): 0 when the export was
+written (results with status `error` or without an input episode are left out, counted and
+named), 1 when results were refused (computed on other content: nothing is written), when no row
+was made (an existing output is left as it was) or some inputs could not be read, 2 for usage
+errors and files that cannot be used as what they are named for (RESULTS not a results file or
+with a line that is not a result, a decisions file that is not one, an output that is an input).
 """
 
 from __future__ import annotations
@@ -192,6 +194,7 @@ def _export(
     from planverify.export import CurationError, export_results
     from planverify.export.curate import read_decisions, read_results
     from planverify.files import OutputClash
+    from planverify.records import UnusableFile
     from planverify.sources import iter_inputs
 
     try:
@@ -212,7 +215,7 @@ def _export(
             else f"planverify export RESULTS --episodes ... --format {fmt}",
             inputs=read,
         )
-    except OutputClash as exc:
+    except (OutputClash, UnusableFile) as exc:
         raise fail(str(exc)) from None
     except CurationError as exc:
         raise fail(str(exc), 1) from None

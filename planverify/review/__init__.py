@@ -33,7 +33,7 @@ from planverify.episode import Episode, EpisodeError
 from planverify.export.curate import same_content
 from planverify.files import write_atomically
 from planverify.notation import NotationError, parse_action
-from planverify.records import expect, records
+from planverify.records import UnusableFile, expect, read_all
 from planverify.result import VerificationResult
 from planverify.review.charts import bar_chart, column_chart
 
@@ -97,19 +97,14 @@ class Site:
 
 
 def read_entries(path: Path) -> list[Entry]:
-    """The results of a file, with their raw records; `ReviewError` naming a bad line."""
+    """The results of a file, with their raw records: `UnusableFile` when it is not a results
+    file or a line is not a result, `ReviewError` when it holds none."""
     if (problem := expect(path, "results", "RESULTS")) is not None:
-        raise ReviewError(problem)
-    entries: list[Entry] = []
-    for record in records(path):
-        try:
-            if record.problem is not None:
-                raise ValueError(record.problem)
-            result = VerificationResult.model_validate(record.data)
-        except ValueError as exc:  # a pydantic ValidationError is one
-            reason = str(exc).splitlines()[0]
-            raise ReviewError(f"{path}:{record.line}: not a result record ({reason})") from None
-        entries.append(Entry(n=len(entries), result=result, raw=record.data))
+        raise UnusableFile(problem)
+    entries = [
+        Entry(n=n, result=result, raw=record.data)
+        for n, (record, result) in enumerate(read_all(path, VerificationResult, "a result record"))
+    ]
     if not entries:
         raise ReviewError(f"{path} holds no results")
     return entries

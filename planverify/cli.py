@@ -586,8 +586,11 @@ def show(
         raise fail(str(exc)) from None
     for thread, stored in runs:
         state = stored.state
-        out.rule(literal(f"{episode_id}: {stored.label()}"), style="bold")
-        lines: list[Text] = [
+        out.rule(style="bold")
+        lines: list[Text] = [  # whole, never cut to the width: runs differ by these lines
+            literal(f"{episode_id}: {stored.label()}", style="bold"),
+            literal(f"started {stored.start_time()}"),
+            literal(f"input digest {state.input_digest or 'not recorded'}"),
             literal(f"thread {thread}, {stored.checkpoints} checkpoints", style="dim"),
             literal(f"goal: {state.goal}"),
         ]

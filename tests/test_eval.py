@@ -114,7 +114,7 @@ def test_executable_share_comes_from_the_simulator_in_the_episode_scene() -> Non
     assert flow.executable == pytest.approx(2 / 3)
     assert flow.executable_before == pytest.approx(2 / 3)
     by_id = {f.id: f for f in flow.per_episode}
-    assert by_id["broken"].problem == f"step 0 ({put}): nothing is held, so Mug cannot be put down"
+    assert by_id["broken"].problem == f"step 1 ({put}): nothing is held, so Mug cannot be put down"
     assert not by_id["broken"].executable and by_id["broken"].executable_before
     assert by_id["fixed"].executable and not by_id["fixed"].executable_before
 

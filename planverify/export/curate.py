@@ -267,17 +267,17 @@ def apply(item: Curated, decisions: Sequence[Decision], curation: Curation) -> i
             continue
         if decision.step is not None:
             if not 0 <= decision.step < len(result.verdicts):
-                curation.unmatched_decisions.append(f"{where}: no step {decision.step}")
+                curation.unmatched_decisions.append(f"{where}: no step {decision.step + 1}")
                 continue
             line = result.verdicts[decision.step].action
             if decision.action is not None and decision.action != line:
                 curation.unmatched_decisions.append(
-                    f"{where}: step {decision.step} is {line!r}, not {decision.action!r}"
+                    f"{where}: step {decision.step + 1} is {line!r}, not {decision.action!r}"
                 )
                 continue
             if parse_action(line).is_dialogue:
                 curation.unmatched_decisions.append(
-                    f"{where}: step {decision.step} is dialogue, always kept"
+                    f"{where}: step {decision.step + 1} is dialogue, always kept"
                 )
                 continue
             keep = decision.verdict == "keep"
@@ -288,7 +288,9 @@ def apply(item: Curated, decisions: Sequence[Decision], curation: Curation) -> i
             item.reasons[decision.step] = decision.note or f"reviewer: {decision.verdict}"
         elif decision.inserted is not None:
             if not 0 <= decision.inserted < len(result.inserted):
-                curation.unmatched_decisions.append(f"{where}: no insertion {decision.inserted}")
+                curation.unmatched_decisions.append(
+                    f"{where}: no insertion {decision.inserted + 1}"
+                )
                 continue
             was = decision.inserted in item.dropped
             if decision.verdict == "remove" and not was:

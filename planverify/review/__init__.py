@@ -20,6 +20,7 @@ files review wrote there, and a rebuild deletes only those. A folder with other 
 from __future__ import annotations
 
 import html
+import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -38,6 +39,7 @@ from planverify.result import VerificationResult
 from planverify.review.charts import bar_chart, column_chart
 
 ASSETS = ("review.css", "review.js")
+_PLACEHOLDER = re.compile(r"\{\{(title|summary|count)\}\}")
 DECISIONS_FORMAT = "planverify-decisions"
 MARKER = ".planverify-review.json"  # in a folder review made: the files it wrote there
 MARKER_FORMAT = "planverify-review-site"
@@ -312,13 +314,11 @@ def _js(call: str, *args: Any) -> bytes:
 
 
 def page(title: str, summary: str, count: int) -> str:
-    """index.html."""
+    """index.html: the template's `{{title}}`, `{{summary}}` and `{{count}}` filled in one pass,
+    so that text from the data (a title, a task family) is never read as a placeholder."""
     template = resources.files("planverify.review").joinpath("assets/index.html").read_text("utf-8")
-    return (
-        template.replace("{{title}}", html.escape(title))
-        .replace("{{summary}}", summary)
-        .replace("{{count}}", f"{count:,}")
-    )
+    values = {"title": html.escape(title), "summary": summary, "count": f"{count:,}"}
+    return _PLACEHOLDER.sub(lambda found: values[found.group(1)], template)
 
 
 def site_files(entries: Sequence[Entry]) -> list[str]:

@@ -15,7 +15,6 @@ import asyncio
 import os
 import uuid
 from collections.abc import Mapping
-from dataclasses import asdict
 from types import TracebackType
 from typing import Any, Literal
 
@@ -129,12 +128,8 @@ class RemoteVerifier:
                 "a server run takes Judge and Planner specs (strings such as 'rules' or "
                 "'openai:gpt-4o-mini'), not model or Judge objects: those cannot be sent"
             )
-        if max_iterations < 1:
-            raise ValueError("max_iterations must be at least 1")
-        if judge_output not in ("text", "structured"):
-            raise ValueError(f"judge_output must be text or structured, not {judge_output!r}")
         self.url = url.rstrip("/")
-        self.context = VerifierContext(
+        self.context = VerifierContext.validated(  # SettingsError: one line per bad value
             judge=judge,
             planner=planner,
             max_iterations=max_iterations,
@@ -272,7 +267,7 @@ class RemoteVerifier:
                 thread,
                 GRAPH_ID,
                 input=payload,
-                context=asdict(self.context),
+                context=self.context.model_dump(mode="json"),
                 config={"recursion_limit": recursion_limit(self.context.max_iterations)},
                 metadata={"episode_id": episode_id, "settings": self.key},
                 multitask_strategy="reject",  # never two runs of one episode at once

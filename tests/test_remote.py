@@ -199,7 +199,7 @@ class Refusing(http.server.BaseHTTPRequestHandler):
         (http.server.BaseHTTPRequestHandler, "the server at {url} answered 501 to a LangGraph"),
         (
             Refusing,
-            "the LangGraph server at {url} refused the request (403): set LANGGRAPH_API_KEY",
+            "the LangGraph server at {url} refused the request (403): set PLANVERIFY_SERVER_TOKEN",
         ),
     ],
     ids=["not-langgraph", "key-refused"],

@@ -22,6 +22,7 @@ from planverify.batch import BatchReport, OutputStopped
 from planverify.calls import CallLimits
 from planverify.console import err, literal, out, printable, say
 from planverify.episode import Episode, EpisodeError, dump_jsonl_line
+from planverify.graphs.context import SettingsError
 from planverify.models import ModelSpecError, presets
 from planverify.options import (
     BaseUrlOption,
@@ -376,7 +377,7 @@ def verify(
                     reviewer=_ask_review if review else None,
                     limits=limits,
                 )
-            except ModelSpecError as exc:
+            except (ModelSpecError, SettingsError) as exc:
                 raise fail(str(exc)) from None
             return await batch.stream(verifier)
 

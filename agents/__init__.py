@@ -13,8 +13,9 @@ from planverify.agents.planner import ModelPlanner, RulesPlanner
 from planverify.agents.rules import RulesJudge
 from planverify.calls import CallLimits
 from planverify.graphs.context import label
-from planverify.models import ModelSpecError, load_chat_model, parse_spec
+from planverify.models import ModelSpec, ModelSpecError, load_chat_model, parse_spec
 from planverify.params import ModelOptions, init_options, tuning
+from planverify.redaction import public_url
 
 OFFLINE_JUDGES = ("rules", "baseline")
 OFFLINE_PLANNERS = ("rules",)
@@ -30,6 +31,12 @@ def version_of_spec(spec: str, role: Literal["judge", "planner"]) -> str:
         else {"rules": RulesPlanner.version}
     )
     return offline.get(spec, PROMPT_VERSION)
+
+
+def provider_key(spec: ModelSpec) -> str:
+    """Whose call limits a spec's calls share, as messages and progress show it: the server's
+    URL (without user info) or the provider's name."""
+    return public_url(spec.base_url) if spec.base_url else spec.provider
 
 
 def resolve_judge(
@@ -52,7 +59,7 @@ def resolve_judge(
         spec = parse_spec(judge, base_url=base_url)
         tuned = tuning(spec, options)
         model = load_chat_model(spec, **{**init_options(spec, tuned), **model_options})
-        policy = (limits or CallLimits()).policy(spec.base_url or spec.provider, judge)
+        policy = (limits or CallLimits()).policy(provider_key(spec), judge)
         return ModelJudge(
             model, output=output, grounding=grounding, name=judge, policy=policy, tuning=tuned
         )
@@ -78,7 +85,7 @@ def resolve_planner(
         if planner == "rules":
             return RulesPlanner()
         spec = parse_spec(planner, base_url=base_url)
-        policy = (limits or CallLimits()).policy(spec.base_url or spec.provider, planner)
+        policy = (limits or CallLimits()).policy(provider_key(spec), planner)
         tuned = tuning(spec, options)
         model = load_chat_model(spec, **{**init_options(spec, tuned), **model_options})
         return ModelPlanner(model, output=output, name=planner, policy=policy, tuning=tuned)

@@ -4,7 +4,9 @@
 cache`, or `init_chat_model(..., cache=cache)`) looks every request up by its prompt and its
 settings before calling the provider and stores the answer after. A rerun of an evaluation
 therefore makes no model call and gives the same numbers. Offline judges make no model calls
-and need no cache.
+and need no cache. The settings (LangChain's `llm_string`: the model's constructor arguments,
+which can hold a server URL with credentials or a header with a key) are stored as their
+SHA-256 digest, never as text.
 
 >>> import tempfile
 >>> from langchain_core.outputs import Generation
@@ -20,6 +22,7 @@ and need no cache.
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 import threading
 import warnings
@@ -81,7 +84,7 @@ class SQLiteCache(BaseCache):
                 self._db()
                 .execute(
                     "SELECT answer FROM answers WHERE llm_string = ? AND prompt = ?",
-                    (llm_string, prompt),
+                    (_digest(llm_string), prompt),
                 )
                 .fetchone()
             )
@@ -100,7 +103,8 @@ class SQLiteCache(BaseCache):
         with self._lock:
             db = self._db()
             db.execute(
-                "INSERT OR REPLACE INTO answers VALUES (?, ?, ?)", (llm_string, prompt, answer)
+                "INSERT OR REPLACE INTO answers VALUES (?, ?, ?)",
+                (_digest(llm_string), prompt, answer),
             )
             db.commit()
 
@@ -122,6 +126,11 @@ class SQLiteCache(BaseCache):
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
+
+
+def _digest(llm_string: str) -> str:
+    """What the file keeps of a model's settings: a digest, which may hold no secret."""
+    return "sha256:" + hashlib.sha256(llm_string.encode()).hexdigest()
 
 
 def with_cache(model: M, cache: BaseCache | None) -> M:

@@ -16,11 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from planverify.episode import Episode
 from planverify.notation import MOTION_VERBS, NotationError, parse_action
 from planverify.prompts import PROMPT_VERSION
+from planverify.redaction import redacted
 from planverify.result import VerificationResult
 from planverify.scoring import OTHER, Interval, Scores, actions_in
 from planverify.usage import unknown_note
@@ -53,7 +54,7 @@ class EvalSettings(BaseModel):
     modes: list[str] = Field(default_factory=list)  # static and/or iterative
     max_iterations: int = 5  # cap on Judge passes
     temperature: float | None = None  # --temperature of models made from specs; None: default
-    model_params: dict[str, Any] = Field(default_factory=dict)  # --model-param, by name
+    model_params: dict[str, Any] = Field(default_factory=dict)  # --model-param, secrets redacted
     seed: int = 0  # bootstrap seed
     resamples: int = 1000  # bootstrap resamples
     prompts: str = PROMPT_VERSION  # hash of the prompt templates
@@ -63,6 +64,11 @@ class EvalSettings(BaseModel):
     skipped: list[str] = Field(default_factory=list)  # input records left out, and why
     langsmith: list[dict[str, Any]] | None = None  # LangSmith experiments, when run
     langsmith_dataset: dict[str, Any] | None = None  # the dataset created or updated (uploads)
+
+    @field_validator("model_params")
+    @classmethod
+    def _secrets_redacted(cls, params: dict[str, Any]) -> dict[str, Any]:
+        return redacted(params)  # a key given as a parameter is never written to the report
 
 
 @dataclass

@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from planverify.calls import CallLimits
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+)
+
+from planverify.calls import CallLimits, Ceilings
+from planverify.episode import problems
 from planverify.params import ModelOptions
 from planverify.result import GoalSource, RunSettings
 from planverify.world import WORLD_VERSION
@@ -53,31 +62,85 @@ def model_parameters(thing: Any) -> dict[str, Any]:
     }
 
 
-@dataclass(kw_only=True)
-class VerifierContext:
-    """Which models to use and how long to loop; given per run, never stored in state."""
+# Bounds of the numeric settings: the command line's options (planverify.options) and every
+# context, local or served, are held to the same ones.
+MIN_RPS = 0.01  # requests per second
+MIN_TIMEOUT = 1.0  # seconds per model call
 
-    judge: Any = (
-        "rules"  # judge spec ("rules", "baseline", "provider:model", preset), model or Judge
-    )
-    planner: Any = "rules"  # planner spec ("rules", "provider:model", preset), model or Planner
-    max_iterations: int = 5  # cap on Judge passes
+
+class SettingsError(ValueError):
+    """Run settings that cannot be used; one line per problem (which field, what is wrong)."""
+
+
+def _agent(value: Any) -> Any:
+    """A Judge or Planner: a spec string, or an object (a chat model, a Judge, a Planner)."""
+    data = value is None or isinstance(value, int | float | bool | list | tuple | dict)
+    if data or (isinstance(value, str) and not value.strip()):
+        raise ValueError("give a spec such as 'rules', a preset or 'provider:model'")
+    return value
+
+
+def _http_url(value: str) -> str:
+    from urllib.parse import urlsplit
+
+    try:
+        host = urlsplit(value).hostname
+    except ValueError:
+        host = None
+    if not host or not value.startswith(("http://", "https://")):
+        raise ValueError("must be an http:// or https:// URL with a host")
+    return value
+
+
+Agent = Annotated[Any, AfterValidator(_agent)]
+Finite = Annotated[float, Field(allow_inf_nan=False)]
+HttpUrl = Annotated[str, AfterValidator(_http_url)]
+
+
+class VerifierContext(BaseModel):
+    """Which models to use and how long to loop; given per run, never stored in state.
+
+    The one model of run settings: the command line, the Python API and every served run
+    (`planverify.graphs.served`) validate them here, so a bad value is refused with the same
+    rule and message everywhere (`validated`).
+    """
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+    judge: Agent = "rules"  # judge spec ("rules", "baseline", preset, provider:model) or object
+    planner: Agent = "rules"  # planner spec ("rules", preset, provider:model) or object
+    max_iterations: Annotated[int, Field(ge=1)] = 5  # cap on Judge passes
     static: bool = False  # one Judge pass, no revision
     review: bool = False  # pause after each Judge pass for a person to edit the critique
     goal_source: GoalSource = "given"  # the record's goal; the Commander's words; or inferred
     certify: bool | None = None  # check flags and insertions by simulation; None: when grounded
     judge_output: OutputMode = "text"  # protocol the model Judge answers in
     grounding: bool = False  # give model Judges the simulator's facts about the plan
-    base_url: str | None = None  # OpenAI-compatible server for "openai:" specs (vLLM, Ollama...)
-    # How model calls of Judges and Planners given as specs go out (objects bring their own):
-    rps: float | None = None  # requests per second per provider, None = no limit
-    tpm: int | None = None  # tokens per minute per provider, None = no limit
-    timeout: float | None = 120.0  # seconds per model call
-    max_retries: int = 5  # retries on rate limits, server errors and timeouts
-    concurrency: int = 8  # cap on the adaptive limit of model calls in flight per provider
+    base_url: HttpUrl | None = None  # OpenAI-compatible server for "openai:" specs (vLLM...)
+    # How model calls of Judges and Planners given as specs go out (objects bring their own);
+    # a rate of None is no limit:
+    rps: Annotated[Finite | None, Field(ge=MIN_RPS)] = None  # requests per second per provider
+    tpm: Annotated[int | None, Field(ge=1)] = None  # tokens per minute per provider
+    timeout: Annotated[Finite | None, Field(ge=MIN_TIMEOUT)] = 120.0  # seconds per model call
+    max_retries: Annotated[int, Field(ge=0)] = 5  # retries on rate limits, errors, timeouts
+    concurrency: Annotated[int, Field(ge=1)] = 8  # cap on model calls in flight per provider
     # Request parameters of models made from specs (planverify.params):
-    temperature: float | None = None  # None: 0, or the model's own for reasoning models
-    model_params: dict[str, Any] = field(default_factory=dict)  # more parameters, by name
+    temperature: Annotated[Finite | None, Field(ge=0.0)] = None  # None: 0, or the model's own
+    model_params: dict[str, Any] = Field(default_factory=dict)  # more parameters, by name
+    # the operator's limits over all runs of a served process (never given by a run)
+    _ceilings: Ceilings | None = PrivateAttr(default=None)
+
+    @classmethod
+    def validated(cls, **values: Any) -> VerifierContext:
+        """Settings from keyword values; `SettingsError` (one line per problem) when invalid."""
+        try:
+            return cls(**values)
+        except ValidationError as exc:
+            raise SettingsError("\n".join(problems(exc))) from None
+
+    def values(self) -> dict[str, Any]:
+        """The settings by name, as they are (Judge and Planner objects included)."""
+        return {name: getattr(self, name) for name in type(self).model_fields}
 
     def model_options(self) -> ModelOptions:
         """The request-parameter overrides, hashable."""
@@ -103,14 +166,35 @@ class VerifierContext:
         """These settings with the model-call limits of `limits` (the same when None)."""
         if limits is None:
             return self
-        return replace(
-            self,
-            rps=limits.rps,
-            tpm=limits.tpm,
-            timeout=limits.timeout,
-            max_retries=limits.max_retries,
-            concurrency=limits.concurrency,
+        changed = VerifierContext.validated(
+            **{
+                **self.values(),
+                "rps": limits.rps,
+                "tpm": limits.tpm,
+                "timeout": limits.timeout,
+                "max_retries": limits.max_retries,
+                "concurrency": limits.concurrency,
+            }
         )
+        changed._ceilings = limits.ceilings or self._ceilings
+        return changed
+
+    def with_ceilings(self, ceilings: Ceilings) -> VerifierContext:
+        """These settings under the operator's ceilings: rates and calls in flight no higher
+        than theirs (a run may only lower them), and all runs together held to them."""
+
+        def lower(value: Any, top: Any) -> Any:
+            return top if value is None else value if top is None else min(value, top)
+
+        changed = self.model_copy(
+            update={
+                "rps": lower(self.rps, ceilings.rps),
+                "tpm": lower(self.tpm, ceilings.tpm),
+                "concurrency": lower(self.concurrency, ceilings.concurrency),
+            }
+        )
+        changed._ceilings = ceilings
+        return changed
 
     def settings(self) -> RunSettings:
         """What these settings mean for results (Judge and Planner may be specs or objects)."""
@@ -149,4 +233,5 @@ class VerifierContext:
             timeout=self.timeout,
             max_retries=self.max_retries,
             concurrency=self.concurrency,
+            ceilings=self._ceilings,
         )

@@ -5,22 +5,101 @@ record as `planverify verify` writes (`VerificationResult`, with the run's setti
 and the server's MCP endpoint offers it as a tool (described in `langgraph.json`; the input
 fields are documented in `VerifyInput`). Settings travel in the run's context (or in an
 assistant's context), never in the input.
+
+A served run's input and settings come from whoever can reach the server, so before the graph
+starts they are validated (`VerifyInput`, `VerifierContext`: one readable line per problem)
+and held to the operator's rules (`planverify.policy`: allowed model servers, ceilings); a run
+that breaks one ends with that error before any model call. Every run also has a deadline
+(`PLANVERIFY_RUN_DEADLINE_S`): past it the run stops, its output is an error record (status
+`error`, the input unchanged), and a thread keeps its checkpoints, so a later run continues it.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+import asyncio
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import ensure_config
 from langgraph.graph.state import CompiledStateGraph
+from pydantic import ValidationError
 
+from planverify.episode import input_digest, problems
+from planverify.graphs.context import SettingsError, VerifierContext
 from planverify.graphs.graph import build_verifier
+from planverify.graphs.state import VerifyInput
+from planverify.policy import DEADLINE_ENV, ServingPolicy
+from planverify.result import VerificationResult
+
+
+class InputError(ValueError):
+    """A served run's input that cannot be verified; one line per problem."""
+
+
+def served_input(value: Any) -> VerifyInput | None:
+    """The validated input of a run (None when it continues a thread or resumes it)."""
+    if value is None or not isinstance(value, Mapping):
+        return None
+    try:
+        return VerifyInput.model_validate(value)
+    except ValidationError as exc:
+        raise InputError("\n".join(problems(exc))) from None
+
+
+def served_context(value: Any, policy: ServingPolicy) -> VerifierContext:
+    """A run's settings (a dict, or None for the defaults), validated and held to the rules."""
+    if isinstance(value, VerifierContext):
+        value = value.values()
+    if value is not None and not isinstance(value, Mapping):
+        raise SettingsError("the context must be a JSON object of settings")
+    return policy.admit(VerifierContext.validated(**dict(value or {})))
+
+
+def error_record(
+    values: Mapping[str, Any], context: VerifierContext, message: str
+) -> dict[str, Any]:
+    """The output of a run that could not finish: status `error`, the plan unchanged."""
+    actions = [str(line) for line in values.get("actions") or ()]
+    digest = values.get("input_digest") or input_digest(
+        goal=values.get("goal"),
+        actions=actions,
+        scene=values.get("scene"),
+        task=values.get("task"),
+        teach_task=values.get("teach_task"),
+    )
+    record = VerificationResult(
+        id=str(values.get("episode_id") or "episode"),
+        input_digest=digest,
+        settings=context.settings(),
+        goal=values.get("goal"),
+        status="error",
+        error=message,
+        original=actions,
+        refined=actions,
+    )
+    return record.model_dump(mode="json")
+
+
+def as_chunk(record: dict[str, Any], options: Mapping[str, Any]) -> Iterator[Any]:
+    """The final output of a run, as the stream that was asked for carries it: a `values` (and
+    an `updates`) part, in the stream's format (version, modes, subgraph namespaces)."""
+    modes = options.get("stream_mode") or "values"
+    wanted = [modes] if isinstance(modes, str) else list(modes)
+    for mode, data in (("updates", {"record": record}), ("values", record)):
+        if mode not in wanted:
+            continue
+        if options.get("version") == "v2":
+            yield {"type": mode, "ns": (), "data": data, "interrupts": ()}
+            continue
+        parts: tuple[Any, ...] = (mode, data) if not isinstance(modes, str) else (data,)
+        if options.get("subgraphs"):
+            parts = ((), *parts)
+        yield parts if len(parts) > 1 else parts[0]
 
 
 class ServedGraph(CompiledStateGraph[Any, Any, Any, Any]):
-    """The compiled graph, minus one warning.
+    """The compiled graph, with the checks and the deadline of served runs, minus one warning.
 
     A LangGraph server passes a durability mode to every run, also to runs without a thread
     (stateless runs, MCP tool calls), which have no checkpointer: there the mode means nothing,
@@ -32,17 +111,59 @@ class ServedGraph(CompiledStateGraph[Any, Any, Any, Any]):
         if durable and self._resolve_checkpointer(ensure_config(config)) is None:
             options["durability"] = None
 
+    def _admit(
+        self, input: Any, config: RunnableConfig | None, options: dict[str, Any]
+    ) -> tuple[VerifyInput | None, ServingPolicy]:
+        """Check a run before it starts (input, settings, rules); the settings it runs with go
+        into `options`."""
+        self._durability(config, options)
+        policy = ServingPolicy.from_env()
+        given = served_input(input)
+        options["context"] = served_context(options.get("context"), policy)
+        return given, policy
+
     def stream(
         self, input: Any, config: RunnableConfig | None = None, **options: Any
     ) -> Iterator[Any]:
-        self._durability(config, options)
+        """As `CompiledStateGraph.stream`, for a checked run (servers run graphs with `astream`,
+        which adds the deadline)."""
+        self._admit(input, config, options)
         return super().stream(input, config, **options)
 
-    def astream(
+    async def astream(
         self, input: Any, config: RunnableConfig | None = None, **options: Any
     ) -> AsyncIterator[Any]:
-        self._durability(config, options)
-        return super().astream(input, config, **options)
+        """As `CompiledStateGraph.astream`, for a checked run that ends by its deadline."""
+        given, policy = self._admit(input, config, options)
+        stream = aiter(super().astream(input, config, **options))
+        deadline = asyncio.get_running_loop().time() + policy.deadline
+        try:
+            while True:
+                scope = asyncio.timeout_at(deadline)
+                try:
+                    async with scope:
+                        chunk = await anext(stream)
+                except StopAsyncIteration:
+                    return
+                except TimeoutError:
+                    if not scope.expired():
+                        raise  # a timeout of the run's own, not the deadline
+                    break
+                yield chunk
+        finally:
+            if isinstance(stream, AsyncGenerator):
+                await stream.aclose()
+        message = (
+            f"the run did not finish within its deadline of {policy.deadline:g} s "
+            f"({DEADLINE_ENV}); a thread keeps its checkpoints, and a new run continues it"
+        )
+        if given is not None:
+            values: Mapping[str, Any] = given.model_dump()
+        else:
+            snapshot = await self.aget_state(ensure_config(config)) if self.checkpointer else None
+            values = snapshot.values if snapshot is not None else {}
+        for chunk in as_chunk(error_record(values, options["context"], message), options):
+            yield chunk
 
 
 def served_graph() -> ServedGraph:

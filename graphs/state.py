@@ -5,11 +5,10 @@ from __future__ import annotations
 import operator
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
-from pydantic.json_schema import SkipJsonSchema
+from pydantic import BaseModel, Field, field_validator
 
 from planverify.critique import Critique, Dropped, Veto
-from planverify.episode import Scene
+from planverify.episode import Scene, action_lines
 from planverify.usage import TokenUsage, add_usage
 
 # `incomplete`: the cap was reached, and the last Judge pass left Driver steps unjudged
@@ -61,7 +60,7 @@ def merge_history(left: list[Iteration], right: list[Iteration]) -> list[Iterati
 
 class VerifyInput(BaseModel):
     """A robot's plan to verify: its actions (required), and optionally its goal, an id, the
-    scene's initial object states and TEACh's task definition."""
+    scene's initial object states, its task family and TEACh's task definition."""
 
     episode_id: str = Field(
         default="episode", description="Identifies the plan in the result (its `id`)."
@@ -83,13 +82,22 @@ class VerifyInput(BaseModel):
         '"name", "toggled", "open", "dirty", "filled", "parent", ...}]}`; the '
         "offline Judge simulates the plan over it. Optional: without it the Judge is cautious.",
     )
-    # accepted (it is part of an episode's content digest) but not offered to tool callers
-    task: SkipJsonSchema[str | None] = None  # task family, e.g. TEACh's "Coffee"
+    task: str | None = Field(
+        default=None,
+        description="The task family, e.g. TEACh's 'Coffee' or 'Water Plant' (optional): "
+        "it helps read the goal, and it is part of the plan's identity (the result's "
+        "`input_digest` covers it).",
+    )
     teach_task: dict[str, Any] | None = Field(
         default=None,
         description="TEACh's task definition (`tasks[0]` of a game file, without episodes), "
         "when the plan comes from TEACh.",
     )
+
+    @field_validator("actions")
+    @classmethod
+    def _actions_are_lines(cls, value: list[str]) -> list[str]:
+        return action_lines(value)  # which step is wrong, and how
 
 
 class PlanState(VerifyInput):

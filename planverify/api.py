@@ -139,11 +139,7 @@ class Verifier:
         temperature: float | None = None,
         model_params: Mapping[str, Any] | None = None,
     ) -> None:
-        if max_iterations < 1:
-            raise ValueError("max_iterations must be at least 1")
-        if goal_source not in ("given", "dialogue", "infer"):
-            raise ValueError(f"goal_source must be given, dialogue or infer, not {goal_source!r}")
-        self.context = VerifierContext(
+        self.context = VerifierContext.validated(  # SettingsError: one line per bad value
             judge=judge,
             planner=planner,
             max_iterations=max_iterations,

@@ -33,7 +33,8 @@ from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from typing import Any, TypeVar
 
-from planverify.concurrency import Ticket, gate_for
+from planverify.concurrency import CallGate, Ticket, gate_for
+from planverify.tables import SharedTable
 from planverify.turns import waiting
 
 T = TypeVar("T")
@@ -386,23 +387,66 @@ class Limits:
 DOWN_FOR = 30.0  # seconds an unreachable provider is not tried again
 
 
-_LIMITS: dict[tuple[str, float | None, int | None], Limits] = {}
+def _new_limits(key: tuple[str, float | None, int | None]) -> Limits:
+    _, rps, tpm = key
+    return Limits(
+        requests=RequestRate(rps) if rps else None, tokens=TokenWindow(tpm) if tpm else None
+    )
+
+
+def _limits_idle(limits: Limits) -> bool:
+    """Whether dropping the limits loses nothing: no slot booked ahead, no tokens counted."""
+    rate, window = limits.requests, limits.tokens
+    return (rate is None or rate.next_free <= rate.clock()) and (
+        window is None or not window.used()
+    )
+
+
+_LIMITS: SharedTable[tuple[str, float | None, int | None], Limits] = SharedTable(
+    _new_limits, idle=_limits_idle
+)
 
 
 def limits_for(key: str, rps: float | None, tpm: int | None) -> Limits:
-    """The limits shared by every caller of the same provider with the same settings."""
-    found = _LIMITS.get((key, rps, tpm))
-    if found is None:
-        found = Limits(
-            requests=RequestRate(rps) if rps else None,
-            tokens=TokenWindow(tpm) if tpm else None,
-        )
-        _LIMITS[(key, rps, tpm)] = found
-    return found
+    """The limits shared by every caller of the same provider with the same settings (a bounded
+    table: limits with nothing booked are dropped once there are many)."""
+    return _LIMITS.get((key, rps, tpm))
+
+
+@dataclass(frozen=True)
+class Ceilings:
+    """The operator's limits on a served process (`planverify.policy`): per provider, the
+    model calls of all runs together keep to them, whatever each run asks for itself."""
+
+    rps: float | None = None  # requests per second, None = no limit
+    tpm: int | None = None  # tokens per minute, None = no limit
+    concurrency: int | None = None  # calls in flight (the adaptive limit's cap), None = no cap
+
+
+@dataclass
+class Layer:
+    """One level of limits a call passes: a rate limit and a gate on calls in flight."""
+
+    limits: Limits | None  # request and token rates (None: this level has none)
+    gate: CallGate | None  # calls in flight (None: this level has none)
 
 
 def _attempts(n: int) -> str:
     return f"{n} attempt" if n == 1 else f"{n} attempts"
+
+
+async def _enter(gates: list[CallGate]) -> list[Ticket]:
+    """A slot in each gate, in order (every caller takes them in the same order, so none
+    holds one while another holds the next); nothing is held when this is cancelled."""
+    tickets: list[Ticket] = []
+    try:
+        for gate in gates:
+            tickets.append(await gate.enter())
+    except BaseException:
+        for ticket in tickets:
+            ticket.release()
+        raise
+    return tickets
 
 
 @dataclass(frozen=True)
@@ -425,6 +469,7 @@ class CallPolicy:
     base_delay: float = 1.0  # first backoff ceiling, doubled each retry
     max_delay: float = 60.0  # backoff ceiling
     max_wait: float = 300.0  # a provider asking for a longer pause (a daily quota) fails the call
+    ceilings: Ceilings | None = None  # the operator's limits over all runs (served processes)
     sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep  # replaced in tests
 
     async def call(
@@ -440,6 +485,26 @@ class CallPolicy:
         async with waiting():  # other episodes compute while this one waits on the provider
             return await self._call(make, estimate=estimate, spent=spent)
 
+    def layers(self) -> list[Layer]:
+        """The limits a call passes: its own, then the operator's ceilings where they differ
+        (so that all runs of a served process together keep to them)."""
+        own = Layer(
+            limits_for(self.provider, self.rps, self.tpm), gate_for(self.provider, self.concurrency)
+        )
+        top = self.ceilings
+        if top is None:
+            return [own]
+        rates = (top.rps, top.tpm)
+        outer = Layer(
+            limits_for(self.provider, *rates)
+            if any(rates) and rates != (self.rps, self.tpm)
+            else None,
+            gate_for(self.provider, top.concurrency)
+            if top.concurrency is not None and top.concurrency != self.concurrency
+            else None,
+        )
+        return [own] if outer.limits is None and outer.gate is None else [own, outer]
+
     async def _call(
         self,
         make: Callable[[], Awaitable[T]],
@@ -447,18 +512,25 @@ class CallPolicy:
         estimate: int,
         spent: Callable[[T], int] | None,
     ) -> T:
-        shared = limits_for(self.provider, self.rps, self.tpm)
-        gate = gate_for(self.provider, self.concurrency)
+        layers = self.layers()
+        shared = layers[0].limits
+        assert shared is not None
         attempt, lost = 0, 0
         while True:
             if shared.down is not None and time.monotonic() < shared.down_until:
                 raise shared.down
-            ticket = await gate.enter()  # waits here, in this process, before the timeout starts
+            # waits here, in this process, before the timeout starts
+            tickets = await _enter([layer.gate for layer in layers if layer.gate is not None])
             try:
-                entry = await self._admit(shared, estimate)
-                result = await self._send(make, ticket)
+                entries = [
+                    (limits, await self._admit(limits, estimate))
+                    for limits in (layer.limits for layer in layers)
+                    if limits is not None
+                ]
+                result = await self._send(make, tickets)
             except Exception as exc:
-                self._settle(ticket, exc)
+                for ticket in tickets:
+                    self._settle(ticket, exc)
                 if not retryable(exc):
                     raise
                 if timed_out(exc):
@@ -483,17 +555,21 @@ class CallPolicy:
                 await self.sleep(asked or random.uniform(0, ceiling))
                 continue
             except BaseException:
-                ticket.release()
+                for ticket in tickets:
+                    ticket.release()
                 raise
-            ticket.answered(output_tokens(result), self.timeout)
-            if entry is not None and spent is not None and (real := spent(result)) > 0:
-                assert shared.tokens is not None
-                shared.tokens.settle(entry, real)
+            for ticket in tickets:
+                ticket.answered(output_tokens(result), self.timeout)
+            real = spent(result) if spent is not None else 0
+            for limits, entry in entries:
+                if entry is not None and real > 0 and limits.tokens is not None:
+                    limits.tokens.settle(entry, real)
             return result
 
-    async def _send(self, make: Callable[[], Awaitable[T]], ticket: Ticket) -> T:
+    async def _send(self, make: Callable[[], Awaitable[T]], tickets: list[Ticket]) -> T:
         """One attempt, timed from when it is sent."""
-        ticket.sent()
+        for ticket in tickets:
+            ticket.sent()
         if self.timeout is None:
             return await make()
         try:
@@ -541,6 +617,7 @@ class CallLimits:
     timeout: float | None = 120.0  # seconds per call
     max_retries: int = 5  # retries on rate limits, server errors and timeouts
     concurrency: int = 8  # cap on the adaptive limit of calls in flight per provider
+    ceilings: Ceilings | None = None  # the operator's limits over all runs (served processes)
 
     def policy(self, provider: str, model: str = "") -> CallPolicy:
         """The call policy of one provider (and model, for messages) under these settings."""
@@ -552,6 +629,7 @@ class CallLimits:
             timeout=self.timeout,
             max_retries=self.max_retries,
             concurrency=self.concurrency,
+            ceilings=self.ceilings,
         )
 
 

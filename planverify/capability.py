@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from planverify.calls import causes, status_of
+from planverify.tables import SharedTable
 
 # Output methods, in the order they are tried; "text" is the text protocol, always available.
 METHODS = ("json_schema", "function_calling", "json_mode", "text")
@@ -99,8 +100,9 @@ class Learned:
         return [m for m in METHODS if m not in self.failed]
 
 
-_LEARNED: dict[tuple[str, str], Learned] = {}
-_LOCK = threading.Lock()  # episodes of several threads (one event loop each) share the table
+# bounded: a served process meets model names and servers chosen by its runs
+_LEARNED: SharedTable[tuple[str, str], Learned] = SharedTable(lambda key: Learned())
+_LOCK = threading.Lock()  # episodes of several threads (one event loop each) share the records
 
 
 def model_key(model: Any) -> tuple[str, str]:
@@ -122,8 +124,7 @@ def model_key(model: Any) -> tuple[str, str]:
 
 def learned(key: tuple[str, str]) -> Learned:
     """What is known about a model at a server (an empty record the first time)."""
-    with _LOCK:
-        return _LEARNED.setdefault(key, Learned())
+    return _LEARNED.get(key)
 
 
 def learn(
@@ -135,7 +136,7 @@ def learn(
 ) -> None:
     """Record an output method that worked or failed, or a parameter the server refused."""
     with _LOCK:
-        record = _LEARNED.setdefault(key, Learned())
+        record = _LEARNED.get(key)
         if worked is not None:
             record.method = worked
         if failed is not None:

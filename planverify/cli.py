@@ -23,6 +23,7 @@ from planverify.commands import Command, Group
 from planverify.console import err, literal, out, printable, say
 from planverify.corrupt import GeneratorName
 from planverify.episode import Episode, EpisodeError, dump_jsonl_line
+from planverify.graphs.context import SettingsError
 from planverify.models import ModelSpecError, presets
 from planverify.options import (
     BaseUrlOption,
@@ -378,7 +379,7 @@ def verify(
                     reviewer=_ask_review if review else None,
                     limits=limits,
                 )
-            except ModelSpecError as exc:
+            except (ModelSpecError, SettingsError) as exc:
                 raise fail(str(exc)) from None
             return await batch.stream(verifier)
 

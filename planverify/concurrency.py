@@ -49,6 +49,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from planverify.tables import SharedTable
+
 FLAT = 1.2  # latency ratio up to which latency counts as flat
 GROWN = 1.4  # latency ratio from which calls are taken to queue on the server
 SAFETY = 0.5  # share of the timeout the slowest possible call may use
@@ -271,17 +273,20 @@ class CallGate:
             future.set_result(None)
 
 
-_GATES: dict[tuple[str, int], CallGate] = {}
-_GATES_LOCK = threading.Lock()
+def _idle(gate: CallGate) -> bool:
+    with gate.lock:
+        return gate.inflight == 0 and not gate.waiters
+
+
+_GATES: SharedTable[tuple[str, int], CallGate] = SharedTable(
+    lambda key: CallGate(LimitEstimator(cap=key[1])), idle=_idle
+)
 
 
 def gate_for(key: str, cap: int) -> CallGate:
-    """The gate shared by every caller of the same provider (or server) with the same cap."""
-    with _GATES_LOCK:
-        found = _GATES.get((key, cap))
-        if found is None:
-            found = _GATES[(key, cap)] = CallGate(LimitEstimator(cap=cap))
-        return found
+    """The gate shared by every caller of the same provider (or server) with the same cap (a
+    bounded table: gates nobody uses are dropped once there are many)."""
+    return _GATES.get((key, cap))
 
 
 def describe_gates(*agents: Any) -> str:

@@ -13,6 +13,8 @@ import re
 from rich.console import Console
 from rich.text import Text
 
+from planverify.redaction import scrub
+
 err = Console(stderr=True, emoji=False, highlight=False)  # messages, progress
 out = Console(emoji=False, highlight=False)  # results and tables
 
@@ -35,9 +37,9 @@ def printable(text: object) -> str:
 
 
 def say(console: Console, label: str, style: str, message: str) -> None:
-    """Print `label message` with the label styled and the message exactly as it is (control
-    characters escaped)."""
-    console.print(Text.assemble((label, style), " ", printable(message)), soft_wrap=True)
+    """Print `label message` with the label styled and the message exactly as it is, but for
+    control characters (escaped) and the user info of URLs (credentials are never printed)."""
+    console.print(Text.assemble((label, style), " ", printable(scrub(message))), soft_wrap=True)
 
 
 def literal(text: object, style: str = "") -> Text:

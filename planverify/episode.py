@@ -90,6 +90,19 @@ class Label(BaseModel):
     error: ErrorType | None = None  # error category
 
 
+def action_lines(actions: list[str]) -> list[str]:
+    """The actions, stripped; `ValueError` naming the first one that is not a single line in
+    the notation (`Agent.Verb(args)`)."""
+    for i, line in enumerate(actions):
+        if "\n" in line.strip():
+            raise ValueError(f"action {i} spans several lines")
+        try:
+            parse_action(line)
+        except NotationError as exc:
+            raise ValueError(f"action {i}: {exc}") from None
+    return [line.strip() for line in actions]
+
+
 class Episode(BaseModel):
     """One plan to verify."""
 
@@ -127,14 +140,7 @@ class Episode(BaseModel):
     @field_validator("actions")
     @classmethod
     def _actions_are_lines(cls, value: list[str]) -> list[str]:
-        for i, line in enumerate(value):
-            if "\n" in line.strip():
-                raise ValueError(f"action {i} spans several lines")
-            try:
-                parse_action(line)
-            except NotationError as exc:
-                raise ValueError(f"action {i}: {exc}") from None
-        return [line.strip() for line in value]
+        return action_lines(value)
 
     def parsed(self) -> list[Action]:
         """The actions as typed `Action`s."""
@@ -260,13 +266,27 @@ class EpisodeError(ValueError):
         return (type(self), (self.source, self.line, self.message, self.reason))
 
 
-def _one_line(exc: ValidationError) -> str:
-    parts = []
+def problems(exc: ValidationError) -> list[str]:
+    """One line per problem of a validation error: where (the field, the item), what is wrong,
+    and the value given when it is short (URLs without their user info)."""
+    from planverify.redaction import scrub
+
+    lines = []
     for err in exc.errors():
         message = err["msg"].removeprefix("Value error, ")
         where = ".".join(str(p) for p in err["loc"])
-        parts.append(f"{where}: {message}" if where else message)
-    return "; ".join(parts)
+        line = f"{where}: {message}" if where else message
+        given = err.get("input")
+        if err["type"] != "missing" and isinstance(given, str | int | float | bool):
+            shown = scrub(repr(given))
+            if len(shown) <= 60:
+                line += f" (got {shown})"
+        lines.append(line)
+    return lines
+
+
+def _one_line(exc: ValidationError) -> str:
+    return "; ".join(problems(exc))
 
 
 def parse_episode(data: Any, *, source: str = "<input>", line: int = 0) -> Episode:

@@ -1,5 +1,6 @@
 """Command-line options that `verify` and `eval` share: the model server, call limits and
-request parameters (Typer reads the help and bounds from these annotations)."""
+request parameters (Typer reads the help and bounds from these annotations; the bounds are those
+every run's settings are validated with, `planverify.graphs.context.VerifierContext`)."""
 
 from __future__ import annotations
 
@@ -7,20 +8,23 @@ from typing import Annotated, Literal
 
 import typer
 
+from planverify.graphs.context import MIN_RPS, MIN_TIMEOUT
+
 BaseUrlOption = Annotated[
     str | None,
     typer.Option(help="OpenAI-compatible server for openai:MODEL specs (vLLM, llama.cpp, Ollama)."),
 ]
 RpsOption = Annotated[
     float | None,
-    typer.Option(min=0.01, help="Model requests per second, per provider (default: no limit)."),
+    typer.Option(min=MIN_RPS, help="Model requests per second, per provider (default: no limit)."),
 ]
 TpmOption = Annotated[
     int | None,
     typer.Option(min=1, help="Model tokens per minute, per provider (default: no limit)."),
 ]
 TimeoutOption = Annotated[
-    float, typer.Option(min=1.0, help="Seconds before a model call is abandoned and retried.")
+    float,
+    typer.Option(min=MIN_TIMEOUT, help="Seconds before a model call is abandoned and retried."),
 ]
 MaxRetriesOption = Annotated[
     int,

@@ -15,7 +15,6 @@ import asyncio
 import os
 import uuid
 from collections.abc import Mapping
-from dataclasses import asdict
 from types import TracebackType
 from typing import Any, Literal
 
@@ -30,6 +29,7 @@ from planverify.episode import Episode
 from planverify.graphs.context import VerifierContext
 from planverify.graphs.graph import recursion_limit
 from planverify.graphs.state import PlanState
+from planverify.policy import TOKEN_ENV
 from planverify.result import GoalSource, VerificationResult
 
 GRAPH_ID = "planverify"  # the graph's name in langgraph.json
@@ -62,13 +62,16 @@ def connect(url: str, api_key: str | None = None, *, timeout: float = 300.0) -> 
     `langgraph_sdk.get_client` caps the pool at 100 connections and fails a request that waits
     5 s for one; with one long-polling join per episode in flight, a batch wider than that would
     fail episodes for no reason. Here the pool is unbounded (the batch's `concurrency` bounds
-    it), a refused connection is retried briefly, and `api_key` (or the first key variable set)
-    is sent as `x-api-key`. `timeout` is the read timeout; a join that outlives it is renewed.
+    it), a refused connection is retried briefly, `api_key` (or the first key variable set)
+    is sent as `x-api-key`, and `PLANVERIFY_SERVER_TOKEN`, when set, as `Authorization: Bearer`
+    (`planverify.serving`). `timeout` is the read timeout; a join that outlives it is renewed.
     """
     headers = {"User-Agent": f"planverify langgraph-sdk-py/{SDK_VERSION}"}
     key = api_key if api_key is not None else api_key_from_env()
     if key:
         headers["x-api-key"] = key
+    if token := os.environ.get(TOKEN_ENV, "").strip():
+        headers["Authorization"] = f"Bearer {token}"
     transport = httpx.AsyncHTTPTransport(
         retries=CONNECT_RETRIES,
         limits=httpx.Limits(max_connections=None, max_keepalive_connections=64),
@@ -83,7 +86,10 @@ def connect(url: str, api_key: str | None = None, *, timeout: float = 300.0) -> 
 
 
 def _error_text(outcome: object) -> str | None:
-    """The `Type: message` of a failed run from its join answer, when it carries one."""
+    """The `Type: message` of a failed run from its join answer, when it carries one, or the
+    error of an error record (a run stopped by the server's deadline)."""
+    if isinstance(outcome, dict) and outcome.get("status") == "error" and outcome.get("error"):
+        return str(outcome["error"])
     if not isinstance(outcome, dict) or not isinstance(outcome.get("__error__"), dict):
         return None
     error = outcome["__error__"]
@@ -129,12 +135,8 @@ class RemoteVerifier:
                 "a server run takes Judge and Planner specs (strings such as 'rules' or "
                 "'openai:gpt-4o-mini'), not model or Judge objects: those cannot be sent"
             )
-        if max_iterations < 1:
-            raise ValueError("max_iterations must be at least 1")
-        if judge_output not in ("text", "structured"):
-            raise ValueError(f"judge_output must be text or structured, not {judge_output!r}")
         self.url = url.rstrip("/")
-        self.context = VerifierContext(
+        self.context = VerifierContext.validated(  # SettingsError: one line per bad value
             judge=judge,
             planner=planner,
             max_iterations=max_iterations,
@@ -182,7 +184,8 @@ class RemoteVerifier:
             if code in (401, 403):
                 raise RemoteError(
                     f"the LangGraph server at {self.url} refused the request ({code}): set "
-                    "LANGGRAPH_API_KEY (or LANGSMITH_API_KEY) to a key it accepts"
+                    f"{TOKEN_ENV} to its token, or LANGGRAPH_API_KEY (or LANGSMITH_API_KEY) "
+                    "to a key it accepts"
                 ) from None
             raise RemoteError(
                 f"the server at {self.url} answered {code} to a LangGraph API request"
@@ -255,7 +258,7 @@ class RemoteVerifier:
             if new_run is None:
                 continue
             status, error = await self._join(thread, new_run)
-            if status in ("error", "timeout"):
+            if status in ("error", "timeout") or error is not None:
                 raise RemoteRunError(error or f"the server run ended with status {status}")
 
     def _input(self, episode: Episode) -> dict[str, Any]:
@@ -272,7 +275,7 @@ class RemoteVerifier:
                 thread,
                 GRAPH_ID,
                 input=payload,
-                context=asdict(self.context),
+                context=self.context.model_dump(mode="json"),
                 config={"recursion_limit": recursion_limit(self.context.max_iterations)},
                 metadata={"episode_id": episode_id, "settings": self.key},
                 multitask_strategy="reject",  # never two runs of one episode at once

@@ -5,10 +5,12 @@ from __future__ import annotations
 import hashlib
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic_core import to_json
 
 from planverify.episode import Episode
 from planverify.graphs.state import Iteration, PlanState, StopReason
+from planverify.redaction import public_url, redacted, scrub, without_secrets
 from planverify.usage import TokenUsage
 
 
@@ -56,11 +58,23 @@ class RunSettings(BaseModel):
     planner_version: str | None = None  # version of the Planner's own logic
     models: dict[str, dict[str, Any]] = Field(default_factory=dict)  # role -> model parameters
 
+    @field_validator("base_url")
+    @classmethod
+    def _without_user_info(cls, url: str | None) -> str | None:
+        return public_url(url) if url else url  # never stored with its credentials
+
+    @field_validator("models")
+    @classmethod
+    def _secrets_redacted(cls, models: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        return {role: redacted(params) for role, params in models.items()}
+
     @property
     def key(self) -> str:
-        """A short hash of these settings."""
-        text = self.model_dump_json(exclude_none=True)
-        return hashlib.sha256(text.encode()).hexdigest()[:10]
+        """A short hash of these settings (secret parameters left out)."""
+        data = self.model_dump(mode="json", exclude_none=True)
+        if "models" in data:
+            data["models"] = {role: without_secrets(p) for role, p in data["models"].items()}
+        return hashlib.sha256(to_json(data)).hexdigest()[:10]
 
 
 class VerificationResult(BaseModel):
@@ -168,5 +182,6 @@ class VerificationResult(BaseModel):
 
 
 def describe_error(exc: BaseException) -> str:
-    """`Type: message` of an exception; never empty, even for a bare `TimeoutError()`."""
-    return f"{type(exc).__name__}: {exc}".strip().removesuffix(":")
+    """`Type: message` of an exception; never empty, even for a bare `TimeoutError()`; URLs
+    without their user info."""
+    return scrub(f"{type(exc).__name__}: {exc}".strip().removesuffix(":"))

@@ -113,6 +113,7 @@ class FakeOpenAI:
         self.respond = respond or (lambda body: Reply(content="ok"))  # what to answer
         self.slots = slots  # requests served at once; the rest queue
         self.requests: list[dict[str, Any]] = []  # received bodies, in arrival order
+        self.arrivals: list[tuple[str, dict[str, str]]] = []  # every request: (path, headers)
         self.served: list[Served] = []  # timings of answered requests, in finishing order
         self.in_service = 0  # requests holding a slot now
         self.queued = 0  # requests waiting for a slot now
@@ -177,7 +178,12 @@ class FakeOpenAI:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
+            def do_GET(self) -> None:
+                server.arrivals.append((self.path, dict(self.headers)))
+                send_json(self, 404, json.dumps({"error": {"message": "not found"}}).encode())
+
             def do_POST(self) -> None:
+                server.arrivals.append((self.path, dict(self.headers)))
                 length = int(self.headers.get("Content-Length") or 0)
                 try:
                     body = json.loads(self.rfile.read(length) or b"{}")

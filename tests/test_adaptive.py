@@ -179,15 +179,13 @@ def test_the_progress_line_shows_the_limit_of_the_model_server() -> None:
 
 
 async def test_server_runs_send_the_cap_with_the_other_call_limits() -> None:
-    from dataclasses import asdict
-
     from planverify.calls import CallLimits
     from planverify.graphs.context import VerifierContext
     from planverify.remote import RemoteVerifier
 
     limits = CallLimits(timeout=30.0, concurrency=3)
     async with RemoteVerifier("http://127.0.0.1:9", limits=limits) as remote:
-        sent = asdict(remote.context)
+        sent = remote.context.model_dump(mode="json")
     assert sent["concurrency"] == 3
     assert VerifierContext(**sent).limits() == limits  # what the server's workers rebuild
     assert remote.key == Verifier(limits=CallLimits()).key  # the cap is not part of the results

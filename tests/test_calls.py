@@ -206,3 +206,50 @@ def test_cost_per_episode_and_unknown_prices(
         assert spend.describe() == "$0.00 + unpriced (mystery)"
     finally:
         prices.cache_clear()
+
+
+async def test_rate_ceilings_hold_over_policies_that_ask_for_different_rates() -> None:
+    """Runs of a served process asking for their own rates (each its own limiter) all pass the
+    operator's ceiling too (planverify.policy)."""
+    from planverify.calls import Ceilings
+
+    waits: list[float] = []
+
+    async def note(seconds: float) -> None:
+        waits.append(seconds)
+
+    async def ok() -> str:
+        return "ok"
+
+    top = Ceilings(rps=2.0)
+    policies = [
+        CallPolicy(provider="ceiling-rate", rps=rps, ceilings=top, sleep=note) for rps in (50, 40)
+    ]
+    for i in range(4):
+        assert await policies[i % 2].call(ok) == "ok"
+    # the fourth call books the ceiling's fourth slot, 3 / 2.0 s after the first
+    assert max(waits) > 1.4
+
+
+def test_the_shared_tables_stay_bounded() -> None:
+    """A served process meets every rate and cap its runs send: the tables keep only so many."""
+    from planverify.calls import _LIMITS
+    from planverify.concurrency import _GATES, gate_for
+    from planverify.tables import TABLE_SIZE
+
+    for i in range(3 * TABLE_SIZE):
+        limits_for("bounded", 1.0 + i, None)
+        gate_for("bounded", 1000 + i)
+    assert len(_LIMITS) <= TABLE_SIZE and len(_GATES) <= TABLE_SIZE
+
+
+def test_a_shared_table_never_drops_an_entry_in_use() -> None:
+    from planverify.tables import SharedTable
+
+    table: SharedTable[str, list[str]] = SharedTable(
+        lambda key: [key], size=1, idle=lambda value: value != ["busy"]
+    )
+    busy = table.get("busy")
+    for key in "abc":
+        table.get(key)
+    assert table.get("busy") is busy and len(table) == 2

@@ -554,8 +554,6 @@ def test_specs_share_limits_per_provider_or_server() -> None:
 def test_limits_travel_in_the_context_to_specs_resolved_by_the_graph() -> None:
     """A server resolves Judge and Planner specs from the run's context: the limits go along."""
     pytest.importorskip("langchain_openai")
-    from dataclasses import asdict
-
     from planverify.graphs.context import VerifierContext
     from planverify.graphs.graph import judge_of, planner_of
     from planverify.remote import RemoteVerifier
@@ -569,7 +567,7 @@ def test_limits_travel_in_the_context_to_specs_resolved_by_the_graph() -> None:
         api_key="",
         limits=limits,
     )
-    sent = asdict(remote.context)  # what a run carries to the server, as JSON
+    sent = remote.context.model_dump(mode="json")  # what a run carries to the server, as JSON
     assert (sent["rps"], sent["tpm"], sent["timeout"], sent["max_retries"]) == (
         3.0,
         40_000,

@@ -8,7 +8,6 @@ in a temporary folder, with a minimal environment); nothing leaves the machine.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,20 +24,12 @@ pytest.importorskip("mcp", reason="the mcp client is not installed (pip install 
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-pytestmark = dev.pytestmark
+pytestmark = [dev.pytestmark, pytest.mark.usefixtures("no_proxy")]
+no_proxy = dev.no_proxy  # no proxy settings reach the clients (the servers are on loopback)
 server = dev.server  # module-scoped: one `langgraph dev` for the tests of this module
 
 TOOL = "planverify"
 SAMPLE = [e for e in iter_jsonl(ROOT / "examples" / "episodes.jsonl") if isinstance(e, Episode)]
-
-
-@pytest.fixture(autouse=True)
-def no_proxy(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """The server is on loopback: no proxy settings reach the client."""
-    for name in dev.PROXY_VARIABLES:
-        monkeypatch.delenv(name, raising=False)
-        monkeypatch.delenv(name.lower(), raising=False)
-    yield
 
 
 def text_of(answer: Any) -> str:
@@ -72,6 +63,7 @@ async def test_the_mcp_tool_lists_documented_inputs_and_answers_the_cli_record(
             "goal",
             "actions",
             "scene",
+            "task",
             "teach_task",
         ]
         assert schema["required"] == ["actions"]

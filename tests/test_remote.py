@@ -12,7 +12,6 @@ import http.server
 import threading
 import uuid
 from collections.abc import Iterator
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -104,7 +103,7 @@ async def test_an_episode_stopped_part_way_continues_from_its_checkpoint(server:
             thread,
             GRAPH_ID,
             input={"episode_id": episode.id, "goal": episode.goal, "actions": COFFEE_PLAN},
-            context=asdict(verifier.context),
+            context=verifier.context.model_dump(mode="json"),
             interrupt_before=["planner"],  # stands for a run cut short after the first Judge
         )
         await verifier.client.runs.join(thread, first["run_id"])
@@ -137,7 +136,7 @@ async def test_a_run_already_queued_for_the_episode_is_waited_for_not_repeated(
             thread,
             GRAPH_ID,
             input={"episode_id": episode.id, "goal": episode.goal, "actions": plan},
-            context=asdict(verifier.context),
+            context=verifier.context.model_dump(mode="json"),
             config={"recursion_limit": recursion_limit(5)},
         )
         result = await verifier.averify(episode)
@@ -200,7 +199,7 @@ class Refusing(http.server.BaseHTTPRequestHandler):
         (http.server.BaseHTTPRequestHandler, "the server at {url} answered 501 to a LangGraph"),
         (
             Refusing,
-            "the LangGraph server at {url} refused the request (403): set LANGGRAPH_API_KEY",
+            "the LangGraph server at {url} refused the request (403): set PLANVERIFY_SERVER_TOKEN",
         ),
     ],
     ids=["not-langgraph", "key-refused"],

@@ -111,14 +111,15 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
         proc.wait(timeout=STOP_TIMEOUT)
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The URL of a running `langgraph dev` serving this repository's `langgraph.json`."""
+@contextlib.contextmanager
+def launch(workdir: Path, *, env: dict[str, str] | None = None, jobs: int = 2) -> Iterator[str]:
+    """Run `langgraph dev` serving this repository's `langgraph.json` in `workdir` (its state
+    stays there, so a second launch in the same folder is a restart), with `server_env` and
+    `env` over it and `jobs` runs at once; yields its URL and stops it on exit."""
     if not LANGGRAPH.exists():
         pytest.skip(f"langgraph CLI not found at {LANGGRAPH} (pip install 'langgraph-cli[inmem]')")
     if importlib.util.find_spec("langgraph_api") is None:
         pytest.skip("the in-memory server is not installed (pip install 'langgraph-cli[inmem]')")
-    workdir = tmp_path_factory.mktemp("server")
     log = workdir / "server.log"
     port = free_port()
     url = f"http://127.0.0.1:{port}"
@@ -135,13 +136,13 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         "--config",
         str(CONFIG),  # absolute; the server's cwd is the temporary folder
         "--n-jobs-per-worker",
-        "2",
+        str(jobs),
     ]
-    with log.open("wb") as out:
+    with log.open("ab") as out:
         proc = subprocess.Popen(
             command,
             cwd=workdir,
-            env=server_env(workdir),
+            env={**server_env(workdir), **(env or {})},
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=subprocess.STDOUT,
@@ -165,14 +166,35 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def client(server: str) -> Iterator[SyncLangGraphClient]:
-    """An SDK client that sends no API key and ignores proxy settings (the server is local)."""
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The URL of a running `langgraph dev` serving this repository's `langgraph.json`."""
+    with launch(tmp_path_factory.mktemp("server")) as url:
+        yield url
+
+
+@pytest.fixture
+def no_proxy(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The servers are on loopback: no proxy settings reach the clients a test makes."""
+    for name in PROXY_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.lower(), raising=False)
+    yield
+
+
+def sdk_client(url: str, **options: Any) -> SyncLangGraphClient:
+    """An SDK client that sends no API key and ignores proxy settings (the server is local);
+    `options` as `get_sync_client` takes them (headers, timeout)."""
     with pytest.MonkeyPatch.context() as patch:
         for name in PROXY_VARIABLES:  # httpx reads these when the client is created
             patch.delenv(name, raising=False)
             patch.delenv(name.lower(), raising=False)
-        sdk = get_sync_client(url=server, api_key=None, timeout=60)
-    with sdk:
+        return get_sync_client(url=url, api_key=None, **{"timeout": 60, **options})
+
+
+@pytest.fixture(scope="module")
+def client(server: str) -> Iterator[SyncLangGraphClient]:
+    """An SDK client for the module's server."""
+    with sdk_client(server) as sdk:
         yield sdk
 
 
@@ -191,7 +213,7 @@ def test_the_graph_is_served_as_an_assistant_with_its_context_schema(
     context = schemas["context_schema"] or {}
     assert {"judge", "planner", "max_iterations", "static"} <= set(context.get("properties", {}))
     fields = schemas["input_schema"]["properties"]
-    assert list(fields) == ["episode_id", "goal", "actions", "scene", "teach_task"]
+    assert list(fields) == ["episode_id", "goal", "actions", "scene", "task", "teach_task"]
     assert schemas["input_schema"]["required"] == ["actions"]
     assert all(fields[name].get("description") for name in fields), "every input is documented"
     assert set(schemas["output_schema"]["properties"]) == set(VerificationResult.model_fields)

@@ -428,7 +428,7 @@ def test_reading_takes_a_bom_and_names_bad_bytes_empty_ids_and_nul_characters(
     assert isinstance(first, Episode) and first.id == "7"  # integer ids are read as text
     offset = 3 + len(good) + 1 + len(b'{"id": "latin", "goal": "caf')
     assert str(latin) == f"{path}:2: not UTF-8 text (byte 0xe9 at offset {offset})"
-    assert str(empty) == f"{path}:3: id: must not be empty"
+    assert str(empty) == f"{path}:3: id: must not be empty (got ' ')"
     assert str(nul) == f"{path}:4: episode 'nul': goal holds a NUL character"
     named = jsonl(tmp_path / "in[1].jsonl", *episodes(1))  # a name, not a pattern
     assert [e.id for e in load_episodes([named])] == ["e000"]

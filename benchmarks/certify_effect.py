@@ -2,36 +2,88 @@
 and what it costs in recall.
 
 The stand-in for a model Judge flags every true error of an annotated episode, plus a share of
-the steps the plan needs (random interactions that are not errors), and proposes, besides every
-true missing step, useless insertions (a switch-on repeated a little later, the device still on). Each annotated
-episode runs once with `certify` and once without, at one revision (`max_iterations=1`) with the
-`rules` Planner. It prints how many false removals and useless insertions were vetoed, and the
-label-level recall with and without certify.
+the steps the plan needs (`--noise`, 0.3), and proposes, besides every true missing step, a
+useless insertion (a switch-on repeated a little later, the device still on). The steps the
+plan needs are its interaction steps that are no error and that change something in the
+simulation (`--pool needed`): a step that cannot happen or has no effect, or that with the step
+undoing it next leaves the world as it was (a put-down and the pick-up that takes the object
+straight back, an open and its close) is no step a Judge is wrong to flag. `--pool all` draws
+the noise from every interaction step that is no error. Each annotated episode (both generators,
+full records) runs once with `certify` and once without, at one revision (`max_iterations=1`)
+with the `rules` Planner.
 
-Usage: python benchmarks/certify_effect.py [--games DIR] [--seeds 1 2] [--noise 0.2]
+It prints the false removals at plan level (a removal is false only when it shortens the
+longest common subsequence with the clean plan, motion left out: the Judge flags no motion,
+and taking away the pick-up before a misplacement rather than the one after it leaves the same
+plan but for where the walking falls), the useless insertions that went in, and the recall of
+the removals and of the whole plan (removals and insertions) at that level, with label-level
+recall for reference; then the share of the noise `certify` vetoed.
+
+Usage: python benchmarks/certify_effect.py [--games DIR] [--seeds 1 2 3 4 5]
+       [--generators injected natural] [--noise 0.3] [--pool needed|all]
 """
 
 from __future__ import annotations
 
-import argparse
 import random
-import sys
 import time
 from collections import Counter
 from collections.abc import Sequence
-from pathlib import Path
+from dataclasses import dataclass, field
+
+from certify_fidelity import set_options, source_of  # the script next to this one
 
 from planverify import verify_many
 from planverify.agents.base import JudgeReply
-from planverify.corrupt import corrupt_many
+from planverify.corrupt import GENERATORS
 from planverify.critique import Critique, Flag, Missing
 from planverify.episode import Episode, Scene
-from planverify.notation import MOTION_VERBS, Action, parse_action
+from planverify.notation import MOTION_VERBS, Action, dialogue_lines, parse_action
 from planverify.result import VerificationResult
-from planverify.scoring import score_results
-from planverify.sources import load_episodes
+from planverify.scoring import Counts, clean_plan, plan_counts, score_results
+from planverify.world import ground
+from planverify.world.repair import Reviewer
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+UNDOING = {"PutAOnB": "PickUp", "PickUp": "PutAOnB", "Open": "Close", "ToggleOn": "ToggleOff"}
+
+
+def idle_steps(episode: Episode) -> set[int]:
+    """The steps of an episode that change nothing in its simulation: they cannot happen or
+    have no effect, or they and the step that undoes them next leave the world as it was (a
+    put-down and the pick-up that takes the object back, an open and its close)."""
+    actions = [parse_action(line) for line in episode.actions]
+    dialogue = dialogue_lines(actions)
+    grounding = ground(
+        episode.goal, dialogue, episode.scene, task=episode.task, teach_task=episode.teach_task
+    )
+    reviewer = Reviewer(episode.actions, grounding.scene, grounding.spec, grounding.focus)
+    trace = reviewer.trace
+    idle = {
+        s
+        for s, o in zip(trace.order, trace.outcomes, strict=True)
+        if o.problem or o.changed is False
+    }
+    for i, action in enumerate(actions):
+        undo = UNDOING.get(action.verb)
+        if undo is None or not reviewer.active(i):
+            continue
+        then = next(
+            (
+                k
+                for k in range(i + 1, len(actions))
+                if reviewer.active(k)
+                and actions[k].objects[:1] == action.objects[:1]
+                and actions[k].verb in (action.verb, undo)
+            ),
+            None,
+        )
+        if (
+            then is not None
+            and actions[then].verb == undo
+            and reviewer.sim.settles(trace, {i, then})
+        ):
+            idle |= {i, then}
+    return idle
 
 
 class NoisyJudge:
@@ -39,9 +91,10 @@ class NoisyJudge:
 
     name = "noisy-judge"
 
-    def __init__(self, episodes: Sequence[Episode], noise: float) -> None:
+    def __init__(self, episodes: Sequence[Episode], noise: float, *, pool: str = "needed") -> None:
         self.by_plan = {tuple(e.actions): e for e in episodes}
         self.noise = noise
+        self.pool = pool  # "needed": steps that change something; "all": any interaction
         self.false_flags: dict[str, set[int]] = {}  # episode id -> needed steps it flagged
         self.useless: dict[str, list[str]] = {}  # episode id -> useless insertions proposed
 
@@ -59,6 +112,8 @@ class NoisyJudge:
             if a.known and not a.is_dialogue and a.verb not in MOTION_VERBS and i not in errors
         ]
         wrong = {i for i in needed if rng.random() < self.noise}
+        if self.pool == "needed":
+            wrong -= idle_steps(episode)
         self.false_flags[episode.id] = wrong
         flags = [
             Flag(step=i, action=plan[i], reason="error" if i in errors else "looks unneeded")
@@ -88,74 +143,99 @@ def _later(actions: Sequence[Action], on: int, gap: int = 2) -> int:
     return min(on + gap, len(actions) - 1)
 
 
-def tally(
-    episodes: Sequence[Episode], results: Sequence[VerificationResult], judge: NoisyJudge
-) -> tuple[int, int, int, int, float | None]:
-    """False removals made and offered, useless insertions made and offered, label recall."""
-    by_id = {r.id: r for r in results}
-    removed = offered = inserted = proposed = 0
-    for episode in episodes:
-        result = by_id[episode.id]
-        wrong = judge.false_flags.get(episode.id, set())
-        offered += len(wrong)
-        removed += sum(1 for v in result.verdicts if v.verdict == "remove" and v.index in wrong)
-        useless = Counter(judge.useless.get(episode.id, []))
-        proposed += sum(useless.values())
-        # what went in beyond the true missing steps, as far as it is a useless proposal
-        extra = Counter(step.action for step in result.inserted) - Counter(
-            label.action for label in episode.labels if label.type == "MISSING"
-        )
-        inserted += sum((extra & useless).values())
-    report = score_results(episodes, results, mode="iterative", resamples=0)
-    return removed, offered, inserted, proposed, report.overall.recall
+@dataclass
+class Tally:
+    """What one certify setting let through, pooled over episodes."""
+
+    false_removals: Counts = field(default_factory=Counts)  # plan level, motion left out
+    plan: Counts = field(default_factory=Counts)  # removals and insertions, plan level, no motion
+    labels: Counts = field(default_factory=Counts)  # label level, for reference
+    offered: int = 0  # flags on needed steps
+    inserted: int = 0  # useless insertions that went in
+    proposed: int = 0  # useless insertions proposed
+
+    def add(
+        self, episodes: Sequence[Episode], results: Sequence[VerificationResult], judge: NoisyJudge
+    ) -> None:
+        by_id = {r.id: r for r in results}
+        for episode in episodes:
+            result = by_id[episode.id]
+            self.offered += len(judge.false_flags.get(episode.id, set()))
+            removed = {v.index for v in result.verdicts if v.verdict == "remove"}
+            self.false_removals += plan_counts(
+                episode.actions, clean_plan(episode) or [], removed, motion=False
+            )
+            useless = Counter(judge.useless.get(episode.id, []))
+            self.proposed += sum(useless.values())
+            # what went in beyond the true missing steps, as far as it is a useless proposal
+            extra = Counter(step.action for step in result.inserted) - Counter(
+                label.action for label in episode.labels if label.type == "MISSING"
+            )
+            self.inserted += sum((extra & useless).values())
+        report = score_results(episodes, results, mode="iterative", resamples=0)
+        self.labels += report.overall.counts
+        if report.plan_level is not None:
+            self.plan += report.plan_level["without_motion"].counts
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--games", type=Path, default=SHARED / "teach" / "games")
-    parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2])
-    parser.add_argument("--noise", type=float, default=0.2, help="share of needed steps flagged")
-    args = parser.parse_args()
-    if not args.games.is_dir():
-        sys.exit(f"no TEACh games at {args.games}; pass --games DIR")
-    source = list(load_episodes([args.games]))
-    totals = {True: [0, 0, 0, 0], False: [0, 0, 0, 0]}
-    recalls: dict[bool, list[float]] = {True: [], False: []}
-    started = time.perf_counter()
-    for seed in args.seeds:
-        annotated = list(corrupt_many(source, seed=seed))
-        for certify in (False, True):
-            judge = NoisyJudge(annotated, args.noise)
+def measure(
+    source: Sequence[Episode], generator: str, seeds: Sequence[int], noise: float, pool: str
+) -> dict[bool, Tally]:
+    """Per certify setting, what went through on these seeds."""
+    out = {certify: Tally() for certify in (False, True)}
+    for seed in seeds:
+        annotated = list(GENERATORS[generator](source, seed=seed))
+        for certify, tally in out.items():
+            judge = NoisyJudge(annotated, noise, pool=pool)
             results = verify_many(
                 annotated, judge=judge, planner="rules", max_iterations=1, certify=certify
             )
-            removed, offered, inserted, proposed, recall = tally(annotated, results, judge)
-            for k, v in enumerate((removed, offered, inserted, proposed)):
-                totals[certify][k] += v
-            if recall is not None:
-                recalls[certify].append(recall)
-    elapsed = time.perf_counter() - started
-    print(
-        f"{len(args.seeds)} seed(s), noise {args.noise}, max_iterations 1, rules planner, {elapsed:.0f} s"
+            tally.add(annotated, results, judge)
+    return out
+
+
+def pct(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}"
+
+
+def main() -> None:
+    parser = set_options(__doc__.splitlines()[0])
+    parser.add_argument("--noise", type=float, default=0.3, help="share of needed steps flagged")
+    parser.add_argument(
+        "--pool",
+        choices=["needed", "all"],
+        default="needed",
+        help="steps the noise falls on: those that change something, or every interaction",
     )
-    for certify in (False, True):
-        removed, offered, inserted, proposed = totals[certify]
-        recall = sum(recalls[certify]) / len(recalls[certify]) if recalls[certify] else None
+    args = parser.parse_args()
+    source = source_of(args)
+    print(
+        f"seeds {args.seeds}, noise {args.noise} of the {args.pool} steps, max_iterations 1, "
+        "rules planner"
+    )
+    for generator in args.generators:
+        started = time.perf_counter()
+        off, on = measure(source, generator, args.seeds, args.noise, args.pool).values()
         print(
-            f"certify {'on ' if certify else 'off'}: false removals {removed}/{offered}, "
-            f"useless insertions {inserted}/{proposed}, label recall "
-            f"{'-' if recall is None else f'{100 * recall:.1f}'}"
+            f"{generator} ({time.perf_counter() - started:.0f} s, {off.offered} steps flagged by mistake)"
         )
-    off, on = totals[False], totals[True]
-    vetoed = (off[0] - on[0]) + (off[2] - on[2])
-    offered_total = off[0] + off[2]
-    if offered_total:
-        print(
-            f"vetoed: {vetoed}/{offered_total} = {100 * vetoed / offered_total:.1f}% of the noise"
-        )
-    if recalls[True] and recalls[False]:
-        loss = sum(recalls[False]) / len(recalls[False]) - sum(recalls[True]) / len(recalls[True])
-        print(f"recall lost to certify: {100 * loss:.1f} points")
+        for name, tally in (("off", off), ("on ", on)):
+            removals = tally.false_removals
+            print(
+                f"  certify {name}: false removals {removals.fp}, useless insertions "
+                f"{tally.inserted}/{tally.proposed}; recall: removals {pct(removals.recall)}, "
+                f"plan {pct(tally.plan.recall)} (labels {pct(tally.labels.recall)})"
+            )
+        noise = off.false_removals.fp + off.inserted
+        vetoed = noise - on.false_removals.fp - on.inserted
+        if noise:
+            print(f"  vetoed: {vetoed}/{noise} = {100 * vetoed / noise:.1f}% of the noise")
+        for what, before, after in (
+            ("removal", off.false_removals.recall, on.false_removals.recall),
+            ("plan", off.plan.recall, on.plan.recall),
+        ):
+            if before is not None and after is not None:
+                print(f"  {what} recall lost to certify: {100 * (before - after):.1f} points")
 
 
 if __name__ == "__main__":

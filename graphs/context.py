@@ -199,6 +199,7 @@ class VerifierContext(BaseModel):
     def settings(self) -> RunSettings:
         """What these settings mean for results (Judge and Planner may be specs or objects)."""
         from planverify.prompts import PROMPT_VERSION
+        from planverify.world.certify import CERTIFY_VERSION
 
         roles: tuple[tuple[Literal["judge", "planner"], Any], ...] = (
             ("judge", self.judge),
@@ -219,6 +220,7 @@ class VerifierContext(BaseModel):
             base_url=self.base_url,
             prompts=PROMPT_VERSION,
             certify=self.certify,
+            certify_version=None if self.certify is False else CERTIFY_VERSION,
             world=WORLD_VERSION,
             judge_version=version_of(self.judge, "judge"),
             planner_version=version_of(self.planner, "planner"),

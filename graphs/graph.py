@@ -204,6 +204,7 @@ async def judge(
     lines = state.lines()
     grounding = grounding_of(state)
     vetoes: list[Veto] = []
+    certified: str | None = None
     if all(parse_action(line).is_dialogue for line in lines):
         reply = JudgeReply(Critique())
     else:
@@ -221,13 +222,14 @@ async def judge(
             reply = await verifier.ajudge(goal, lines, state.scene)
         reply.critique = checked(reply.critique, lines)
         if certifies(runtime.context, grounding) and not isinstance(verifier, RulesJudge):
-            reply.critique, vetoes = certify_flags(lines, reply.critique, grounding)
+            reply.critique, vetoes, certified = certify_flags(lines, reply.critique, grounding)
     iteration = state.iteration + 1
     uncovered = sorted({i for i in reply.uncovered if 0 <= i < len(lines)})
     record = Iteration(
         iteration=iteration,
         critique=reply.critique,
         vetoes=vetoes,
+        certified=certified,
         judge_output=reply.output,
         incomplete=bool(uncovered),
         uncovered=uncovered,

@@ -43,6 +43,7 @@ class Iteration(BaseModel):
     edits: list[Edit] = Field(default_factory=list)  # what the Planner changed
     dropped: list[Dropped] = Field(default_factory=list)  # Planner output that was not applied
     vetoes: list[Veto] = Field(default_factory=list)  # flags and insertions the simulator refused
+    certified: str | None = None  # the check the flags the simulator accepted passed, together
     judge_output: str | None = (
         None  # model Judges: output method of the answer (text, json_schema...)
     )

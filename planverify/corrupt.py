@@ -5,8 +5,9 @@ Each injected error follows the paper's taxonomy and carries exact labels (`Epis
 - `detour`: the Driver, hands empty, picks up an object the goal does not need and puts it on
   some receptacle; both steps are REMOVE-labelled.
 - `misplacement`: before the plan puts a held object X on Y, the Driver puts X on a wrong
-  receptacle Z, says so (`Driver.Say('Oops, wrong spot.')`) and picks X up again; the wrong
-  put-down and the re-pickup are REMOVE-labelled, the utterance is dialogue and never labelled.
+  receptacle Z (never one that acts on what it holds, `ACTING_PLACES`), says so
+  (`Driver.Say('Oops, wrong spot.')`) and picks X up again; the wrong put-down and the
+  re-pickup are REMOVE-labelled, the utterance is dialogue and never labelled.
 - `premature_toggle`: a `ToggleOff` of an appliance that starts switched off and that the plan
   never uses; REMOVE-labelled.
 - `cancelling_navigation`: a motion and its reverse (`Move(0.5)` then `Move(-0.5)`,
@@ -63,6 +64,7 @@ from planverify.notation import Action, escape_text, object_type
 from planverify.scoring import mentions_type
 
 __all__ = [
+    "ACTING_PLACES",
     "ANNOTATION_KEYS",
     "ESSENTIAL_TOGGLES",
     "GENERATORS",
@@ -106,6 +108,12 @@ FALLBACK_SURFACES = ("CounterTop", "DiningTable", "Shelf", "SideTable", "Chair")
 FALLBACK_CONTAINERS = ("Cabinet", "Drawer", "Fridge", "Microwave")
 FALLBACK_APPLIANCES = ("Toaster", "CoffeeMachine", "Microwave", "StoveKnob", "Faucet")
 UNFIT_SURFACES = frozenset({"Floor", "Toaster", "CoffeeMachine", "GarbageCan"})
+ACTING_PLACES = frozenset(
+    {"Sink", "SinkBasin", "Bathtub", "BathtubBasin", "StoveBurner", "Pan", "Pot", "Microwave"}
+    | {"CoffeeMachine", "Toaster"}
+)
+"""Receptacles that can act on what is put in them (a running tap washes and fills, a lit
+burner cooks): a wrong place there may do the task's work, so a misplacement never goes there."""
 OOPS = ("Oops, wrong spot.", "Wait, that is the wrong place.", "Oh, not there.", "Hmm, wrong spot.")
 MOVES = (0.25, 0.5, 0.75, 1.0, 1.5)
 TURNS = (90.0, 180.0)
@@ -328,6 +336,7 @@ def _misplacement(w: _Work, rng: random.Random) -> bool:
             s
             for s in w.world.surfaces
             if object_type(s) not in {object_type(held), object_type(goal_target)}
+            and object_type(s) not in ACTING_PLACES
         ]
         if not wrong:
             continue

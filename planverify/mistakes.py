@@ -10,8 +10,8 @@ the dialogue, and objects named as model-written plans name them.
 
 Errors (the label's `error`; every inserted step is REMOVE-labelled unless said otherwise):
 
-- `wrong_placement`: before the plan puts a held X on R, the Driver puts X on a wrong place W,
-  says so (`Driver.Say('oops')`, never labelled), and then either picks X up again (the wrong
+- `wrong_placement`: before the plan puts a held X on R, the Driver puts X on a wrong place W
+  (never a basin or a device that could act on X: `planverify.corrupt.ACTING_PLACES`), says so (`Driver.Say('oops')`, never labelled), and then either picks X up again (the wrong
   put-down and the re-pickup are labelled) or, as a written plan may do, goes straight on to
   put X on R with no new pick-up: then only the wrong put-down is labelled, and the put on R is
   not an error even though a naive simulator would call it impossible.
@@ -71,7 +71,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast, get_args
 
-from planverify.corrupt import CorruptSummary
+from planverify.corrupt import ACTING_PLACES, CorruptSummary
 from planverify.episode import Episode, ErrorType, Label, SceneObject
 from planverify.notation import Action, escape_text, object_type, parse_action
 from planverify.scoring import mentions_type
@@ -755,6 +755,7 @@ def _wrong_placement(d: _Draft, rng: random.Random) -> bool:
         and d.held[j] == s.objects[0]
         and d.free(j)
         and d.kept(j)
+        and not any(_opens_for(d, i, j) for i in d.removals)
     ]
     rng.shuffle(puts)
     puts.sort(key=lambda j: _base(object_type(d.steps[j].objects[0])) not in d.wanted)
@@ -809,7 +810,12 @@ def _wrong_places(d: _Draft, held: str, right: str) -> list[str]:
         group -= {"Plate", "Bowl"}
 
     def fits(kind: str) -> bool:
-        return kind not in accepted and kind not in UNFIT_PLACES and kind != object_type(held)
+        return (
+            kind not in accepted
+            and kind not in UNFIT_PLACES
+            and kind not in ACTING_PLACES
+            and kind != object_type(held)
+        )
 
     if not d.view.known:  # places the plan uses, or the commonest ones
         known = {object_type(o) for s in d.steps for o in s.objects} | set(FALLBACK_SURFACES)
@@ -1307,6 +1313,20 @@ def _holds_water(d: _Draft, vessel: str, q: int) -> bool:
     return False
 
 
+def _opens_for(d: _Draft, i: int, j: int) -> bool:
+    """Whether base step i opens the container base step j puts something into. An error that
+    relies on j needs it to work: forgetting the opening would make the wrong put-down before j
+    the only place the object can go, and its REMOVE label right only with the MISSING one."""
+    opened, put = d.steps[i], d.steps[j]
+    return (
+        i < j
+        and opened.verb == "Open"
+        and put.verb == "PutAOnB"
+        and len(put.objects) == 2
+        and opened.objects[:1] == put.objects[1:]
+    )
+
+
 def _missing_step(d: _Draft, rng: random.Random) -> bool:
     options = [
         i
@@ -1318,6 +1338,7 @@ def _missing_step(d: _Draft, rng: random.Random) -> bool:
         and i + 1 not in d.removals
         and i not in d.busy
         and i + 1 not in d.busy
+        and not any(_opens_for(d, i, j) for j in d.touched)
     ]
     if not options:
         return False

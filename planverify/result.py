@@ -52,6 +52,7 @@ class RunSettings(BaseModel):
     goal: GoalSource = "given"  # where the goal comes from
     base_url: str | None = None  # OpenAI-compatible server
     certify: bool | None = None  # flags and insertions checked by simulation (None: when grounded)
+    certify_version: str | None = None  # version of those checks (None: certify off)
     world: str | None = None  # version of the world model (simulator, goals, repairs)
     prompts: str | None = None  # version of the prompt templates
     judge_version: str | None = None  # version of the Judge's own logic

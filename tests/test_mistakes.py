@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from planverify.corrupt import GENERATORS, CorruptSummary
+from planverify.corrupt import ACTING_PLACES, GENERATORS, CorruptSummary
 from planverify.episode import Episode, Label, Scene, SceneObject, dump_jsonl_line, parse_episode
 from planverify.mistakes import (
     ALIASES,
@@ -416,6 +416,42 @@ def test_wrong_placement_never_uses_a_place_the_goal_accepts() -> None:
     for _, ep in made("wrong_placement", [sink]):
         ((_, lines),) = lines_of(ep)
         assert parse_action(ep.actions[lines[0]]).objects[1] not in {"Sink", "SinkBasin"}
+
+
+def test_a_wrong_place_never_acts_on_what_is_put_there() -> None:
+    # a basin under a running tap washes and fills, a device heats: the "mistake" could do the
+    # task's work, and its REMOVE label would be wrong
+    plan = ["Driver.PickUp('Mug')", "Driver.PutAOnB('Mug', 'CounterTop')"]
+    original = Episode(id="m", actions=plan, scene=scene_for(plan))
+    places = Counter()
+    for _, ep in made("wrong_placement", [original], seeds=60):
+        ((_, lines),) = lines_of(ep)
+        places[object_type(parse_action(ep.actions[lines[0]]).objects[1])] += 1
+    assert places and not set(places) & ACTING_PLACES, places
+
+
+def test_a_forgotten_opening_never_breaks_what_another_error_relies_on() -> None:
+    # without the opening, the right put-down after a wrong one fails, and the wrong put-down is
+    # where the apple stays: its REMOVE label would be right only with the MISSING one
+    plan = [
+        "Driver.PickUp('Apple')",
+        "Driver.Open('Fridge')",
+        "Driver.Move(0.5)",
+        "Driver.PutAOnB('Apple', 'Fridge')",
+        "Driver.Close('Fridge')",
+    ]
+    original = Episode(id="f", actions=plan, scene=scene_for(plan))
+    kinds: list[MistakeKind] = ["wrong_placement", "missing_step"]
+    made_alone = Counter()
+    for seed in range(60):
+        ep = natural_episode(
+            original, rng=random.Random(seed), errors=2, kinds=kinds, changes=False
+        )
+        check(original, ep)
+        errors = {note["error"] for note in notes(ep) if "error" in note}
+        assert errors != {"wrong_placement", "missing_step"}, ep.actions
+        made_alone.update(errors)
+    assert made_alone["wrong_placement"] and made_alone["missing_step"]
 
 
 def test_wrong_object_is_a_look_alike_the_task_does_not_need() -> None:

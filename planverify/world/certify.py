@@ -1,11 +1,45 @@
 """Checking another Judge's flags and a Planner's insertions by simulation (`certify`).
 
-Flags are completed into blocks first (a flagged pick-up goes with its put-down, an open with
-its close, a switch-on with its switch-off), because removing half a block breaks the plan for
-no fault of the Judge's. The largest set of blocks whose joint removal keeps the plan executable
-and every goal condition it meets is accepted, greedily in plan order (a maximal set); every
-other flag is vetoed with the simulator's reason. An insertion is vetoed when it cannot happen
-where it is placed, or changes nothing because its effect already holds.
+A flag is vetoed for what the simulation shows: without it (and what goes with it) a step of
+the plan becomes impossible, a goal condition the plan meets is lost, or the plan makes less
+progress toward one. The rules Judge's policies for its own search (an object picked up and put
+down is not touched again, clearing a receptacle is preparation, an object the goal is about is
+handled with care) are its own caution, not evidence against another Judge's flag: on the
+tuning seeds (1 and 2 of both generators) they would have vetoed right flags of the perfect Judge
+(`benchmarks/certify_fidelity.py`): "goal" 142 of 1037 injected ones, "preparation" 2, and the
+pick-up rule is what kept a Judge from removing a knife's mistaken put-down with the pick-up
+before it. Two rules stay, each measured on seeds 3 to 5, which they were not tuned on:
+
+- **No pair left half done** (`Reviewer.half_done`): a close or a switch-off goes with the open or
+  switch-on it undoes (or, where the plan never changed the thing, not while the plan uses it),
+  an open or a switch-on with what undoes it, pouring a vessel out into a basin with its pick-up.
+  Removing half a pair changes how the world ends in a way no goal condition sees (a fridge left
+  open), and a model Judge that flags one half is wrong far more often than right: the noisy
+  Judge of `benchmarks/certify_effect.py` (0.3 of every interaction flagged) gets 381 false
+  removals through without the rule and 250 with it (injected), 477 and 348 (natural), and the
+  rule vetoes none of the perfect Judge's 1517 and 1676 flags. Put-downs are left to the
+  simulation: a wrong put-down alone is a right flag when removing it makes a later step possible
+  (a plan that puts the object down twice); the put-down half of the rule vetoed 65 of 1136 right
+  flags on natural seeds 1 and 2, and no false one the simulation accepts.
+- **Completions change nothing** (`_Decision.completes`): a block may take in a step the Judge did
+  not flag (a wrongly placed object's re-pickup, an open's close) only when, as a whole, it leaves
+  nothing changed that lasts (`Simulator.settles`). A flagged pick-up is not completed with a
+  put-down somewhere else: that would move an object the Judge said nothing about. Completing
+  every block let 456 of the noisy Judge's false removals through instead of 250 (injected),
+  566 instead of 348 (natural), and vetoed no perfect flag either way.
+
+Each flag may go as one of a few blocks (`_options`): alone; with the object's next or previous
+step when that is flagged too; completed with the step that undoes it (a pick-up's put-down, an open's
+close, a switch-on's switch-off); as a put-down with the pick-up that takes the object back, or
+the other way round, whatever follows; with the other flagged steps on its object. The decision
+is joint: the largest set of flags whose blocks can go together is accepted, ties broken toward
+the earliest steps (then the fewest steps the Judge did not flag). Every union of the candidate
+blocks is tried while there are at most `EXACT_LIMIT` of them, and blocks are added greedily in
+plan order beyond, within the review's `WORK_BUDGET`. Accepted flags keep the Judge's reasons
+(a step that completes a block says which flag it goes with), and the decision names the joint
+check they passed (`Certified.check`); a vetoed flag names the smallest set that fails (its own
+block of flagged steps, then with the fewest accepted blocks) and why. An insertion is vetoed when it
+cannot happen where it is placed, or changes nothing because its effect already holds.
 
 >>> from planverify.critique import Critique, Flag
 >>> from planverify.world import ground
@@ -14,117 +48,257 @@ where it is placed, or changes nothing because its effect already holds.
 ...         "Driver.PourFromAIntoB('Cup', 'HousePlant')", "Driver.PutAOnB('Cup', 'CounterTop')"]
 >>> grounding = ground("Water the plant.", [], None, task=None, teach_task=None)
 >>> critique = Critique(flags=[Flag(step=4, action=plan[4], reason="not needed")])
->>> kept, vetoes = certify_flags(plan, critique, grounding)
->>> kept.flags, vetoes[0].reason
+>>> certified = certify_flags(plan, critique, grounding)
+>>> certified.critique.flags, certified.vetoes[0].reason
 ([], 'removing step 5 loses: a HousePlant that is filled with liquid')
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from planverify.critique import Critique, Flag, Veto
 from planverify.notation import parse_action
 from planverify.world import Grounding, simulate
-from planverify.world.repair import Reviewer
-from planverify.world.trace import Variant, rank
+from planverify.world.repair import WORK_BUDGET, Reviewer, steps_named
+from planverify.world.trace import rank
 
+CERTIFY_VERSION = "2"  # changes whenever certify can decide a flag or an insertion otherwise
+EXACT_LIMIT = 12  # candidate blocks up to which every union of them is tried (2**12 at most)
 PARTNERS = {"PickUp": "PutAOnB", "Open": "Close", "ToggleOn": "ToggleOff"}
 
+Steps = frozenset[int]
 
-def _options(reviewer: Reviewer, step: int, flagged: set[int]) -> list[set[int]]:
-    """The blocks a flag may go as: alone; with the object's very next step when that is
-    flagged too (a wrong put-down and the pick-up that takes it back); completed with the step
-    it goes with (a pick-up's put-down, an open's close); with every flagged step on the object."""
+
+def _options(reviewer: Reviewer, step: int, flagged: Steps) -> list[Steps]:
+    """The blocks a flag may go as: alone; with the object's very next (or previous) step when
+    that is flagged too; completed with the step that undoes it (a pick-up's put-down, an
+    open's close); a put-down with the pick-up that takes the object back, whatever follows
+    (`_taken_back`); with every flagged step on the object."""
     action = reviewer.actions[step]
-    options = [{step}]
+    options = [frozenset({step})]
     if not action.objects:
         return options
     pos = reviewer.trace.position(step)
     name = action.objects[0]
-    then = reviewer._near(pos, name, forward=True)
-    if then is not None and then in flagged:
-        options.append({step, then})
+    for forward in (True, False):
+        then = reviewer._near(pos, name, forward=forward)
+        if then is not None and then in flagged:
+            options.append(frozenset({step, then}))
     partner_verb = PARTNERS.get(action.verb)
     if partner_verb is not None:
         partner = reviewer._near(pos, name, {action.verb, partner_verb}, forward=True)
         if partner is not None and reviewer.actions[partner].verb == partner_verb:
-            options.append({step, partner})
+            options.append(frozenset({step, partner}))
+    taken_back = _taken_back(reviewer, step)
+    if taken_back is not None:
+        options.append(taken_back)
     same = {s for s in flagged if s != step and reviewer.actions[s].objects[:1] == (name,)}
     if len(same) > 1:
-        options.append({step, *same})
-    return options
+        options.append(frozenset({step, *same}))
+    return list(dict.fromkeys(options))
 
 
-def _why(reviewer: Reviewer, block: set[int], variant: Variant) -> str:
-    steps = ", ".join(str(s + 1) for s in sorted(block))
-    name = f"step {steps}" if len(block) == 1 else f"steps {steps}"
-    new = sorted(variant.impossible - reviewer.trace.impossible)
-    if new:
-        problem = _problem_after(reviewer, block, new[0])
-        return f"removing {name} makes step {new[0] + 1} impossible: {problem}"
-    lost = [
-        old.text
-        for new_unit, old in zip(variant.units, reviewer.trace.units, strict=True)
-        if rank(new_unit.met) < rank(old.met)
-        or (old.met is not True and new_unit.progress < old.progress)
-    ]
-    if lost:
-        return f"removing {name} loses: {lost[0]}"
-    return f"removing {name} changes what the plan achieves"
+def _taken_back(reviewer: Reviewer, step: int) -> Steps | None:
+    """For a flagged put-down, it and the pick-up that next takes its object back; for a
+    flagged pick-up, it and the put-down it takes the object back from."""
+    action = reviewer.actions[step]
+    if action.verb not in ("PutAOnB", "PickUp"):
+        return None
+    name = action.objects[0]
+    moves = {"PutAOnB", "PickUp"}
+    if action.verb == "PutAOnB":
+        again = reviewer._near(reviewer.trace.position(step), name, moves, forward=True)
+        if again is None or reviewer.actions[again].verb != "PickUp":
+            return None
+        return frozenset({step, again})
+    put = reviewer._near(reviewer.trace.position(step), name, moves, forward=False)
+    if put is None or reviewer.actions[put].verb != "PutAOnB":
+        return None
+    return frozenset({put, step})
 
 
-def _problem_after(reviewer: Reviewer, block: set[int], step: int) -> str:
-    order = [s for s in reviewer.order if s not in block]
-    trace = reviewer.sim.trace(order)
-    return trace.outcomes[trace.position(step)].problem or "it cannot happen"
+def _half_done(reviewer: Reviewer, steps: Steps) -> str | None:
+    """Why removing these steps would leave a pair half done, put-downs aside (see the module
+    docstring), or None."""
+    for step in sorted(steps):
+        if reviewer.actions[step].verb != "PutAOnB":
+            why = reviewer.half_done(step, steps)
+            if why is not None:
+                return why
+    return None
 
 
-def certify_flags(
-    plan: Sequence[str], critique: Critique, grounding: Grounding
-) -> tuple[Critique, list[Veto]]:
-    """The critique with only the flags the simulator accepts (completed into blocks), and
-    the vetoes of the others."""
+class _Decision:
+    """The joint decision over one critique's flags (see the module docstring)."""
+
+    def __init__(self, reviewer: Reviewer, flagged: Steps) -> None:
+        self.reviewer = reviewer
+        self.flagged = flagged
+        self.options = {
+            step: [b for b in _options(reviewer, step, flagged) if self.completes(b)]
+            for step in sorted(flagged)
+        }
+        every = {block for blocks in self.options.values() for block in blocks}
+        # a block that is the union of smaller candidates offers no set of steps of its own
+        self.candidates = sorted(
+            (b for b in every if frozenset().union(*(c for c in every if c < b)) != b),
+            key=self._plan_order,
+        )
+        self.blocks = sorted(every, key=self._plan_order)
+        self._memo: dict[Steps, bool] = {}
+
+    def completes(self, block: Steps) -> bool:
+        """Whether a block may go: it holds only flagged steps, or what it adds to them makes
+        it, as a whole, change nothing that lasts (see the module docstring)."""
+        return block <= self.flagged or self.reviewer.sim.settles(self.reviewer.trace, block)
+
+    def _plan_order(self, block: Steps) -> tuple[int, int, int, list[int]]:
+        return (min(block), len(block - self.flagged), -len(block), sorted(block))
+
+    def rank(self, steps: Steps) -> tuple[int, list[int], int, list[int]]:
+        """Smaller is better: more flags accepted, earlier ones, fewer steps nobody flagged."""
+        accepted = sorted(steps & self.flagged)
+        return (-len(accepted), accepted, len(steps) - len(accepted), sorted(steps))
+
+    def spent(self) -> bool:
+        return self.reviewer.exhausted()
+
+    def acceptable(self, steps: Steps) -> bool:
+        """Whether the plan without these steps can be carried out as far as the full plan can,
+        and meets every goal condition at least as well."""
+        if not steps:
+            return True
+        if steps not in self._memo:
+            reviewer = self.reviewer
+            variant = reviewer.sim.without(reviewer.trace, set(steps), strict=True)
+            fine = reviewer._acceptable(variant, set(steps))
+            self._memo[steps] = fine and _half_done(reviewer, steps) is None
+        return self._memo[steps]
+
+    def greedy(self) -> Steps:
+        """A maximal acceptable union of blocks, adding blocks in plan order until none fits."""
+        accepted: Steps = frozenset()
+        grown = True
+        while grown and not self.spent():
+            grown = False
+            for block in self.blocks:
+                if block <= accepted or self.spent():
+                    continue
+                if self.acceptable(accepted | block):
+                    accepted |= block
+                    grown = True
+        return accepted
+
+    def exact(self, floor: Steps) -> Steps:
+        """The best acceptable union of the candidate blocks, or `floor` when none ranks above
+        it (or the budget runs out first)."""
+        unions: set[Steps] = {frozenset()}
+        for block in self.candidates:
+            unions |= {union | block for union in unions}
+        bar = self.rank(floor)
+        for union in sorted(unions, key=self.rank):
+            if self.rank(union) >= bar or self.spent():
+                break
+            if self.acceptable(union):
+                return union
+        return floor
+
+    def decide(self) -> Steps:
+        accepted = self.greedy()
+        if len(self.candidates) <= EXACT_LIMIT:
+            accepted = self.exact(accepted)
+        return accepted
+
+    def why_vetoed(self, step: int, accepted: Steps) -> str:
+        """The smallest set that fails with this flag, and why: its own block (the one with the
+        most flagged steps, then the smallest) alone, else with one accepted block, else with
+        all that was accepted."""
+        own = sorted(self.options[step], key=lambda b: (-len(b & self.flagged), len(b), sorted(b)))
+        parts = [c for c in self.blocks if c <= accepted]
+        for block in own:
+            for others in [frozenset[int](), *parts, accepted]:
+                if self.spent():
+                    break
+                if not self.acceptable(block | others):
+                    return self._failure(block, others - block)
+        return f"not certified: the check spent its budget of {WORK_BUDGET:,} step updates"
+
+    def _failure(self, own: Steps, others: Steps) -> str:
+        reviewer = self.reviewer
+        steps = own | others
+        name = steps_named(sorted(own))
+        if others:
+            name += f" together with the accepted {steps_named(sorted(others))}"
+        variant = reviewer.sim.without(reviewer.trace, set(steps))
+        new = sorted(variant.impossible - reviewer.trace.impossible, key=reviewer.trace.position)
+        if new:
+            order = [s for s in reviewer.order if s not in steps]
+            trace = reviewer.sim.trace(order)
+            problem = trace.outcomes[trace.position(new[0])].problem or "it cannot happen"
+            return f"removing {name} makes step {new[0] + 1} impossible: {problem}"
+        lost = [
+            old.text
+            for new_unit, old in zip(variant.units, reviewer.trace.units, strict=True)
+            if rank(new_unit.met) < rank(old.met)
+            or (old.met is not True and new_unit.progress < old.progress)
+        ]
+        if lost:
+            return f"removing {name} loses: {lost[0]}"
+        return f"removing {name} leaves a pair half done: {_half_done(reviewer, steps)}"
+
+    def why_accepted(self, accepted: Steps) -> str:
+        """The joint check an accepted set passed."""
+        together = " together" if len(accepted) > 1 else ""
+        return (
+            f"without {steps_named(sorted(accepted))}{together} the plan can still be carried "
+            f"out, and {self.reviewer.what_holds()}"
+        )
+
+    def completed(self, step: int, accepted: Steps) -> list[int]:
+        """The flagged steps whose block brought in an unflagged step."""
+        for block in self.blocks:
+            if step in block and block <= accepted and block & self.flagged:
+                return sorted(block & self.flagged)
+        return []
+
+
+class Certified(NamedTuple):
+    """What `certify_flags` decided."""
+
+    critique: Critique  # the critique with only the accepted flags (and what completes them)
+    vetoes: list[Veto]  # the flags refused, each with why
+    check: str | None  # the joint check the accepted flags passed (None: none accepted)
+
+
+def certify_flags(plan: Sequence[str], critique: Critique, grounding: Grounding) -> Certified:
+    """The critique with only the flags the simulator accepts (and the steps that complete
+    them), the vetoes of the others, and the check the accepted ones passed."""
     if not critique.flags:
-        return critique, []
+        return Certified(critique, [], None)
     reviewer = Reviewer(plan, grounding.scene, grounding.spec, grounding.focus)
     reasons = {flag.step: flag.reason for flag in critique.flags}
-    flagged = {step for step in reasons if reviewer.judged(step)}
-    accepted: set[int] = set()
-    vetoes: list[Veto] = []
-    for step in sorted(reasons):
-        if step in accepted:
-            continue
-        if step not in flagged:
-            vetoes.append(
-                Veto(kind="flag", action=plan[step], step=step, reason="not a Driver action")
-            )
-            continue
-        found: list[str] = []  # what the simulation says first, then the policies
-        policies: list[str] = []
-        for block in _options(reviewer, step, flagged):
-            block -= accepted
-            variant = reviewer.sim.without(reviewer.trace, accepted | block)
-            policy = reviewer.kept_by_policy(block)
-            if reviewer._acceptable(variant, accepted | block):
-                if policy is None:
-                    accepted |= block
-                    break
-                policies.append(policy)
-            else:
-                found.append(_why(reviewer, block, reviewer.sim.without(reviewer.trace, block)))
-                if policy is not None:
-                    policies.append(policy)
-        if step not in accepted:
-            why = (found + policies)[0]
-            vetoes.append(Veto(kind="flag", action=plan[step], step=step, reason=why))
+    vetoes = [
+        Veto(kind="flag", action=plan[step], step=step, reason="not a Driver action")
+        for step in sorted(reasons)
+        if not reviewer.judged(step)
+    ]
+    decision = _Decision(reviewer, frozenset(s for s in reasons if reviewer.judged(s)))
+    accepted = decision.decide()
+    vetoes += [
+        Veto(kind="flag", action=plan[step], step=step, reason=decision.why_vetoed(step, accepted))
+        for step in sorted(decision.flagged - accepted)
+    ]
+    vetoes.sort(key=lambda veto: veto.step or 0)
     flags = []
     for step in sorted(accepted):
         reason = reasons.get(step)
-        if reason is None:  # the other half of a flagged block
-            reason = "goes with the flagged step it completes"
+        if reason is None:  # a step that completes a flagged block
+            reason = f"goes with the flagged {steps_named(decision.completed(step, accepted))}"
         flags.append(Flag(step=step, action=plan[step], reason=reason))
-    return critique.model_copy(update={"flags": flags}), vetoes
+    check = decision.why_accepted(accepted) if accepted else None
+    return Certified(critique.model_copy(update={"flags": flags}), vetoes, check)
 
 
 def certify_insertion(

@@ -133,7 +133,8 @@ class Review:
     cut_short: bool = False  # the search spent its budget before it was done
 
 
-def _steps(numbers: Sequence[int]) -> str:
+def steps_named(numbers: Sequence[int]) -> str:
+    """0-based plan positions as a reader counts them: "step 3", "steps 3-5", "steps 3, 7"."""
     shown = sorted(n + 1 for n in numbers)
     if len(shown) == 1:
         return f"step {shown[0]}"
@@ -347,52 +348,68 @@ class Reviewer:
                         seen.append(pos)
 
     def _self_contained(self, block: set[int]) -> bool:
-        """Whether a block can go as a whole: each put-down goes with the pick-up before it or
-        the one that takes the object back, each step that puts a state back (a close, a
-        switch-off, pouring a vessel out) with the step that changed it, each open or
-        switch-on with the step that undoes it; and an object picked up and put down is not
-        touched again afterwards. Steps that change nothing or cannot happen go alone."""
+        """Whether a block can go as a whole: no step of it is left half done (`half_done`),
+        and an object picked up and put down is not touched again afterwards."""
         last = max(self.trace.position(s) for s in block)
         for step in block:
-            pos = self.trace.position(step)
-            outcome = self.trace.outcomes[pos]
-            if outcome.problem or outcome.changed is False:
-                continue
+            if self.half_done(step, block) is not None:
+                return False
             action = self.actions[step]
-            obj = action.objects[0] if action.objects else ""
-            if action.verb == "PutAOnB":
-                pick = self._near(pos, obj, {"PickUp"}, forward=False)
-                again = self._near(pos, obj, {"PickUp"}, forward=True)
-                if (pick is None or pick not in block) and (again is None or again not in block):
-                    return False
-            elif action.verb in ("ToggleOn", "ToggleOff") and self._inert_switch(pos):
-                continue
-            elif action.verb in ("Close", "ToggleOff"):
-                opener = self._near(pos, obj, {"Open", "ToggleOn"}, forward=False)
-                if opener is not None and opener not in block:
-                    return False  # puts back what the plan changed: tidying up
-                if opener is None and self._touched_elsewhere(obj, block):
-                    return False  # readies something the plan uses
-            elif (
-                action.verb == "PourFromAIntoB"
-                and self.state_at(pos).kind_at(self.state_at(pos).key(action.objects[1])) in BASINS
-            ):
-                pick = self._near(pos, obj, {"PickUp"}, forward=False)
-                if pick is None or pick not in block:
-                    return False
-            elif action.verb in ("Open", "ToggleOn"):
-                closer = self._near(pos, obj, {"Close", "ToggleOff"}, forward=True)
-                if closer is None and action.verb == "ToggleOn":
-                    continue  # left on: whether that serves the goal, the simulation says
-                if closer is None or closer not in block:
-                    return False
-                if action.verb == "Open" and self._reached_into(pos, self.trace.position(closer)):
-                    return False
-            elif action.verb == "PickUp":
-                put = self._near(pos, obj, {"PutAOnB"}, forward=True)
+            outcome = self.trace.outcomes[self.trace.position(step)]
+            if action.verb == "PickUp" and not (outcome.problem or outcome.changed is False):
+                obj = action.objects[0]
+                put = self._near(self.trace.position(step), obj, {"PutAOnB"}, forward=True)
                 if put is None or (put in block and self._touched_after(obj, last, block)):
                     return False
         return True
+
+    def half_done(self, step: int, block: Collection[int]) -> str | None:
+        """What removing a block would leave half done of what one of its steps belongs to, or
+        None: a put-down without the pick-up before it or the one that takes the object back; a
+        step that puts a state back (a close, a switch-off, pouring a vessel out) without the
+        step that changed it, or, where the plan never changed it, readying something the plan
+        uses; an open or a switch-on without the step that undoes it, or an open something is
+        taken from. Steps that change nothing or cannot happen, and switches that act on
+        nothing, go alone."""
+        pos = self.trace.position(step)
+        outcome = self.trace.outcomes[pos]
+        if outcome.problem or outcome.changed is False:
+            return None
+        action = self.actions[step]
+        obj = action.objects[0] if action.objects else ""
+        n = step + 1
+        if action.verb == "PutAOnB":
+            pick = self._near(pos, obj, {"PickUp"}, forward=False)
+            again = self._near(pos, obj, {"PickUp"}, forward=True)
+            if (pick is None or pick not in block) and (again is None or again not in block):
+                return f"step {n} goes with the pick-up of {obj} before it or after it"
+            return None
+        if action.verb in ("ToggleOn", "ToggleOff") and self._inert_switch(pos):
+            return None
+        if action.verb in ("Close", "ToggleOff"):
+            opener = self._near(pos, obj, {"Open", "ToggleOn"}, forward=False)
+            if opener is not None:  # puts back what the plan changed: tidying up
+                return None if opener in block else f"step {n} undoes step {opener + 1}"
+            if self._touched_elsewhere(obj, block):
+                return f"step {n} readies {obj}, which the plan uses"
+            return None
+        if (
+            action.verb == "PourFromAIntoB"
+            and self.state_at(pos).kind_at(self.state_at(pos).key(action.objects[1])) in BASINS
+        ):
+            pick = self._near(pos, obj, {"PickUp"}, forward=False)
+            if pick is None or pick not in block:
+                return f"step {n} empties {obj}, which the plan fetched"
+            return None
+        if action.verb in ("Open", "ToggleOn"):
+            closer = self._near(pos, obj, {"Close", "ToggleOff"}, forward=True)
+            if closer is None:  # left on: whether that serves the goal, the simulation says
+                return f"step {n} leaves {obj} open" if action.verb == "Open" else None
+            if closer not in block:
+                return f"step {closer + 1} undoes step {n}"
+            if action.verb == "Open" and self._reached_into(pos, self.trace.position(closer)):
+                return f"something is taken from {obj} while it is open"
+        return None
 
     def _handles_goal_objects(self, block: set[int]) -> bool:
         """Whether a block does something to an object of a kind the goal names (moves it,
@@ -458,29 +475,13 @@ class Reviewer:
                     return True
         return False
 
-    def _touched_elsewhere(self, name: str, block: set[int]) -> bool:
+    def _touched_elsewhere(self, name: str, block: Collection[int]) -> bool:
         return any(self.order[p] not in block for p in self._named.get(name, []))
 
     def _touched_after(self, name: str, last: int, block: set[int]) -> bool:
         positions = self._named.get(name, [])
         k = bisect.bisect_right(positions, last)
         return any(self.order[p] not in block for p in positions[k:])
-
-    def kept_by_policy(self, block: set[int]) -> str | None:
-        """Why a block is kept whatever the simulation says, or None when it may go."""
-        policy = self._policy(block)
-        if policy is None:
-            return None
-        name = _steps(sorted(block))
-        they = "it" if len(block) == 1 else "they"
-        return {
-            "alone": (
-                f"{name} cannot go alone: a put-down goes with its pick-up, a close or a "
-                "switch-off with what it undoes, an open or a switch-on with what undoes it"
-            ),
-            "preparation": f"{name}: {they} clear a receptacle the plan uses afterwards (preparation)",
-            "goal": f"{name}: {they} handle an object the goal is about",
-        }[policy]
 
     def _policy(self, block: set[int]) -> str | None:
         """Which policy keeps a block ("alone", "preparation", "goal"), or None."""
@@ -684,10 +685,10 @@ class Reviewer:
         if not shown:
             problems = [self.trace.outcomes[self.trace.position(s)].problem for s in sorted(block)]
             return f"cannot happen here: {next(p for p in problems if p)}"
-        names = _steps(sorted(block))
+        names = steps_named(sorted(block))
         make, them = ("makes", "it") if len(block) == 1 else ("make", "them")
         problem = self.trace.outcomes[self.trace.position(shown[0])].problem or ""
-        return f"{names} {make} {_steps(shown)} impossible ({problem}); without {them} the plan can be carried out"
+        return f"{names} {make} {steps_named(shown)} impossible ({problem}); without {them} the plan can be carried out"
 
     def remove(self) -> None:
         """Remove every block the plan can do without: sweep the candidates in plan order, going
@@ -752,12 +753,15 @@ class Reviewer:
             if outcome.changed is False:
                 return f"changes nothing: {action.objects[-1] if action.objects else 'the state'} is already that way"
         what = "; ".join(_gist(self.actions[s]) for s in sorted(block))
-        name = f"{_steps(sorted(block))} ({what})"
+        return f"without {steps_named(sorted(block))} ({what}) {self.what_holds()}"
+
+    def what_holds(self) -> str:
+        """What a removal the search accepts keeps of the plan, as the reasons say it."""
         if self.spec is None:
-            return f"without {name} every object the goal names ends the same"
+            return "every object the goal names ends the same"
         if not any(u.met is True for u in self.sim.known_units(self.trace.units)[1:]):
-            return f"without {name} the plan meets the goal no less"
-        return f"without {name} every goal condition the plan meets still holds"
+            return "the plan meets the goal no less"
+        return "every goal condition the plan meets still holds"
 
     def _evidence(self) -> dict[str, int]:
         """For each goal condition the final plan meets and the start does not: the input

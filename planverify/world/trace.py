@@ -8,7 +8,7 @@ both run the same steps on the same state, so the rest is known without simulati
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
 from planverify.notation import Action
@@ -167,6 +167,23 @@ class Simulator:
                 apply(state, self.steps[step])
         impossible = frozenset(s for s, o in zip(order, outcomes, strict=True) if o.problem)
         return Trace(list(order), before, outcomes, states, self._units(states), impossible)
+
+    def settles(self, trace: Trace, block: Collection[int]) -> bool:
+        """Whether the trace's sequence without `block` is back in the full sequence's state
+        right after the block's last step: taken as a whole, the block changes nothing that
+        lasts (a put-down and the pick-up that takes the object back, an open and its close)."""
+        positions = sorted(trace.position(s) for s in block)
+        first, last = positions[0], positions[-1]
+        states = [state.copy() for state in trace.before[first]]
+        for step in trace.order[first : last + 1]:
+            if step not in block:
+                self.work += len(states)
+                for state in states:
+                    apply(state, self.steps[step])
+        after = trace.before[last + 1] if last + 1 < len(trace.order) else trace.final
+        return all(
+            s.held == b.held and s.objects == b.objects for s, b in zip(states, after, strict=True)
+        )
 
     def without(
         self,

@@ -339,7 +339,8 @@ def add_flag(
     if isinstance(index, str):
         critique.dropped.append(Dropped(text=text, why=index))
     elif not 0 <= index < len(plan):
-        critique.dropped.append(Dropped(text=text, why=f"step index {index} is outside the plan"))
+        why = f"step number {index + 1} is outside the plan (1-{len(plan)})"
+        critique.dropped.append(Dropped(text=text, why=why))
     elif _is_dialogue(plan[index]):
         why = f"step {index + 1} is dialogue, which is never removed"
         critique.dropped.append(Dropped(text=text, why=why))

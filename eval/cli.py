@@ -1,9 +1,10 @@
 """`planverify eval`: the paper's evaluation of Judge x Planner pairs on an annotated set.
 
 `eval_command` is a plain Typer command function; the application registers it with
-`app.command("eval")(eval_command)`. Exit codes follow `planverify verify`: 0 when everything
-ran, 1 when some input records were left out or some episodes failed, 2 for usage errors
-(bad option, unknown model spec, missing API key or matplotlib), reported before any work.
+`app.command("eval", cls=Command)(eval_command)`. Exit codes follow the rule of every command
+(README, "Exit codes"): 0 when everything ran, 1 when some input records were left out or some
+episodes failed, 2 for usage errors (bad option, unknown model spec, missing API key or
+matplotlib, a DATASET that holds no annotated episodes), reported before any work.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import contextlib
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated
 
 import typer
 from rich.markup import escape
@@ -30,6 +31,7 @@ from planverify.episode import Episode, EpisodeError, iter_jsonl
 from planverify.models import ModelSpecError
 from planverify.options import (
     BaseUrlOption,
+    JudgeOutputOption,
     MaxRetriesOption,
     ModelParamOption,
     RpsOption,
@@ -39,6 +41,7 @@ from planverify.options import (
 )
 from planverify.params import parse_params
 from planverify.progress import PlainProgress, Tally
+from planverify.records import expect
 from planverify.runner import run
 
 from .cache import DEFAULT_CACHE, SQLiteCache
@@ -135,7 +138,8 @@ def eval_command(
     dataset: Annotated[
         Path,
         typer.Argument(
-            help="Annotated episodes: a JSONL file whose records have labels (planverify corrupt writes one)."
+            metavar="DATASET",
+            help="Annotated episodes: a JSONL file whose records have labels (planverify corrupt writes one).",
         ),
     ],
     report: Annotated[
@@ -191,12 +195,7 @@ def eval_command(
     no_cache: Annotated[
         bool, typer.Option("--no-cache", help="Ask the models every time; store nothing.")
     ] = False,
-    judge_output: Annotated[
-        str,
-        typer.Option(
-            help="How model judges answer: text (the ACTION/ANNOTATION protocol) or structured."
-        ),
-    ] = "text",
+    judge_output: JudgeOutputOption = "text",
     grounding: Annotated[
         bool,
         typer.Option(
@@ -219,9 +218,6 @@ def eval_command(
 ) -> None:
     """Score Judge x Planner pairs on an annotated set: the paper's tables, convergence,
     per-error-type recall, and a report with plots."""
-    if judge_output not in ("text", "structured"):
-        raise _fail(f"--judge-output must be text or structured, not {judge_output!r}")
-    output: Literal["text", "structured"] = "structured" if judge_output == "structured" else "text"
     try:
         params = parse_params(model_param)
     except ValueError as exc:
@@ -238,8 +234,8 @@ def eval_command(
         require_matplotlib()
     except MissingMatplotlib as exc:
         raise _fail(str(exc)) from None
-    if not dataset.is_file():
-        raise _fail(f"no such file: {dataset}")
+    if (problem := expect(dataset, "annotated episodes", "DATASET")) is not None:
+        raise _fail(problem)
     episodes, skipped = read_annotated(dataset)
     for line in skipped:
         say(err, "skipped:", "yellow", line)
@@ -268,7 +264,7 @@ def eval_command(
                     max_retries=max_retries,
                     concurrency=concurrency,
                 ),
-                judge_output=output,
+                judge_output=judge_output,
                 grounding=grounding,
                 base_url=base_url,
                 temperature=temperature,

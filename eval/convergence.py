@@ -81,7 +81,7 @@ def first_problem(plan: Sequence[str], scene: Scene | None) -> str | None:
     """Why the simulator cannot carry out a plan (its first impossible step), or None.
 
     >>> first_problem(["Driver.PutAOnB('Mug', 'Sink')"], None)
-    "step 0 (Driver.PutAOnB('Mug', 'Sink')): nothing is held, so Mug cannot be put down"
+    "step 1 (Driver.PutAOnB('Mug', 'Sink')): nothing is held, so Mug cannot be put down"
     >>> first_problem(["Driver.PickUp('Mug')", "Driver.PutAOnB('Mug', 'Sink')"], None) is None
     True
     """
@@ -91,7 +91,7 @@ def first_problem(plan: Sequence[str], scene: Scene | None) -> str | None:
         return f"not in the notation: {exc}"
     for i, outcome in enumerate(outcomes):
         if outcome.problem is not None:
-            return f"step {i} ({plan[i]}): {outcome.problem}"
+            return f"step {i + 1} ({plan[i]}): {outcome.problem}"
     return None
 
 

@@ -192,7 +192,7 @@ def _false_positive(text: str, result: VerificationResult | None, mode: str) -> 
     """(pattern, the Judge's rationale) of one false positive as `planverify.scoring` words it."""
     step = _STEP.match(text)
     if step:
-        index, line = int(step[1]), step[2]
+        index, line = int(step[1]) - 1, step[2]  # "step N" counts from 1
         why = ""
         if result is not None and mode == "static" and result.history:
             flags = result.history[0].critique.flags

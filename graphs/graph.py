@@ -113,7 +113,7 @@ async def prepare(
     actions = [parse_action(line) for line in state.actions]
     lines = [str(a) for a in actions]
     warnings = [
-        f"step {i}: {why}; kept as is and never edited by the rules"
+        f"step {i + 1}: {why}; kept as is and never edited by the rules"
         for i, a in enumerate(actions)
         if (why := diagnose(a))
     ]

@@ -273,7 +273,7 @@ async def _stream(
                         f"episode id {item.id!r} appears more than once (first at "
                         f"{first_seen[item.id]}); ids must be unique"
                     )
-                    item = EpisodeError(item.origin, 0, message)
+                    item = EpisodeError(item.origin, 0, message, reason="repeated id")
                 if isinstance(item, EpisodeError):
                     report.skipped.append(item)
                     say(err, "skipped", "red", str(item))

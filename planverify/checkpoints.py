@@ -6,6 +6,7 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 from langchain_core.runnables import RunnableConfig
@@ -78,13 +79,22 @@ class StoredRun:
     started: str | None  # when its first checkpoint was written (ISO 8601)
 
     def label(self) -> str:
-        """Judge, planner, mode, iteration cap and date, in one line."""
-        date = (self.started or "")[:16].replace("T", " ")
+        """Judge, planner, mode and iteration cap, in one line."""
         if self.settings is None:
-            return f"settings not recorded{', ' + date if date else ''}"
+            return "settings not recorded"
         s = self.settings
-        parts = [f"judge {s.judge}", f"planner {s.planner}", s.mode, f"cap {s.max_iterations}"]
-        return ", ".join([*parts, date] if date else parts)
+        return ", ".join(
+            [f"judge {s.judge}", f"planner {s.planner}", s.mode, f"cap {s.max_iterations}"]
+        )
+
+    def start_time(self) -> str:
+        """When the run started, to the second, in UTC: `2026-11-25 09:14:03 UTC`."""
+        if not self.started:
+            return "not recorded"
+        when = datetime.fromisoformat(self.started)
+        if when.tzinfo is not None:
+            when = when.astimezone(UTC)
+        return when.strftime("%Y-%m-%d %H:%M:%S") + (" UTC" if when.tzinfo else "")
 
 
 def load_history(store: str | Path, thread: str) -> StoredRun:

@@ -9,23 +9,25 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator
 from contextlib import AsyncExitStack, ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import orjson
 import typer
-from pydantic import ValidationError
 from rich.table import Table
 from rich.text import Text
 
 from planverify import __version__
 from planverify.batch import BatchReport, OutputStopped
 from planverify.calls import CallLimits
+from planverify.commands import Command, Group
 from planverify.console import err, literal, out, printable, say
+from planverify.corrupt import GeneratorName
 from planverify.episode import Episode, EpisodeError, dump_jsonl_line
 from planverify.graphs.context import SettingsError
 from planverify.models import ModelSpecError, presets
 from planverify.options import (
     BaseUrlOption,
+    JudgeOutputOption,
     MaxRetriesOption,
     ModelParamOption,
     RpsOption,
@@ -34,11 +36,12 @@ from planverify.options import (
     TpmOption,
 )
 from planverify.params import parse_params
-from planverify.result import VerificationResult
+from planverify.result import GoalSource, VerificationResult
 from planverify.runner import run
 from planverify.usage import unknown_note
 
 app = typer.Typer(
+    cls=Group,
     name="planverify",
     help="Verify and clean embodied-AI task plans with an iterative Judge/Planner loop.",
     no_args_is_help=True,
@@ -109,12 +112,14 @@ def writing(output: Path | None) -> Iterator[None]:
         yield
 
 
-def check_sources(inputs: list[str], split: str | None, *, games_only: bool = False) -> None:
-    """A usage error (exit 2) when the inputs name nothing to read."""
+def check_sources(
+    inputs: list[str], split: str | None, *, games_only: bool = False, labelled: bool = True
+) -> None:
+    """A usage error (exit 2) when the inputs name nothing to read, or files of another kind."""
     from planverify.sources import InputError, check_inputs
 
     try:
-        check_inputs(inputs, split=split, games_only=games_only)
+        check_inputs(inputs, split=split, games_only=games_only, labelled=labelled)
     except InputError as exc:
         raise fail(str(exc)) from None
 
@@ -176,22 +181,28 @@ def _summary(report: BatchReport, output: Path | None) -> None:
     out.print(table)
 
 
-@app.command()
+@app.command(cls=Command)
 def verify(
     inputs: Annotated[
         list[str],
         typer.Argument(
-            help="JSONL files of episodes ({id, goal?, actions, scene?} a line), or TEACh game files, directories and globs."
+            metavar="INPUTS",
+            help="JSONL files of episodes ({id, goal?, actions, scene?} a line), or TEACh game files, directories and globs.",
         ),
     ],
     judge: Annotated[
         str,
         typer.Option(
-            help="Judge: rules (offline, grounded), baseline (the paper's rule baseline), a preset (see `planverify presets`) or provider:model."
+            "--judge",
+            "-j",
+            help="Judge: rules (offline, grounded), baseline (the paper's rule baseline), a preset (see `planverify presets`) or provider:model.",
         ),
     ] = "rules",
     planner: Annotated[
-        str, typer.Option(help="Planner: rules (no model), a preset or provider:model.")
+        str,
+        typer.Option(
+            "--planner", "-p", help="Planner: rules (no model), a preset or provider:model."
+        ),
     ] = "rules",
     max_iterations: Annotated[
         int, typer.Option(min=1, help="Cap on Judge passes per episode.")
@@ -203,7 +214,7 @@ def verify(
         ),
     ] = False,
     goal: Annotated[
-        str,
+        GoalSource,
         typer.Option(
             help="Goal source: given (the record's goal; inferred when absent), dialogue (the Commander's words) or infer (ask the planner model)."
         ),
@@ -230,12 +241,7 @@ def verify(
             help="Episodes verified at once; also the cap on model calls in flight per provider or server (the limit adapts below it).",
         ),
     ] = 8,
-    judge_output: Annotated[
-        str,
-        typer.Option(
-            help="How model judges answer: text (the ACTION/ANNOTATION protocol) or structured."
-        ),
-    ] = "text",
+    judge_output: JudgeOutputOption = "text",
     base_url: BaseUrlOption = None,
     limit: Annotated[
         int | None, typer.Option(min=1, help="Verify only the first N episodes.")
@@ -294,10 +300,6 @@ def verify(
     """Verify plans: flag unneeded steps, add missing ones, loop until the Judge has no objections."""
     from planverify.api import Verifier, open_checkpointer
 
-    if goal not in ("given", "dialogue", "infer"):
-        raise fail(f"--goal must be given, dialogue or infer, not {goal!r}")
-    if judge_output not in ("text", "structured"):
-        raise fail(f"--judge-output must be text or structured, not {judge_output!r}")
     if goal == "infer" and planner == "rules":
         raise fail(
             "--goal infer needs a model planner (--planner provider:model); the rules planner has no model"
@@ -563,7 +565,7 @@ def _ask_review(payload: dict[str, Any]) -> Any:
     return {"flags": [{"step": s, "reason": "removed by the reviewer"} for s in steps]}
 
 
-@app.command()
+@app.command(cls=Command)
 def show(
     episode_id: Annotated[str, typer.Argument(metavar="ID", help="Episode id.")],
     checkpoint: Annotated[
@@ -585,8 +587,11 @@ def show(
         raise fail(str(exc)) from None
     for thread, stored in runs:
         state = stored.state
-        out.rule(literal(f"{episode_id}: {stored.label()}"), style="bold")
-        lines: list[Text] = [
+        out.rule(style="bold")
+        lines: list[Text] = [  # whole, never cut to the width: runs differ by these lines
+            literal(f"{episode_id}: {stored.label()}", style="bold"),
+            literal(f"started {stored.start_time()}"),
+            literal(f"input digest {state.input_digest or 'not recorded'}"),
             literal(f"thread {thread}, {stored.checkpoints} checkpoints", style="dim"),
             literal(f"goal: {state.goal}"),
         ]
@@ -611,10 +616,13 @@ def show(
             out.print(line)
 
 
-@app.command()
+@app.command(cls=Command)
 def convert(
     inputs: Annotated[
-        list[str], typer.Argument(help="TEACh game files (*.game.json), directories or globs.")
+        list[str],
+        typer.Argument(
+            metavar="INPUTS", help="TEACh game files (*.game.json), directories or globs."
+        ),
     ],
     output: Annotated[
         Path, typer.Option("--output", "-o", help="Write the episodes here as JSONL.")
@@ -658,11 +666,14 @@ def _range(text: str) -> tuple[int, int]:
     return bounds
 
 
-@app.command()
+@app.command(cls=Command)
 def corrupt(
     inputs: Annotated[
         list[str],
-        typer.Argument(help="Episodes: JSONL files, or TEACh game files, directories and globs."),
+        typer.Argument(
+            metavar="INPUTS",
+            help="Episodes: JSONL files, or TEACh game files, directories and globs.",
+        ),
     ],
     output: Annotated[
         Path, typer.Option("--output", "-o", help="Write the annotated episodes here as JSONL.")
@@ -683,7 +694,7 @@ def corrupt(
         str | None, typer.Option(help="TEACh inputs: keep only games under this directory name.")
     ] = None,
     generator: Annotated[
-        str,
+        GeneratorName,
         typer.Option(
             help="injected (the paper's error taxonomy) or natural (human-like mistakes)."
         ),
@@ -691,14 +702,11 @@ def corrupt(
 ) -> None:
     """Inject labelled errors (detours, misplacements, needless toggles, ...) into real episodes."""
     from planverify.corrupt import GENERATORS, CorruptSummary
+    from planverify.files import replacing
     from planverify.sources import iter_inputs
 
-    if generator not in GENERATORS:
-        raise fail(f"--generator must be one of {', '.join(GENERATORS)}, not {generator!r}")
-    from planverify.files import replacing
-
     bounds = _range(errors_per_episode)
-    check_sources(inputs, split)
+    check_sources(inputs, split, labelled=False)
     check_output(output)
     check_clash([output], inputs, split)
     skipped = 0
@@ -741,12 +749,17 @@ def corrupt(
         raise typer.Exit(1)
 
 
-@app.command()
+@app.command(cls=Command)
 def score(
-    annotated: Annotated[Path, typer.Argument(help="Annotated episodes (JSONL with labels).")],
-    results: Annotated[Path, typer.Argument(help="Results of verify on those episodes (JSONL).")],
+    annotated: Annotated[
+        Path, typer.Argument(metavar="ANNOTATED", help="Annotated episodes (JSONL with labels).")
+    ],
+    results: Annotated[
+        Path,
+        typer.Argument(metavar="RESULTS", help="Results of verify on those episodes (JSONL)."),
+    ],
     mode: Annotated[
-        str,
+        Literal["auto", "static", "iterative"],
         typer.Option(
             help="static (first Judge pass), iterative (refined plan), or auto: static when the results were made with --static."
         ),
@@ -758,11 +771,9 @@ def score(
 ) -> None:
     """Recall, precision and F1 of results against labels, overall, per error type and per task."""
     from planverify.episode import iter_jsonl
-    from planverify.records import expect, records
+    from planverify.records import UnusableFile, expect, read_all
     from planverify.scoring import infer_mode, score_results
 
-    if mode not in ("auto", "static", "iterative"):
-        raise fail(f"--mode must be auto, static or iterative, not {mode!r}")
     for problem in (
         expect(annotated, "annotated episodes", "ANNOTATED (as `planverify corrupt` writes)"),
         expect(results, "results", "RESULTS"),
@@ -771,24 +782,25 @@ def score(
             raise fail(problem)
     if report is not None:
         check_clash([report], [annotated, results], None)
-    episodes = [e for e in iter_jsonl(annotated) if isinstance(e, Episode)]
-    outcomes: list[VerificationResult] = []
-    for record in records(results):
-        try:
-            if record.problem is not None:
-                raise ValueError(record.problem)
-            outcomes.append(VerificationResult.model_validate(record.data))
-        except ValueError as exc:
-            raise fail(
-                f"{results}:{record.line}: not a result record ({_first_error(exc)})"
-            ) from None
+    try:
+        outcomes = [r for _, r in read_all(results, VerificationResult, "a result record")]
+    except UnusableFile as exc:
+        raise fail(str(exc)) from None
+    episodes: list[Episode] = []
+    skipped = 0
+    for item in iter_jsonl(annotated):
+        if isinstance(item, EpisodeError):
+            skipped += 1
+            say(err, "skipped", "red", str(item))
+        else:
+            episodes.append(item)
     _check_pairing(episodes, outcomes, annotated, results)
     if mode == "auto":
         try:
             mode = infer_mode(outcomes)
         except ValueError as exc:
-            raise fail(f"{exc} (or pass --mode)", 1) from None
-    scored = score_results(episodes, outcomes, mode=mode)  # type: ignore[arg-type]
+            raise fail(f"{exc} (or pass --mode)") from None
+    scored = score_results(episodes, outcomes, mode=mode)
     table = Table(title=f"{mode} scores, {scored.overall.episodes} episodes", title_justify="left")
     for column in ("group", "TP", "FP", "FN", "recall", "precision", "F1"):
         table.add_column(column, justify="left" if column == "group" else "right")
@@ -851,6 +863,8 @@ def score(
         write_atomically(
             report, orjson.dumps(scored.model_dump(mode="json"), option=orjson.OPT_INDENT_2)
         )
+    if skipped:
+        raise typer.Exit(1)
 
 
 def _check_pairing(
@@ -899,15 +913,7 @@ def _same_content(episode: Episode, result: VerificationResult) -> bool:
     return not result.original or result.original == episode.actions
 
 
-def _first_error(exc: ValueError) -> str:
-    if isinstance(exc, ValidationError) and exc.errors():
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "record"
-        return f"{where}: {first['msg']}"
-    return str(exc).splitlines()[0]
-
-
-@app.command("presets")
+@app.command("presets", cls=Command)
 def list_presets() -> None:
     """List the named model presets (override them with a TOML file in $PLANVERIFY_PRESETS)."""
     table = Table.grid(padding=(0, 2))
@@ -924,7 +930,7 @@ def list_presets() -> None:
     out.print(table)
 
 
-@app.command("goal")
+@app.command("goal", cls=Command)
 def read_goal_command(
     text: Annotated[str, typer.Argument(metavar="TEXT", help="The goal, in words.")],
     dialogue: Annotated[
@@ -973,7 +979,7 @@ def read_goal_command(
 def _register_eval() -> None:
     from planverify.eval.cli import eval_command
 
-    app.command("eval")(eval_command)
+    app.command("eval", cls=Command)(eval_command)
 
 
 _register_eval()
@@ -983,8 +989,8 @@ def _register_curation() -> None:
     from planverify.export.command import export_command
     from planverify.review.command import review_command
 
-    app.command("export")(export_command)
-    app.command("review")(review_command)
+    app.command("export", cls=Command)(export_command)
+    app.command("review", cls=Command)(review_command)
 
 
 _register_curation()

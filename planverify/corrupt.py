@@ -57,7 +57,7 @@ import random
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, get_args
+from typing import Any, Literal, Protocol, get_args
 
 from planverify.episode import Episode, InjectedError, Label
 from planverify.notation import Action, escape_text, object_type
@@ -73,6 +73,7 @@ __all__ = [
     "CorruptSummary",
     "ErrorKind",
     "Generator",
+    "GeneratorName",
     "corrupt_episode",
     "corrupt_many",
 ]
@@ -596,5 +597,6 @@ def _natural_many(
     )
 
 
-GENERATORS: dict[str, Generator] = {"injected": corrupt_many, "natural": _natural_many}
+GeneratorName = Literal["injected", "natural"]
+GENERATORS: dict[GeneratorName, Generator] = {"injected": corrupt_many, "natural": _natural_many}
 """The error generators by name (`planverify corrupt --generator`)."""

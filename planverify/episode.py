@@ -254,15 +254,16 @@ def nul_in(value: Any, where: str = "") -> str | None:
 
 class EpisodeError(ValueError):
     """A record or source that could not be read; names the source and line (0: the whole
-    source). Pickles intact, so it crosses process boundaries."""
+    source). `reason` is the kind of problem summaries count it under, when the message does
+    not start with it (see `teach.reason_of`). Pickles intact, so it crosses process boundaries."""
 
-    def __init__(self, source: str, line: int, message: str) -> None:
+    def __init__(self, source: str, line: int, message: str, reason: str | None = None) -> None:
         where = f"{source}:{line}" if line else source
         super().__init__(f"{where}: {message}")
-        self.source, self.line, self.message = source, line, message
+        self.source, self.line, self.message, self.reason = source, line, message, reason
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (type(self), (self.source, self.line, self.message))
+        return (type(self), (self.source, self.line, self.message, self.reason))
 
 
 def problems(exc: ValidationError) -> list[str]:

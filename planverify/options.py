@@ -4,7 +4,7 @@ every run's settings are validated with, `planverify.graphs.context.VerifierCont
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 
@@ -42,5 +42,11 @@ ModelParamOption = Annotated[
     typer.Option(
         "--model-param",
         help="KEY=VALUE sent with every model request (VALUE read as JSON when it parses, e.g. seed=7, max_tokens=2048, top_p=0.9); repeatable.",
+    ),
+]
+JudgeOutputOption = Annotated[
+    Literal["text", "structured"],
+    typer.Option(
+        help="How model judges answer: text (the ACTION/ANNOTATION protocol) or structured."
     ),
 ]

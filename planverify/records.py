@@ -12,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import orjson
+from pydantic import BaseModel, ValidationError
 
 BOM = b"\xef\xbb\xbf"
 RESULT_KEYS = frozenset({"original", "refined", "verdicts"})  # what `verify` writes
@@ -29,6 +30,12 @@ DESCRIPTIONS: dict[Kind | None, str] = {
     None: "no record of a known kind",
 }
 SCAN = 100  # records `file_kind` looks at before it gives up
+Model = TypeVar("Model", bound=BaseModel)
+
+
+class UnusableFile(ValueError):
+    """A file the user named that cannot be used as the kind the command expects: a usage
+    error (exit 2), said in one line."""
 
 
 @dataclass
@@ -40,9 +47,10 @@ class Record:
     problem: str | None = None  # set when the line is not JSON text
 
 
-def loads(raw: bytes, *, offset: int = 0) -> Any:
+def loads(raw: bytes, *, offset: int = 0, line: bool = False) -> Any:
     """Parse JSON bytes; a `ValueError` that says what is wrong (`offset`: where `raw` starts
-    in its file, for the byte a non-UTF-8 message names)."""
+    in its file, for the byte a non-UTF-8 message names; `line`: `raw` is one line of a file,
+    whose number the caller gives, so only the column is named)."""
     try:
         return orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
@@ -53,7 +61,8 @@ def loads(raw: bytes, *, offset: int = 0) -> Any:
             raise ValueError(
                 f"not UTF-8 text (byte 0x{byte:02x} at offset {offset + bad.start})"
             ) from None
-        raise ValueError(f"malformed JSON: {exc}") from None
+        where = f"column {exc.colno}" if line else f"line {exc.lineno}, column {exc.colno}"
+        raise ValueError(f"malformed JSON: {exc.msg} at {where}") from None
 
 
 def records(path: Path) -> Iterator[Record]:
@@ -68,7 +77,7 @@ def records(path: Path) -> Iterator[Record]:
             if not raw.strip():
                 continue
             try:
-                yield Record(number, loads(raw, offset=start))
+                yield Record(number, loads(raw.rstrip(b"\r\n"), offset=start, line=True))
             except ValueError as exc:
                 yield Record(number, problem=str(exc))
 
@@ -128,3 +137,24 @@ def expect(path: Path, wanted: Kind, role: str) -> str | None:
     if path.is_file() and file_kind(path) in (wanted, "empty"):
         return None
     return f"{describe(path)}; {role} expects {DESCRIPTIONS[wanted]}"
+
+
+def first_error(exc: ValueError) -> str:
+    """The first problem a validation error names, as `field: why` (one line)."""
+    if isinstance(exc, ValidationError) and exc.errors():
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "record"
+        return f"{where}: {first['msg']}"
+    return str(exc).splitlines()[0]
+
+
+def read_all(path: Path, model: type[Model], what: str) -> Iterator[tuple[Record, Model]]:
+    """Every record of a file that must be whole (a results file): each with its value as
+    `model`; `UnusableFile` at the first line that is not one (`PATH:LINE: not a WHAT (why)`)."""
+    for record in records(path):
+        try:
+            if record.problem is not None:
+                raise ValueError(record.problem)
+            yield record, model.model_validate(record.data)
+        except ValueError as exc:  # a pydantic ValidationError is one
+            raise UnusableFile(f"{path}:{record.line}: not {what} ({first_error(exc)})") from None

@@ -461,9 +461,9 @@ def _tally(
     ]
     for i in sorted(removed):
         if not 0 <= i < len(steps):
-            notes.append(f"ignored a removal of step {i}: out of range")
+            notes.append(f"ignored a removal of step {i + 1}: out of range")
         elif steps[i].is_dialogue:
-            notes.append(f"ignored a removal of dialogue line {i}")
+            notes.append(f"ignored a removal of dialogue line {i + 1}")
     removed = {i for i in removed if 0 <= i < len(steps) and not steps[i].is_dialogue}
     twins = _twins(lines, steps, set(remove_labels), removed)
 
@@ -478,7 +478,7 @@ def _tally(
                 found.add(remove_labels[i])
         elif i in removed:
             if i not in twins.values():
-                fps.append(f"step {i}: {lines[i]}")
+                fps.append(f"step {i + 1}: {lines[i]}")
         else:
             tn += 1
 
@@ -539,7 +539,7 @@ def score_static(episode: Episode, critique: Critique) -> EpisodeScore:
     >>> score.counts
     Counts(tp=2, fp=2, fn=1, tn=1)
     >>> score.found, score.missed, score.false_positives
-    ([0, 2], [1], ["step 3: Driver.PutAOnB('Mug', 'CoffeeMachine')", 'missing: wash the mug'])
+    ([0, 2], [1], ["step 4: Driver.PutAOnB('Mug', 'CoffeeMachine')", 'missing: wash the mug'])
     """
     _labels_of(episode)
     return _tally(

@@ -15,12 +15,15 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 from typing import Literal
 
-from planverify.episode import Episode, EpisodeError, iter_jsonl
+from planverify.episode import EXPECTED, OTHER_FILES, Episode, EpisodeError, iter_jsonl
+from planverify.records import DESCRIPTIONS, describe, file_kind
 from planverify.teach import GAME_SUFFIX, SPLITS, expand_inputs, iter_games, load_game
 
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
 READ_SUFFIXES = (*JSONL_SUFFIXES, GAME_SUFFIX)  # what a directory contributes
 _GLOB_CHARS = frozenset("*?[")
+_SWITCH_WORDS = frozenset({"true", "false", "yes", "no", "on", "off"})  # `--static true`
+FLAG_HINT = " (a flag takes no value: --static, not --static true)"
 
 
 class InputError(ValueError):
@@ -66,11 +69,16 @@ def input_files(inputs: Iterable[str | Path], *, split: str | None = None) -> li
 
 
 def check_inputs(
-    inputs: Iterable[str | Path], *, split: str | None = None, games_only: bool = False
+    inputs: Iterable[str | Path],
+    *,
+    split: str | None = None,
+    games_only: bool = False,
+    labelled: bool = True,
 ) -> None:
     """Raise `InputError` (one line, with a hint) when the inputs cannot be what the user meant:
-    a missing file, a glob matching nothing, a directory with nothing to read, a `split` that
-    matches no game. Cheap: nothing is parsed."""
+    a missing file, a glob matching nothing, a directory with nothing to read, a JSONL file
+    named that holds another kind of records (results, a TEACh game; annotated episodes unless
+    `labelled`), a `split` that matches no game. Cheap: a file's first records at most."""
     items = list(inputs)
     if not items:
         raise InputError("no inputs given")
@@ -84,13 +92,19 @@ def check_inputs(
             if not glob.glob(text, recursive=True):
                 raise InputError(f"no file matches {text}")
         elif not path.exists():
-            raise InputError(f"no such file or directory: {text}")
+            hint = FLAG_HINT if text.lower() in _SWITCH_WORDS else ""
+            raise InputError(f"no such file or directory: {text}{hint}")
         elif path.is_dir() and not any(
             p.is_file() and p.name.endswith(suffixes) for p in path.rglob("*")
         ):
             raise InputError(f"{text} holds nothing to read: looked for {kinds} files below it")
         elif games_only and is_jsonl(text):
             raise InputError(f"{text} is a JSONL file; this command reads TEACh {kinds} files")
+        elif is_jsonl(text) and path.is_file():
+            kind = file_kind(path)
+            if kind in OTHER_FILES or (kind == "annotated episodes" and not labelled):
+                wanted = EXPECTED if labelled else f"expected {DESCRIPTIONS['episodes']}"
+                raise InputError(f"{describe(path)}; {wanted}")
     if split is None:
         return
     _, games = _split_inputs(items)

@@ -494,6 +494,7 @@ class LoadSummary:
 
 
 def reason_of(error: EpisodeError) -> str:
-    """The kind of a load error: its message up to the first colon or parenthesis
-    (`malformed JSON`, `not UTF-8 text`, ...)."""
-    return re.split(r":| \(", error.message, maxsplit=1)[0].strip()
+    """The kind of a load error: its `reason`, else its message up to the first colon or
+    parenthesis (`malformed JSON`, `not UTF-8 text`, ...), which summaries print inside
+    their own parentheses."""
+    return error.reason or re.split(r"[:()]", error.message, maxsplit=1)[0].strip()

@@ -114,7 +114,7 @@ def test_executable_share_comes_from_the_simulator_in_the_episode_scene() -> Non
     assert flow.executable == pytest.approx(2 / 3)
     assert flow.executable_before == pytest.approx(2 / 3)
     by_id = {f.id: f for f in flow.per_episode}
-    assert by_id["broken"].problem == f"step 0 ({put}): nothing is held, so Mug cannot be put down"
+    assert by_id["broken"].problem == f"step 1 ({put}): nothing is held, so Mug cannot be put down"
     assert not by_id["broken"].executable and by_id["broken"].executable_before
     assert by_id["fixed"].executable and not by_id["fixed"].executable_before
 
@@ -370,7 +370,7 @@ def test_eval_command_refuses_bad_input_before_any_work(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     plain = invoke(str(ROOT / "examples" / "episodes.jsonl"), "--report", str(tmp_path / "r"))
-    assert plain.exit_code == 2 and "no annotated episodes" in plain.stderr
+    assert plain.exit_code == 2 and "DATASET expects annotated episodes" in plain.stderr
     mode = invoke(str(ANNOTATED), "--mode", "sideways", "--report", str(tmp_path / "r"))
     assert mode.exit_code == 2 and "sideways" in mode.stderr
     spec = invoke(str(ANNOTATED), "--judge", "nope", "--report", str(tmp_path / "r"))

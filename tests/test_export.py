@@ -351,10 +351,27 @@ def test_unknown_decisions_files_and_formats_are_usage_errors(
     done = export(
         str(results_file), "--episodes", str(EXAMPLES), "-o", out, "--decisions", str(bad)
     )
-    assert done.exit_code == 1 and "not a decisions file" in done.stderr
+    assert done.exit_code == 2 and "not a decisions file" in done.stderr
     assert (
         export(str(results_file), "--episodes", str(EXAMPLES), "-o", out, "-f", "yaml").exit_code
         == 2
     )
     assert export(str(results_file), "-o", out).exit_code == 2, "--episodes is required"
     assert Decision(id="x", step=1, verdict="keep").verdict == "keep"
+
+
+def test_decisions_that_do_not_apply_name_steps_as_the_site_numbers_them(
+    sample_results: list[VerificationResult],
+) -> None:
+    """The site numbers steps from 1; a decision that cannot be applied says which step in
+    the same numbering (its `step` field counts from 0, as `verdicts[*].index` does)."""
+    first = SAMPLE[0]
+    decisions = [
+        Decision(id=first.id, step=4, verdict="keep", action="Driver.Open('Fridge')"),
+        Decision(id=first.id, step=0, verdict="remove"),
+        Decision(id=first.id, step=99, verdict="keep"),
+    ]
+    notes = curate(sample_results, SAMPLE, decisions).unmatched_decisions
+    assert f"step 5 is {first.actions[4]!r}, not \"Driver.Open('Fridge')\"" in notes[0]
+    assert "step 1 is dialogue, always kept" in notes[1]
+    assert "no step 100" in notes[2]

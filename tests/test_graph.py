@@ -639,9 +639,9 @@ def test_unknown_verbs_are_kept_with_a_warning_and_never_edited(judge: str) -> N
     assert result.refined.count(odd) == 2, "kept exactly as written"
     assert [v.verdict for v in result.verdicts if v.action == odd] == ["keep", "keep"]
     assert result.warnings == [
-        "step 1: unknown verb 'Teleport'; kept as is and never edited by the rules",
-        "step 3: unknown verb 'Teleport'; kept as is and never edited by the rules",
-    ]
+        "step 2: unknown verb 'Teleport'; kept as is and never edited by the rules",
+        "step 4: unknown verb 'Teleport'; kept as is and never edited by the rules",
+    ], "steps are counted from 1, as every page and table shows them"
 
 
 # --- token usage ---------------------------------------------------------------------------

@@ -260,7 +260,7 @@ def test_score_reads_static_results_as_static_even_without_objections(tmp_path: 
     )
     mixed = write(tmp_path / "mixed.jsonl", [*records[:5], *lines(iterative)[5:]])
     refused = runner.invoke(app, ["score", str(annotated), str(mixed)])
-    assert refused.exit_code == 1 and "mix static and iterative" in refused.stderr
+    assert refused.exit_code == 2 and "mix static and iterative" in refused.stderr
 
 
 def test_score_refuses_files_that_do_not_belong_together_and_warns_on_a_partial_overlap(

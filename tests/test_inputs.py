@@ -136,9 +136,10 @@ def test_a_results_file_given_as_input_is_one_message(tmp_path: Path) -> None:
     made = runner.invoke(app, ["verify", str(EXAMPLES), "--no-checkpoint", "-o", str(results)])
     assert made.exit_code == 0
     again = runner.invoke(app, ["verify", str(results), "--no-checkpoint"])
-    assert again.exit_code == 1
-    said = [line for line in again.stderr.splitlines() if line.strip()]
-    assert "not an episodes file: it holds results of `planverify verify`" in " ".join(said)
+    assert again.exit_code == 2, "an input of another kind is a usage error, before any work"
+    (said,) = [line for line in again.stderr.splitlines() if line.strip()]
+    assert f"{results} holds results of `planverify verify`" in said
+    assert "expected episode records" in said
     assert "Field required" not in again.stderr
     other = jsonl(tmp_path / "other.jsonl", {"name": "x"}, {"name": "y"})
     odd = runner.invoke(app, ["verify", str(other), "--no-checkpoint"])
@@ -212,3 +213,32 @@ def test_version_and_presets_show_everything() -> None:
     assert runner.invoke(app, ["--version"]).stdout.strip() == f"planverify {__version__}"
     listed = runner.invoke(app, ["presets"], env={"COLUMNS": "70"})
     assert "groq:meta-llama/llama-4-scout-17b-16e-instruct" in listed.stdout
+
+
+def test_the_summary_of_skipped_inputs_has_balanced_parentheses(tmp_path: Path) -> None:
+    """Each skipped input is counted under a short reason, whatever the message holds: ids
+    with parentheses, a line cut short, a bad action, a repeated id."""
+    source = tmp_path / "mixed.jsonl"
+    lines = [
+        orjson.dumps({"id": "mug(a", "actions": PLAN}),
+        orjson.dumps({"id": "mug(a", "actions": PLAN}),
+        orjson.dumps({"id": "x", "actions": ["Driver.Mo(1"]}),
+        b'{"id": "cut", "actions": ["Driver.PickUp(',
+    ]
+    source.write_bytes(b"\n".join(lines) + b"\n")
+    result = runner.invoke(app, ["verify", str(source), "--no-checkpoint"], env={"COLUMNS": "200"})
+    assert result.exit_code == 1
+    (row,) = [line for line in result.stdout.splitlines() if "skipped inputs" in line]
+    counted = row.split("skipped inputs")[1].strip(" │")
+    assert counted == "3 (repeated id: 1, actions: 1, malformed JSON: 1)"
+    assert counted.count("(") == counted.count(")")
+
+
+def test_a_line_cut_short_is_named_by_its_line_in_the_file_once(tmp_path: Path) -> None:
+    source = tmp_path / "cut.jsonl"
+    good = orjson.dumps({"id": "a", "actions": PLAN})
+    source.write_bytes(good + b"\n" + good[:40] + b"\n")
+    result = runner.invoke(app, ["verify", str(source), "--no-checkpoint"], env={"COLUMNS": "200"})
+    (skipped,) = [line for line in result.stderr.splitlines() if line.startswith("skipped")]
+    assert skipped == f"skipped {source}:2: malformed JSON: unexpected end of data at column 41"
+    assert "line 1" not in result.stderr

@@ -539,7 +539,7 @@ def test_resolver_cursor_and_add_flag() -> None:
     add_flag(critique, PLAN, 99, "r", "99")
     add_flag(critique, PLAN, "names no step", "r", "?")
     assert [f.step for f in critique.flags] == [2]
-    assert whys(critique) == ["step index 99 is outside the plan", "names no step"]
+    assert whys(critique) == ["step number 100 is outside the plan (1-8)", "names no step"]
     add_missing(critique, "  'none'  ")
     assert critique.missing == []
 

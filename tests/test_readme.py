@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -36,3 +37,50 @@ def test_documented_verify_options_exist() -> None:
         re.findall(r"`(--[a-z-]+)", README.split("## Command line")[1].split("###")[0])
     )
     assert documented <= options, documented - options
+
+
+def quick_start() -> list[str]:
+    """The lines of the README's quick start (the first shell block under its heading)."""
+    section = README.split("## Quick start", 1)[1]
+    block = re.search(r"```bash\n(.*?)```", section, re.S)
+    assert block is not None
+    return block.group(1).splitlines()
+
+
+def test_the_quick_start_takes_teach_games_to_a_review_site(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its `planverify` lines, run as written (with `teach/games` a folder of small games),
+    verify the games, build the review site and export with downloaded decisions."""
+    import shlex
+
+    import orjson
+    from typer.testing import CliRunner
+
+    from planverify.cli import app
+
+    from .test_cli import tiny_game
+
+    lines = quick_start()
+    assert len(lines) <= 10, "a quick start is ten lines at most"
+    assert lines[0].startswith("make demo") and "source .venv/bin/activate" in lines[1]
+    assert ".venv/bin/planverify" in lines[1], "how to run without activating"
+    monkeypatch.chdir(tmp_path)
+    games = tmp_path / "teach" / "games" / "valid_seen"
+    games.mkdir(parents=True)
+    for n in range(3):
+        (games / f"g{n}.game.json").write_bytes(orjson.dumps(tiny_game(f"g{n}")))
+    ran = []
+    for line in lines:
+        words = shlex.split(line, comments=True)
+        if not words or words[0] != "planverify":
+            continue
+        if "--decisions" in words:  # what the site's "Download decisions" saves
+            decisions = {"format": "planverify-decisions", "version": 1, "decisions": []}
+            (tmp_path / "decisions.json").write_bytes(orjson.dumps(decisions))
+        result = CliRunner().invoke(app, words[1:])
+        assert result.exit_code == 0, (line, result.output)
+        ran.append(words[1])
+    assert ran == ["verify", "review", "export"]
+    assert (tmp_path / "review" / "index.html").is_file()
+    assert len((tmp_path / "sft.jsonl").read_bytes().splitlines()) == 3

@@ -102,6 +102,48 @@ def test_without_episodes_the_site_shows_what_the_results_hold(
     assert attach(entries, iter_jsonl(other)) == [SAMPLE[0].id], "other content is not joined"
 
 
+@pytest.fixture(scope="module")
+def odd_site(results_file: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A site whose data looks like code: task families and splits named after JavaScript's
+    object internals, placeholders of the page's template in the title and a task family,
+    and an episode with an unknown verb (warned about) as its third step."""
+    records = [orjson.loads(line) for line in results_file.read_bytes().splitlines()]
+    records[0].update(task="constructor", split="__proto__")
+    records[1].update(task="{{title}}", split="constructor")
+    records[2].update(task="__proto__", split="hasOwnProperty")
+    odd = Episode(
+        id="odd-verb", goal="Get to the kitchen.", actions=[*SAMPLE[0].actions[:2], TELEPORT]
+    )
+    records.append(verify_many([odd])[0].model_dump(mode="json"))
+    path = tmp_path_factory.mktemp("odd") / "odd.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in records))
+    folder = tmp_path_factory.mktemp("odd-site")
+    done = runner.invoke(app, ["review", str(path), "--html", str(folder), "--title", ODD_TITLE])
+    assert done.exit_code == 0, done.output
+    return folder
+
+
+TELEPORT = "Driver.Teleport('Kitchen')"
+PHONE = 420  # CSS pixels: a phone held upright
+ODD_TITLE = "{{summary}} of {{count}}"
+
+
+def test_nothing_from_the_data_is_expanded_as_a_template(odd_site: Path) -> None:
+    page = (odd_site / "index.html").read_text(encoding="utf-8")
+    assert f"<title>{ODD_TITLE} · planverify review</title>" in page
+    assert f'<span class="title">{ODD_TITLE}</span>' in page
+    assert page.count('<section class="summary">') == 1, "the summary is put in once"
+    assert ">{{title}}</text>" in page, "a task family in the chart stays as written"
+
+
+def test_warnings_count_steps_from_1_as_the_page_does(odd_site: Path) -> None:
+    (index,) = script_data(odd_site / "data" / "index.js", "PV.index")
+    n = next(row[0] for row in index["rows"] if row[1] == "odd-verb")
+    _, episode = script_data(odd_site / "data" / "e" / f"{n:06d}.js", "PV.episode")
+    assert episode["steps"][2]["a"] == TELEPORT
+    assert episode["warnings"][0].startswith("step 3: unknown verb 'Teleport'")
+
+
 # --- in a browser ----------------------------------------------------------------------------
 
 
@@ -240,3 +282,95 @@ def test_a_site_of_teach_games_lists_them_with_their_split_and_opens_one(
     wait_for(browser, "return document.querySelector('#episode-view h1') !== null")
     removed = browser.find_elements(By.CSS_SELECTOR, ".original li.step.removed .reason")
     assert removed and all(r.text for r in removed)
+
+
+def decide_buttons_shown(browser: Any) -> list[Any]:
+    """The Keep/Remove/Reject buttons of the episode page, each checked to be visible as it is,
+    with the pointer on none of them (nothing hovered)."""
+    from selenium.webdriver.common.by import By
+
+    buttons = browser.find_elements(By.CSS_SELECTOR, "li.step button.decide")
+    assert buttons
+    for button in buttons:
+        assert button.is_displayed() and button.size["width"] > 0
+        assert button.value_of_css_property("opacity") == "1", button.text
+        assert button.value_of_css_property("visibility") == "visible"
+    return buttons
+
+
+def test_on_a_phone_the_page_fits_the_title_is_whole_and_the_buttons_show(
+    browser: Any, odd_site: Path
+) -> None:
+    """420 px wide, a touch screen (no hover): nothing scrolls sideways, the title wraps
+    instead of being cut, the Keep/Remove buttons are there, and filter values named like
+    JavaScript's object internals are values like any other."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    browser.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": PHONE, "height": 860, "deviceScaleFactor": 1, "mobile": True},
+    )
+    browser.execute_cdp_cmd("Emulation.setTouchEmulationEnabled", {"enabled": True})
+    browser.get((odd_site / "index.html").resolve().as_uri())
+    wait_for(browser, "return document.documentElement.dataset.ready === '1'")
+    # content wider than the screen would scroll sideways (or, on a phone, be zoomed out to fit)
+    wide = "return document.documentElement.scrollWidth"
+    assert browser.execute_script(wide) <= PHONE, "the index does not scroll sideways"
+    assert browser.execute_script("return window.innerWidth") == PHONE
+    title = browser.find_element(By.CSS_SELECTOR, ".top .title")
+    assert title.text == ODD_TITLE
+    whole = (
+        "const t = arguments[0], r = t.getBoundingClientRect(); "
+        "return t.scrollWidth <= t.clientWidth && r.left >= 0 && r.right <= window.innerWidth"
+    )
+    assert browser.execute_script(whole, title), "the title is not cut"
+
+    options = {
+        select: [o.text for o in Select(browser.find_element(By.ID, select)).options]
+        for select in ("f-task", "f-split")
+    }
+    assert {"constructor (1)", "__proto__ (1)", "{{title}} (1)"} <= set(options["f-task"])
+    assert {"__proto__ (1)", "constructor (1)", "hasOwnProperty (1)"} <= set(options["f-split"])
+    Select(browser.find_element(By.ID, "f-task")).select_by_value("__proto__")
+    shown = [a.text for a in browser.find_elements(By.CSS_SELECTOR, "#rows td.id a")]
+    assert shown == [SAMPLE[2].id]
+    Select(browser.find_element(By.ID, "f-task")).select_by_value("")
+    Select(browser.find_element(By.ID, "f-split")).select_by_value("constructor")
+    shown = [a.text for a in browser.find_elements(By.CSS_SELECTOR, "#rows td.id a")]
+    assert shown == [SAMPLE[1].id]
+
+    browser.get((odd_site / "index.html").resolve().as_uri() + "#e=0")
+    wait_for(browser, "return document.querySelector('#episode-view h1') !== null")
+    assert browser.execute_script(wide) <= PHONE, "the episode page does not scroll sideways"
+    buttons = decide_buttons_shown(browser)
+    assert all(b.location["x"] + b.size["width"] <= PHONE for b in buttons), "on screen"
+    buttons[0].click()  # a tap decides
+    wait_for(browser, "return document.querySelectorAll('li.step.overruled').length === 1")
+
+
+def test_the_refined_plan_is_numbered_in_itself_with_the_original_numbers_beside(
+    browser: Any, odd_site: Path
+) -> None:
+    from selenium.webdriver.common.by import By
+
+    browser.get((odd_site / "index.html").resolve().as_uri() + "#e=0")
+    wait_for(browser, "return document.querySelector('#episode-view h1') !== null")
+    decide_buttons_shown(browser)  # on a wide screen too, without hovering
+    original = [
+        li.find_element(By.CSS_SELECTOR, ".body").text.split("\n")[-1]
+        for li in browser.find_elements(By.CSS_SELECTOR, ".original li.step")
+    ]
+    refined = browser.find_elements(By.CSS_SELECTOR, ".refined li.step")
+    count = browser.find_element(By.CSS_SELECTOR, ".refined h2 .count").text
+    assert count.startswith(f"{len(refined)} steps")
+    numbers = [li.find_element(By.CSS_SELECTOR, ".idx").text for li in refined]
+    assert numbers == [str(k) for k in range(1, len(refined) + 1)]
+    for li in refined:
+        was = li.find_element(By.CSS_SELECTOR, ".was").text
+        if was == "new":
+            continue
+        step = int(was.removeprefix("was "))
+        text = li.find_element(By.CSS_SELECTOR, ".body").text.split("\n")[-1]
+        assert original[step - 1] == text, (was, text)
+    assert len({li.find_element(By.CSS_SELECTOR, ".was").text for li in refined}) == len(refined)

@@ -159,7 +159,7 @@ def test_static_flags_tp_fn_fp_tn() -> None:
     score = score_static(ep, Critique(flags=flags(2, 4)))
     assert score.counts == Counts(tp=1, fp=1, fn=1, tn=1)
     assert score.found == [0] and score.missed == [1]
-    assert score.false_positives == [f"step 4: {PUT}"]
+    assert score.false_positives == [f"step 5: {PUT}"]
     assert score.by_error == {
         "cancelling_navigation": Counts(tp=1),
         "other": Counts(fn=1),

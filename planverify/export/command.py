@@ -1,9 +1,11 @@
 """`planverify export`: a Typer command function, registered by `planverify.cli`.
 
-Exit codes: 0 when the export was written (results with status `error` or without an input
-episode are left out, counted and named), 1 when results were refused (computed on other content:
-nothing is written), when no row was made (an existing output is left as it was) or some inputs
-could not be read, 2 for usage errors (RESULTS not a results file, an output that is an input).
+Exit codes follow the rule of every command (README, "Exit codes"): 0 when the export was
+written (results with status `error` or without an input episode are left out, counted and
+named), 1 when results were refused (computed on other content: nothing is written), when no row
+was made (an existing output is left as it was) or some inputs could not be read, 2 for usage
+errors and files that cannot be used as what they are named for (RESULTS not a results file or
+with a line that is not a result, a decisions file that is not one, an output that is an input).
 """
 
 from __future__ import annotations
@@ -14,8 +16,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from rich.markup import escape
 
 from planverify.console import err, literal, out, say
+from planverify.export.formats import Format
+from planverify.export.write import SplitBy
 
 if TYPE_CHECKING:
     from planverify.export import ExportReport, Options
@@ -31,12 +36,9 @@ def episode_inputs(arguments: list[str], episodes: list[str] | None) -> tuple[Pa
     """RESULTS and the episode inputs: `--episodes a b c` leaves `b c` among the arguments
     (an option takes one value), so the arguments after RESULTS are episode inputs too."""
     results, *more = arguments
-    inputs = [*(episodes or []), *more]
-    if not inputs:
-        raise fail("--episodes is required: the input episodes the results were computed on")
     if more and not episodes:
         raise fail(f"unexpected arguments {' '.join(more)}: give episode inputs after --episodes")
-    return Path(results), inputs
+    return Path(results), [*(episodes or []), *more]
 
 
 def export_command(
@@ -48,35 +50,40 @@ def export_command(
         ),
     ],
     episodes: Annotated[
-        list[str] | None,
+        list[str],
         typer.Option(
             "--episodes",
             help="The input episodes the results were computed on: JSONL files, TEACh game "
             "files, directories or globs (one or more: --episodes a.jsonl games/).",
         ),
-    ] = None,
-    fmt: Annotated[
-        str,
-        typer.Option("--format", "-f", help="episodes, sft, preference or recovery."),
-    ] = "episodes",
+    ],
     output: Annotated[
-        Path | None,
+        Path,
         typer.Option(
             "--output",
             "-o",
             help="JSONL file; a folder with --parquet or --split-by.",
         ),
-    ] = None,
+    ],
+    fmt: Annotated[
+        Format,
+        typer.Option(
+            "--format",
+            "-f",
+            help="episodes (cleaned plans), sft (chats), preference (pairs) or recovery "
+            "(error-and-recovery blocks).",
+        ),
+    ] = "episodes",
     parquet: Annotated[
         bool,
         typer.Option(
             "--parquet",
             help="Write Parquet and a dataset card into the --output folder (needs "
-            "pip install 'planverify[export]').",
+            + escape("pip install 'planverify[export]')."),
         ),
     ] = False,
     split_by: Annotated[
-        str | None,
+        SplitBy | None,
         typer.Option("--split-by", help="One file per task family (task) or split (split)."),
     ] = None,
     interleave: Annotated[
@@ -109,18 +116,12 @@ def export_command(
 ) -> None:
     """Export curated data: cleaned episodes, SFT chats, preference pairs or recovery blocks."""
     from planverify.cli import writing
-    from planverify.export import FORMATS, Options
+    from planverify.export import Options
     from planverify.files import OutputClash, clash
     from planverify.records import expect
     from planverify.sources import InputError, check_inputs, input_files
 
     results_path, inputs = episode_inputs(arguments, episodes)
-    if fmt not in FORMATS:
-        raise fail(f"--format must be one of {', '.join(FORMATS)}, not {fmt!r}")
-    if split_by not in (None, "task", "split"):
-        raise fail(f"--split-by must be task or split, not {split_by!r}")
-    if output is None:
-        raise fail("--output is required")
     folder = parquet or split_by is not None
     if folder and output.exists() and not output.is_dir():
         raise fail(f"--output {output} is a file; --parquet and --split-by write into a folder")
@@ -179,12 +180,12 @@ def _export(
     results_path: Path,
     inputs: list[str],
     split: str | None,
-    fmt: str,
+    fmt: Format,
     output: Path,
     *,
     options: Options,
     decisions: Path | None,
-    split_by: str | None,
+    split_by: SplitBy | None,
     parquet: bool,
     license: str,
     read: list[Path],
@@ -193,6 +194,7 @@ def _export(
     from planverify.export import CurationError, export_results
     from planverify.export.curate import read_decisions, read_results
     from planverify.files import OutputClash
+    from planverify.records import UnusableFile
     from planverify.sources import iter_inputs
 
     try:
@@ -201,11 +203,11 @@ def _export(
         return export_results(
             results,
             iter_inputs(inputs, split=split),
-            fmt,  # type: ignore[arg-type]
+            fmt,
             output,
             options=options,
             decisions=chosen,
-            split_by=split_by,  # type: ignore[arg-type]
+            split_by=split_by,
             as_parquet=parquet,
             license=license,
             command=" ".join(["planverify", *map(shlex.quote, sys.argv[1:])])
@@ -213,7 +215,7 @@ def _export(
             else f"planverify export RESULTS --episodes ... --format {fmt}",
             inputs=read,
         )
-    except OutputClash as exc:
+    except (OutputClash, UnusableFile) as exc:
         raise fail(str(exc)) from None
     except CurationError as exc:
         raise fail(str(exc), 1) from None

@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from planverify.episode import Episode, EpisodeError
 from planverify.notation import parse_action
+from planverify.records import UnusableFile, expect, first_error, load_json, read_all
 from planverify.result import VerificationResult
 
 DECISIONS_FORMAT = "planverify-decisions"  # the `format` of a decisions file
@@ -52,22 +53,21 @@ class Decisions(BaseModel):
 
 
 def read_decisions(path: Path) -> list[Decision]:
-    """The decisions in a file written by the review site; `CurationError` when unreadable."""
+    """The decisions in a file written by the review site; `UnusableFile` when it cannot be
+    read as one."""
     try:
-        data = orjson.loads(path.read_bytes())
-    except (OSError, orjson.JSONDecodeError) as exc:
-        raise CurationError(f"cannot read the decisions file {path}: {exc}") from None
+        data = load_json(path)
+    except (OSError, ValueError) as exc:
+        raise UnusableFile(f"cannot read the decisions file {path}: {exc}") from None
     if not isinstance(data, dict) or data.get("format") != DECISIONS_FORMAT:
-        raise CurationError(
+        raise UnusableFile(
             f"{path} is not a decisions file (expected a JSON object with "
             f'"format": "{DECISIONS_FORMAT}", as the review site downloads)'
         )
     try:
         return Decisions.model_validate(data).decisions
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise CurationError(f"{path}: {where}: {first['msg']}") from None
+        raise UnusableFile(f"{path}: {first_error(exc)}") from None
 
 
 @dataclass
@@ -184,23 +184,11 @@ class Curation:
 
 
 def read_results(path: Path) -> list[VerificationResult]:
-    """Every record of a results file; `CurationError` naming the first bad line."""
-    if not path.is_file():
-        raise CurationError(f"no such file: {path}")
-    results: list[VerificationResult] = []
-    with path.open("rb") as fh:
-        for number, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                results.append(VerificationResult.model_validate_json(line))
-            except ValidationError as exc:
-                first = exc.errors()[0]
-                where = ".".join(str(p) for p in first["loc"]) or "record"
-                raise CurationError(
-                    f"{path}:{number}: not a result of `planverify verify` ({where}: {first['msg']})"
-                ) from None
-    return results
+    """Every record of a results file; `UnusableFile` naming a missing file or its first line
+    that is not a result."""
+    if (problem := expect(path, "results", "RESULTS")) is not None:
+        raise UnusableFile(problem)
+    return [result for _, result in read_all(path, VerificationResult, "a result record")]
 
 
 def curate(
@@ -279,17 +267,17 @@ def apply(item: Curated, decisions: Sequence[Decision], curation: Curation) -> i
             continue
         if decision.step is not None:
             if not 0 <= decision.step < len(result.verdicts):
-                curation.unmatched_decisions.append(f"{where}: no step {decision.step}")
+                curation.unmatched_decisions.append(f"{where}: no step {decision.step + 1}")
                 continue
             line = result.verdicts[decision.step].action
             if decision.action is not None and decision.action != line:
                 curation.unmatched_decisions.append(
-                    f"{where}: step {decision.step} is {line!r}, not {decision.action!r}"
+                    f"{where}: step {decision.step + 1} is {line!r}, not {decision.action!r}"
                 )
                 continue
             if parse_action(line).is_dialogue:
                 curation.unmatched_decisions.append(
-                    f"{where}: step {decision.step} is dialogue, always kept"
+                    f"{where}: step {decision.step + 1} is dialogue, always kept"
                 )
                 continue
             keep = decision.verdict == "keep"
@@ -300,7 +288,9 @@ def apply(item: Curated, decisions: Sequence[Decision], curation: Curation) -> i
             item.reasons[decision.step] = decision.note or f"reviewer: {decision.verdict}"
         elif decision.inserted is not None:
             if not 0 <= decision.inserted < len(result.inserted):
-                curation.unmatched_decisions.append(f"{where}: no insertion {decision.inserted}")
+                curation.unmatched_decisions.append(
+                    f"{where}: no insertion {decision.inserted + 1}"
+                )
                 continue
             was = decision.inserted in item.dropped
             if decision.verdict == "remove" and not was:

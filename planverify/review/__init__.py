@@ -20,6 +20,7 @@ files review wrote there, and a rebuild deletes only those. A folder with other 
 from __future__ import annotations
 
 import html
+import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -33,11 +34,12 @@ from planverify.episode import Episode, EpisodeError
 from planverify.export.curate import same_content
 from planverify.files import write_atomically
 from planverify.notation import NotationError, parse_action
-from planverify.records import expect, records
+from planverify.records import UnusableFile, expect, read_all
 from planverify.result import VerificationResult
 from planverify.review.charts import bar_chart, column_chart
 
 ASSETS = ("review.css", "review.js")
+_PLACEHOLDER = re.compile(r"\{\{(title|summary|count)\}\}")
 DECISIONS_FORMAT = "planverify-decisions"
 MARKER = ".planverify-review.json"  # in a folder review made: the files it wrote there
 MARKER_FORMAT = "planverify-review-site"
@@ -97,19 +99,14 @@ class Site:
 
 
 def read_entries(path: Path) -> list[Entry]:
-    """The results of a file, with their raw records; `ReviewError` naming a bad line."""
+    """The results of a file, with their raw records: `UnusableFile` when it is not a results
+    file or a line is not a result, `ReviewError` when it holds none."""
     if (problem := expect(path, "results", "RESULTS")) is not None:
-        raise ReviewError(problem)
-    entries: list[Entry] = []
-    for record in records(path):
-        try:
-            if record.problem is not None:
-                raise ValueError(record.problem)
-            result = VerificationResult.model_validate(record.data)
-        except ValueError as exc:  # a pydantic ValidationError is one
-            reason = str(exc).splitlines()[0]
-            raise ReviewError(f"{path}:{record.line}: not a result record ({reason})") from None
-        entries.append(Entry(n=len(entries), result=result, raw=record.data))
+        raise UnusableFile(problem)
+    entries = [
+        Entry(n=n, result=result, raw=record.data)
+        for n, (record, result) in enumerate(read_all(path, VerificationResult, "a result record"))
+    ]
     if not entries:
         raise ReviewError(f"{path} holds no results")
     return entries
@@ -317,13 +314,11 @@ def _js(call: str, *args: Any) -> bytes:
 
 
 def page(title: str, summary: str, count: int) -> str:
-    """index.html."""
+    """index.html: the template's `{{title}}`, `{{summary}}` and `{{count}}` filled in one pass,
+    so that text from the data (a title, a task family) is never read as a placeholder."""
     template = resources.files("planverify.review").joinpath("assets/index.html").read_text("utf-8")
-    return (
-        template.replace("{{title}}", html.escape(title))
-        .replace("{{summary}}", summary)
-        .replace("{{count}}", f"{count:,}")
-    )
+    values = {"title": html.escape(title), "summary": summary, "count": f"{count:,}"}
+    return _PLACEHOLDER.sub(lambda found: values[found.group(1)], template)
 
 
 def site_files(entries: Sequence[Entry]) -> list[str]:

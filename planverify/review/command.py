@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
 
@@ -17,9 +18,12 @@ def review_command(
         typer.Argument(metavar="RESULTS", help="Results of `planverify verify` (JSONL)."),
     ],
     html: Annotated[
-        Path | None,
-        typer.Option("--html", help="Write the review site into this folder."),
-    ] = None,
+        Path,
+        typer.Option(
+            "--html",
+            help="Write the review site into this folder (new, empty, or an earlier site's).",
+        ),
+    ],
     episodes: Annotated[
         list[str] | None,
         typer.Option(
@@ -37,8 +41,9 @@ def review_command(
     ] = None,
 ) -> None:
     """Build a static review site: episode table, plans side by side, decisions to export."""
+    from planverify.episode import Episode, EpisodeError
     from planverify.files import OutputClash, clash
-    from planverify.records import expect
+    from planverify.records import UnusableFile
     from planverify.review import (
         ReviewError,
         SiteRefused,
@@ -50,8 +55,6 @@ def review_command(
     )
     from planverify.sources import InputError, check_inputs, input_files, iter_inputs
 
-    if html is None:
-        raise fail("--html DIR is required: the folder the site is written to")
     if html.exists() and not html.is_dir():
         raise fail(f"--html {html} is a file; give a folder")
     if episodes or len(arguments) > 1:
@@ -62,18 +65,27 @@ def review_command(
             raise fail(str(exc)) from None
     else:
         results, inputs = Path(arguments[0]), []
-    if (problem := expect(results, "results", "RESULTS")) is not None:
-        raise fail(problem)
     try:
-        earlier = earlier_files(html)
         entries = read_entries(results)
+        earlier = earlier_files(html)
         files = [html / name for name in [*earlier, *site_files(entries)]]
         clash(files, [results, *input_files(inputs, split=split)])
-    except (SiteRefused, OutputClash) as exc:
+    except (UnusableFile, SiteRefused, OutputClash) as exc:
         raise fail(str(exc)) from None
     except ReviewError as exc:
         raise fail(f"{exc}; {html} is left as it was" if html.exists() else str(exc), 1) from None
-    mismatched = attach(entries, iter_inputs(inputs, split=split)) if inputs else []
+    skipped = 0
+
+    def readable() -> Iterator[Episode]:
+        nonlocal skipped
+        for item in iter_inputs(inputs, split=split):
+            if isinstance(item, EpisodeError):
+                skipped += 1
+                say(err, "skipped", "red", str(item))
+            else:
+                yield item
+
+    mismatched = attach(entries, readable())
     if mismatched:
         say(
             err,
@@ -90,3 +102,5 @@ def review_command(
             f"({site.bytes_first_view / 1e3:.0f} kB for the first view); open {index.as_uri()}"
         )
     )
+    if skipped or mismatched:
+        raise typer.Exit(1)

@@ -81,11 +81,11 @@
   };
   function value(row, k) { return k === "decided" ? countFor(row[col.id], row[col.digest]) : row[col[k]]; }
   function fillSelect(id, k) {
-    var seen = {};
-    PV.data.rows.forEach(function (r) { var v = r[col[k]]; if (v !== null && v !== undefined) seen[v] = (seen[v] || 0) + 1; });
+    var seen = new Map();  // values come from the data: "constructor" or "__proto__" are values too
+    PV.data.rows.forEach(function (r) { var v = r[col[k]]; if (v !== null && v !== undefined) seen.set(v, (seen.get(v) || 0) + 1); });
     var select = $(id);
-    Object.keys(seen).sort().forEach(function (v) {
-      var o = el("option", null, v + " (" + seen[v] + ")"); o.value = v; select.appendChild(o);
+    Array.from(seen.keys()).sort().forEach(function (v) {
+      var o = el("option", null, v + " (" + seen.get(v) + ")"); o.value = v; select.appendChild(o);
     });
   }
   function applyFilters() {
@@ -219,19 +219,25 @@
     });
     return { kept: kept, plan: plan };
   }
-  function line(s, i, extra) {
+  // A plan line: its number in the plan shown (`number`) and, in the refined plan, the original
+  // step's number too (`was`: "was 5", or "new" for an insertion), so both plans can be compared.
+  // Returns the item and its body, where reasons and notes go.
+  function line(s, number, extra, was) {
     var li = el("li", "step" + (extra ? " " + extra : ""));
-    li.appendChild(el("span", "idx", i === null ? "+" : i + 1));
+    li.appendChild(el("span", "idx", number));
+    if (was !== undefined) li.appendChild(el("span", "was", was));
+    var body = el("div", "body");
     if (s.who) {
       li.classList.add("say", s.who === "Commander" ? "commander" : "driver");
       var bubble = el("div", "bubble");
       bubble.appendChild(el("span", "who", s.who));
       bubble.appendChild(el("span", "text", s.say));
-      li.appendChild(bubble);
+      body.appendChild(bubble);
     } else {
-      li.appendChild(el("code", "action", s.a));
+      body.appendChild(el("code", "action", s.a));
     }
-    return li;
+    li.appendChild(body);
+    return { li: li, body: body };
   }
   function renderEpisode(ep) {
     state.current = ep.n;
@@ -273,10 +279,8 @@
       var d = decided(ep.id, ep.digest, "s" + i);
       var judgeKeeps = ep.mode === "static" || s.v === "keep";
       var keep = fp.kept[i];
-      var li = line(s, i, keep ? "" : "removed");
+      var made = line(s, i + 1, keep ? "" : "removed"), li = made.li, body = made.body;
       if (d) li.classList.add("overruled");
-      var body = el("div", "body"); while (li.childNodes.length > 1) body.appendChild(li.childNodes[1]);
-      li.appendChild(body);
       if (s.r && (!judgeKeeps || ep.mode === "static")) body.appendChild(el("div", "reason", (ep.mode === "static" ? "Judge proposes removing: " : "") + s.r + (s.it ? "  · pass " + s.it : "")));
       if (d) body.appendChild(el("div", "decision-note", d.verdict === "keep" ? "Kept by the reviewer (the Judge removed it)" : "Removed by the reviewer"));
       if (!s.who) {
@@ -296,29 +300,28 @@
     var right = el("section", "plan refined");
     var ins = fp.plan.filter(function (x) { return x.inserted; }).length;
     var rh = el("h2", null, "Refined plan "); rh.appendChild(el("span", "count", fp.plan.length + " steps, " + ins + " inserted")); right.appendChild(rh);
+    right.appendChild(el("p", "numbering", "Numbered as in the refined plan; the original step's number beside it."));
     var rl = el("ol", "steps");
-    fp.plan.forEach(function (x) {
-      if (x.step) { var li = line(x.step, x.i, ""); var body = el("div", "body"); while (li.childNodes.length > 1) body.appendChild(li.childNodes[1]); li.appendChild(body); rl.appendChild(li); return; }
+    fp.plan.forEach(function (x, position) {
+      if (x.step) { rl.appendChild(line(x.step, position + 1, "", "was " + (x.i + 1)).li); return; }
       var item = x.inserted.ins, k = x.inserted.k;
-      var li2 = line({ a: item[1] }, null, "inserted");
-      var body2 = el("div", "body"); while (li2.childNodes.length > 1) body2.appendChild(li2.childNodes[1]); li2.appendChild(body2);
-      if (item[2]) body2.appendChild(el("div", "reason", item[2] + "  · pass " + item[3]));
+      var added = line({ a: item[1] }, position + 1, "inserted", "new");
+      if (item[2]) added.body.appendChild(el("div", "reason", item[2] + "  · pass " + item[3]));
       var b2 = el("button", "decide to-remove", "Reject"); b2.type = "button"; b2.title = "Overrule: leave this insertion out";
       b2.addEventListener("click", function () { decide(ep, "i" + k, "remove", item[1]); renderEpisode(ep); });
-      li2.appendChild(b2);
-      rl.appendChild(li2);
+      added.li.appendChild(b2);
+      rl.appendChild(added.li);
     });
     var rejected = ep.inserted.filter(function (_, k) { var d = decided(ep.id, ep.digest, "i" + k); return d && d.verdict === "remove"; });
     ep.inserted.forEach(function (item, k) {
       var d = decided(ep.id, ep.digest, "i" + k);
       if (!d || d.verdict !== "remove") return;
-      var li3 = line({ a: item[1] }, null, "inserted rejected overruled");
-      var body3 = el("div", "body"); while (li3.childNodes.length > 1) body3.appendChild(li3.childNodes[1]); li3.appendChild(body3);
-      body3.appendChild(el("div", "decision-note", "Insertion rejected by the reviewer"));
+      var dropped = line({ a: item[1] }, "–", "inserted rejected overruled", "new");
+      dropped.body.appendChild(el("div", "decision-note", "Insertion rejected by the reviewer"));
       var b3 = el("button", "decide undo", "Undo"); b3.type = "button";
       b3.addEventListener("click", function () { decide(ep, "i" + k, null, item[1]); renderEpisode(ep); });
-      li3.appendChild(b3);
-      rl.appendChild(li3);
+      dropped.li.appendChild(b3);
+      rl.appendChild(dropped.li);
     });
     right.appendChild(rl);
     if (rejected.length) right.appendChild(el("p", "muted small", rejected.length + " insertion(s) rejected"));

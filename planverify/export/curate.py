@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field, ValidationError
 from planverify.episode import Episode, EpisodeError
 from planverify.notation import parse_action
 from planverify.records import UnusableFile, expect, first_error, load_json, read_all
-from planverify.result import VerificationResult
+from planverify.result import VerificationResult, plan_of
 
 DECISIONS_FORMAT = "planverify-decisions"  # the `format` of a decisions file
 Verdict = Literal["keep", "remove"]
@@ -135,16 +135,8 @@ def rebuild(
     >>> rebuild(["A", "B"], [True, False], r)
     ['S', 'A', 'C']
     """
-    after: dict[int, list[str]] = {}
-    for k, item in enumerate(result.inserted):
-        if k not in dropped:
-            after.setdefault(item.after_index, []).append(item.action)
-    plan = list(after.get(-1, []))
-    for i, line in enumerate(original):
-        if kept[i]:
-            plan.append(line)
-        plan.extend(after.get(i, []))
-    return plan
+    inserted = [item for k, item in enumerate(result.inserted) if k not in dropped]
+    return plan_of(original, kept, inserted)
 
 
 def same_content(episode: Episode, result: VerificationResult) -> bool:

@@ -1,0 +1,338 @@
+"""Evidence levels: how sure each removal and insertion is, from the Judge that made it to the
+result record, and how records written before levels existed read."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from planverify import verify_many, verify_plan
+from planverify.agents.base import Insertion
+from planverify.critique import Critique, Flag, Missing
+from planverify.episode import Episode
+from planverify.evidence import (
+    LEVELS,
+    at_least,
+    goal_evidence,
+    levels_from,
+    rank,
+    simulated,
+    state_evidence,
+    weakest,
+)
+from planverify.graphs.edits import grade, insert_steps
+from planverify.graphs.review import apply_review
+from planverify.graphs.state import Step
+from planverify.result import Inserted, Verdict, VerificationResult
+from planverify.world import ground
+from planverify.world.certify import certify_flags
+
+from .conftest import scripted
+from .test_certify import GOAL, KITCHEN, PLAN
+from .test_goals import COFFEE
+from .test_graph import ScriptedJudge, judged
+
+APPLE_DETOUR = (2, 3)  # 1-based: the apple picked up and put on the table, which coffee needs not
+
+
+def removed(result: VerificationResult) -> dict[int, str | None]:
+    return {v.index: v.evidence for v in result.verdicts if v.verdict == "remove"}
+
+
+# --- the order and the precedence rule ------------------------------------------------------
+
+
+def test_levels_are_ordered_strongest_first_in_one_place() -> None:
+    assert LEVELS == ("proven", "goal-text", "heuristic")
+    assert [rank(level) for level in LEVELS] == [0, 1, 2]
+    assert at_least("proven", "goal-text") and at_least("goal-text", "goal-text")
+    assert not at_least("heuristic", "goal-text")
+    assert levels_from("goal-text") == {"proven", "goal-text"}
+    assert levels_from("heuristic") == set(LEVELS)
+
+
+def test_the_weakest_input_decides() -> None:
+    assert weakest(["proven", "proven"]) == "proven"
+    assert weakest(["proven", "goal-text"]) == weakest(["goal-text", "proven"]) == "goal-text"
+    assert weakest(["goal-text", "heuristic", "proven"]) == "heuristic"
+    assert weakest([]) == "heuristic", "a verdict resting on nothing known"
+    assert goal_evidence("teach_task") == "proven"
+    assert goal_evidence("text") == "goal-text"
+    assert goal_evidence(None) == "heuristic", "no goal spec: the named objects only"
+    assert state_evidence(known=True) == "proven" and state_evidence(known=False) == "heuristic"
+
+
+@pytest.mark.parametrize(
+    ("scene_known", "goal_source", "uses_goal", "level"),
+    [
+        (True, "teach_task", True, "proven"),
+        (True, "text", True, "goal-text"),
+        (True, None, True, "heuristic"),
+        (False, "teach_task", True, "heuristic"),  # states the simulator did not know
+        (True, "text", False, "proven"),  # impossible whatever the goal: the scene decides
+        (True, None, False, "proven"),
+        (False, "text", False, "heuristic"),
+    ],
+)
+def test_a_simulated_verdict_is_as_strong_as_the_inputs_it_used(
+    scene_known: bool, goal_source: Any, uses_goal: bool, level: str
+) -> None:
+    assert simulated(scene_known=scene_known, goal_source=goal_source, uses_goal=uses_goal) == level
+
+
+# --- model Judges: heuristic, unless certified ------------------------------------------------
+
+
+def detour_flags() -> str:
+    return judged(PLAN, (APPLE_DETOUR[0], "no apple in coffee"), (APPLE_DETOUR[1], "nor this"))
+
+
+@pytest.mark.parametrize(
+    ("scene", "teach_task", "level"),
+    [
+        (KITCHEN, COFFEE, "proven"),
+        (KITCHEN, None, "goal-text"),
+        (None, None, "heuristic"),  # accepted without a veto, on states nobody knew
+    ],
+)
+def test_a_certified_model_flag_takes_the_level_of_the_check_that_accepted_it(
+    scene: Any, teach_task: Any, level: str
+) -> None:
+    judge = scripted(detour_flags(), judged([PLAN[0], *PLAN[3:]]))
+    result = verify_plan(PLAN, GOAL, scene=scene, teach_task=teach_task, judge=judge)
+    assert result.status == "ok", result.error
+    assert removed(result) == {1: level, 2: level}
+    assert [f.evidence for f in result.history[0].critique.flags] == [level, level]
+
+
+def test_a_model_flag_nobody_certified_is_heuristic() -> None:
+    judge = scripted(detour_flags(), judged([PLAN[0], *PLAN[3:]]))
+    result = verify_plan(PLAN, GOAL, scene=KITCHEN, teach_task=COFFEE, judge=judge, certify=False)
+    assert removed(result) == {1: "heuristic", 2: "heuristic"}
+
+
+def test_a_step_impossible_whatever_the_goal_is_proven_under_a_text_goal() -> None:
+    plan = [*PLAN[:1], "Driver.PutAOnB('Apple', 'DiningTable')", *PLAN[3:]]  # nothing is held
+    critique = Critique(
+        flags=[
+            Flag(step=1, action=plan[1], reason="cannot happen"),
+            Flag(step=4, action=plan[4], reason="not needed"),  # vetoed: coffee needs it
+        ]
+    )
+    text_goal = ground(GOAL, [], KITCHEN, task=None, teach_task=None)
+    kept, vetoes, _ = certify_flags(plan, critique, text_goal)
+    assert [(f.step, f.evidence) for f in kept.flags] == [(1, "proven")]
+    assert [v.step for v in vetoes] == [4]
+    no_scene = ground(GOAL, [], None, task=None, teach_task=None)
+    kept, _, _ = certify_flags(plan, critique, no_scene)
+    assert [f.evidence for f in kept.flags if f.step == 1] == ["heuristic"]
+
+
+def test_a_custom_judge_sets_its_own_levels_and_they_reach_the_record() -> None:
+    plan = ["Driver.PickUp('Mug')", "Driver.Move(1.0)", "Driver.Move(-1.0)"]
+    critique = Critique(
+        flags=[
+            Flag(step=1, action=plan[1], reason="goes and", evidence="proven"),
+            Flag(step=2, action=plan[2], reason="comes back", evidence="goal-text"),
+        ],
+        missing=[
+            Missing(description="put it down", action="Driver.PutAOnB('Mug', 'Sink')", after=0)
+        ],
+    )
+    judge = ScriptedJudge(critique, Critique())
+    result = verify_plan(plan, "Put the mug in the sink.", judge=judge, certify=False)
+    assert removed(result) == {1: "proven", 2: "goal-text"}
+    assert [v.evidence for v in result.verdicts if v.verdict == "keep"] == [None]
+    (inserted,) = result.inserted
+    assert (inserted.action, inserted.evidence) == ("Driver.PutAOnB('Mug', 'Sink')", "heuristic")
+    edits = {(e.kind, e.action): e.evidence for e in result.history[0].edits}
+    assert edits[("remove", plan[1])] == "proven"
+
+
+def test_static_verdicts_carry_the_levels_of_the_first_pass() -> None:
+    judge = scripted(detour_flags())
+    result = verify_plan(PLAN, GOAL, scene=KITCHEN, teach_task=COFFEE, judge=judge, static=True)
+    assert result.stop_reason == "static" and result.refined == PLAN
+    assert removed(result) == {1: "proven", 2: "proven"}
+
+
+# --- insertions: the Judge's missing step, as the Planner placed it ----------------------------
+
+
+def test_an_insertion_takes_the_level_of_the_missing_step_only_when_it_is_that_step() -> None:
+    needed = Missing(
+        description="switch it on",
+        action="Driver.ToggleOn('CoffeeMachine')",
+        after=3,
+        evidence="proven",
+    )
+    vague = Missing(description="wash the mug", evidence="proven")
+    graded = grade(
+        [
+            Insertion(after=3, action="Driver.ToggleOn('CoffeeMachine')", reason="on"),
+            Insertion(after=2, action="Driver.ToggleOn('CoffeeMachine')", reason="earlier"),
+            Insertion(after=3, action="Driver.Clean('Mug')", reason="a reading of 'wash'"),
+        ],
+        [needed, vague],
+    )
+    assert [i.evidence for i in graded] == ["proven", "heuristic", "heuristic"]
+    first = [Step(action="Driver.PickUp('Mug')", origin=0)]
+    plan, edits = insert_steps(first, [replace(graded[0], after=0)], 1)
+    assert plan[-1].evidence == "proven" and edits[0].evidence == "proven"
+
+
+def test_a_model_planner_inserting_the_judges_step_where_it_said_keeps_its_level() -> None:
+    critique = Critique(
+        missing=[
+            Missing(
+                description="switch it on",
+                action="Driver.ToggleOn('CoffeeMachine')",
+                after=4,
+                evidence="goal-text",
+            )
+        ]
+    )
+    for answer, level in (
+        ("INSERT AFTER 5: Driver.ToggleOn('CoffeeMachine')", "goal-text"),
+        ("INSERT AFTER 5: Driver.ToggleOn('Toaster')", "heuristic"),
+    ):
+        judge = ScriptedJudge(critique, Critique())
+        result = verify_plan(PLAN[:5], GOAL, judge=judge, planner=scripted(answer), certify=False)
+        assert [i.evidence for i in result.inserted] == [level], answer
+
+
+# --- the rules Judge (interim levels) ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("scene", "teach_task", "level"),
+    [(KITCHEN, COFFEE, "proven"), (KITCHEN, None, "goal-text"), (None, None, "heuristic")],
+)
+def test_the_rules_judges_removals_and_insertions_carry_the_level_of_its_inputs(
+    scene: Any, teach_task: Any, level: str
+) -> None:
+    # a turn and the turn back, the apple detour, and the coffee machine never switched on
+    plan = [PLAN[0], "Driver.TurnLeft(90.0)", "Driver.TurnRight(90.0)", *PLAN[1:5]]
+    result = verify_plan(plan, GOAL, scene=scene, teach_task=teach_task, judge="rules")
+    assert result.status == "ok", result.error
+    assert removed(result).keys() >= {1, 2}, "the turns go, with or without a scene"
+    assert set(removed(result).values()) == {level}
+    if scene is not None:
+        assert [(i.action, i.evidence) for i in result.inserted] == [
+            ("Driver.ToggleOn('CoffeeMachine')", level)
+        ]
+
+
+# --- human review ---------------------------------------------------------------------------
+
+
+def test_a_reviewer_keeps_the_judges_level_on_the_steps_it_flagged_and_adds_heuristic_ones() -> (
+    None
+):
+    critique = Critique(flags=[Flag(step=1, action=PLAN[1], reason="r", evidence="proven")])
+    edited = apply_review(critique, {"flags": [{"step": 2}, {"step": 4, "reason": "mine"}]}, PLAN)
+    assert [(f.step, f.evidence) for f in edited.flags] == [(1, "proven"), (3, "heuristic")]
+    assert apply_review(critique, "accept", PLAN).flags[0].evidence == "proven"
+
+
+# --- records --------------------------------------------------------------------------------
+
+
+def test_records_written_before_levels_read_as_heuristic_on_removals_and_insertions() -> None:
+    old = {
+        "id": "old",
+        "original": ["Driver.PickUp('Mug')", "Driver.Move(1.0)"],
+        "refined": ["Driver.PickUp('Mug')", "Driver.ToggleOn('Faucet')"],
+        "verdicts": [
+            {"index": 0, "action": "Driver.PickUp('Mug')", "verdict": "keep"},
+            {"index": 1, "action": "Driver.Move(1.0)", "verdict": "remove", "reason": "r",
+             "iteration": 1},
+        ],
+        "inserted": [{"after_index": 0, "action": "Driver.ToggleOn('Faucet')", "iteration": 1}],
+        "history": [
+            {"iteration": 1, "critique": {"flags": [
+                {"step": 1, "action": "Driver.Move(1.0)", "reason": "r"}]},
+             "edits": [{"kind": "remove", "action": "Driver.Move(1.0)", "origin": 1,
+                        "reason": "r"}]}
+        ],
+    }  # fmt: skip
+    result = VerificationResult.model_validate(old)
+    assert [v.evidence for v in result.verdicts] == [None, "heuristic"]
+    assert [i.evidence for i in result.inserted] == ["heuristic"]
+    assert result.history[0].critique.flags[0].evidence == "heuristic"
+    assert result.history[0].edits[0].evidence == "heuristic"
+    again = VerificationResult.model_validate(result.model_dump(mode="json"))
+    assert again == result, "written back with the levels it was read with"
+
+
+def test_a_kept_step_has_no_level() -> None:
+    with pytest.raises(ValidationError, match="a kept step has no evidence level"):
+        Verdict(index=0, action="Driver.Move(1.0)", verdict="keep", evidence="proven")
+    assert Verdict(index=0, action="x", verdict="remove", evidence=None).evidence == "heuristic"
+    assert Inserted(after_index=0, action="x", iteration=1, evidence=None).evidence == "heuristic"
+
+
+def test_new_records_write_the_level_of_every_removal_and_insertion() -> None:
+    (result,) = verify_many(
+        [Episode(id="e", goal=GOAL, actions=PLAN[:5], scene=KITCHEN, teach_task=COFFEE)]
+    )
+    record = result.model_dump(mode="json")
+    assert {v["verdict"]: v["evidence"] for v in record["verdicts"]} == {
+        "keep": None,
+        "remove": "proven",
+    }
+    assert [i["evidence"] for i in record["inserted"]] == ["proven"]
+
+
+# --- a result as if only some levels had been acted on -----------------------------------------
+
+
+def mixed() -> VerificationResult:
+    plan = [
+        "Driver.PickUp('Mug')",
+        "Driver.Move(1.0)",
+        "Driver.Move(-1.0)",
+        "Driver.Open('Fridge')",
+    ]
+    critique = Critique(
+        flags=[
+            Flag(step=1, action=plan[1], reason="there", evidence="proven"),
+            Flag(step=2, action=plan[2], reason="and back", evidence="heuristic"),
+            Flag(step=3, action=plan[3], reason="no fridge", evidence="goal-text"),
+        ],
+        missing=[
+            Missing(description="a", action="Driver.PutAOnB('Mug', 'Sink')", after=0,
+                    evidence="proven"),
+            Missing(description="b", action="Driver.ToggleOn('Faucet')", after=3,
+                    evidence="heuristic"),
+        ],
+    )  # fmt: skip
+    judge = ScriptedJudge(critique, Critique())
+    result = verify_plan(plan, "Rinse the mug.", judge=judge, certify=False)
+    assert result.status == "ok", result.error
+    return result
+
+
+def test_a_result_restricted_to_some_levels_keeps_the_other_removals_and_drops_the_insertions() -> (
+    None
+):
+    result = mixed()
+    assert removed(result) == {1: "proven", 2: "heuristic", 3: "goal-text"}
+    assert [i.evidence for i in result.inserted] == ["proven", "heuristic"]
+    proven = result.only(levels_from("proven"))
+    assert removed(proven) == {1: "proven"}
+    assert [i.action for i in proven.inserted] == ["Driver.PutAOnB('Mug', 'Sink')"]
+    assert proven.refined == [
+        "Driver.PickUp('Mug')",
+        "Driver.PutAOnB('Mug', 'Sink')",
+        "Driver.Move(-1.0)",
+        "Driver.Open('Fridge')",
+    ]
+    assert [f.step for f in proven.history[0].critique.flags] == [1]
+    assert {e.evidence for e in proven.history[0].edits} == {"proven"}
+    assert proven.original == result.original and proven.settings == result.settings
+    assert removed(result.only(levels_from("goal-text"))) == {1: "proven", 3: "goal-text"}
+    assert result.only(LEVELS) is result, "nothing left out: the same result"

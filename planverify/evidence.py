@@ -33,6 +33,13 @@ Evidence = Literal["proven", "goal-text", "heuristic"]
 LEVELS: tuple[Evidence, ...] = get_args(Evidence)  # strongest first: the order, defined once
 WEAKEST: Evidence = LEVELS[-1]  # the level of anything nothing better is known of
 GoalOrigin = Literal["teach_task", "text"]  # where a goal spec was read from (`GoalSpec.source`)
+MEANINGS: dict[Evidence, str] = {
+    "proven": "the simulator shows the step impossible, or useless (needed, for an insertion) "
+    "for a goal taken from TEACh's task definition, and every state it used was known",
+    "goal-text": "the same, but the goal was read from text",
+    "heuristic": "a pattern, a model Judge's flag the simulator did not certify, or a verdict "
+    "that rests on states the simulator did not know",
+}  # what each level means, as cards and pages say it
 
 
 def rank(level: Evidence) -> int:
@@ -91,6 +98,7 @@ def grounded(grounding: Grounding, *, uses_goal: bool = True) -> Evidence:
 
 __all__ = [
     "LEVELS",
+    "MEANINGS",
     "WEAKEST",
     "Evidence",
     "GoalOrigin",

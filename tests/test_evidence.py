@@ -3,18 +3,24 @@ result record, and how records written before levels existed read."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
 from pydantic import ValidationError
+from typer.testing import CliRunner
 
 from planverify import verify_many, verify_plan
 from planverify.agents.base import Insertion
+from planverify.cli import app
+from planverify.corrupt import ANNOTATION_KEYS, GENERATORS
 from planverify.critique import Critique, Flag, Missing
-from planverify.episode import Episode
+from planverify.episode import Episode, iter_jsonl
 from planverify.evidence import (
     LEVELS,
+    MEANINGS,
     at_least,
     goal_evidence,
     levels_from,
@@ -23,18 +29,24 @@ from planverify.evidence import (
     state_evidence,
     weakest,
 )
+from planverify.export import Decision, Options, curate, export_results
+from planverify.export.formats import rows
 from planverify.graphs.edits import grade, insert_steps
 from planverify.graphs.review import apply_review
 from planverify.graphs.state import Step
 from planverify.result import Inserted, Verdict, VerificationResult
+from planverify.scoring import Counts, evidence_levels, format_report, score_results
+from planverify.sources import load_episodes
 from planverify.world import ground
 from planverify.world.certify import certify_flags
 
-from .conftest import scripted
+from .conftest import ROOT, scripted
 from .test_certify import GOAL, KITCHEN, PLAN
 from .test_goals import COFFEE
 from .test_graph import ScriptedJudge, judged
 
+runner = CliRunner()
+EXAMPLES = ROOT / "examples" / "episodes.jsonl"
 APPLE_DETOUR = (2, 3)  # 1-based: the apple picked up and put on the table, which coffee needs not
 
 
@@ -336,3 +348,269 @@ def test_a_result_restricted_to_some_levels_keeps_the_other_removals_and_drops_t
     assert proven.original == result.original and proven.settings == result.settings
     assert removed(result.only(levels_from("goal-text"))) == {1: "proven", 3: "goal-text"}
     assert result.only(LEVELS) is result, "nothing left out: the same result"
+
+
+# --- score --min-evidence -------------------------------------------------------------------
+
+SCORED_PLAN = [
+    "Driver.PickUp('Mug')",
+    "Driver.Move(1.0)",  # labelled: removed with proof
+    "Driver.PickUp('Apple')",  # labelled: removed on a hunch
+    "Driver.Open('Fridge')",  # not an error: removed on a hunch
+    "Driver.PutAOnB('Mug', 'Sink')",
+]
+
+
+def scored_pair() -> tuple[Episode, VerificationResult]:
+    episode = Episode.model_validate(
+        {
+            "id": "s",
+            "goal": "Rinse the mug.",
+            "actions": SCORED_PLAN,
+            "labels": [
+                {"type": "REMOVE", "index": 1, "error": "detour"},
+                {"type": "REMOVE", "index": 2, "error": "wrong_object"},
+                {"type": "MISSING", "after": 4, "action": "Driver.ToggleOn('Faucet')"},
+            ],
+        }
+    )
+    levels = {1: "proven", 2: "heuristic", 3: "heuristic"}
+    result = VerificationResult.model_validate(
+        {
+            "id": "s",
+            "input_digest": episode.input_digest,
+            "original": SCORED_PLAN,
+            "refined": [SCORED_PLAN[0], SCORED_PLAN[4], "Driver.ToggleOn('Faucet')"],
+            "verdicts": [
+                {"index": i, "action": line, "verdict": "remove", "evidence": levels[i]}
+                if i in levels
+                else {"index": i, "action": line, "verdict": "keep"}
+                for i, line in enumerate(SCORED_PLAN)
+            ],
+            "inserted": [
+                {"after_index": 4, "action": "Driver.ToggleOn('Faucet')", "iteration": 1,
+                 "evidence": "goal-text"}
+            ],
+            "stop_reason": "no_objections",
+        }
+    )  # fmt: skip
+    return episode, result
+
+
+def test_scoring_at_a_level_treats_the_changes_below_it_as_not_made() -> None:
+    episode, result = scored_pair()
+    every = score_results([episode], [result], mode="iterative", resamples=0)
+    assert every.overall.counts == Counts(tp=3, fp=1, fn=0, tn=2)
+    assert every.min_evidence is None
+    text = score_results(
+        [episode], [result], mode="iterative", resamples=0, min_evidence="goal-text"
+    )
+    # the hunch on the apple is not made: its label is missed; the fridge's is no false alarm
+    assert text.overall.counts == Counts(tp=2, fp=0, fn=1, tn=3)
+    proven = score_results(
+        [episode], [result], mode="iterative", resamples=0, min_evidence="proven"
+    )
+    assert proven.overall.counts == Counts(tp=1, fp=0, fn=2, tn=3), "the insertion left out too"
+    assert proven.min_evidence == "proven"
+    assert "level proven or stronger" in format_report(proven)
+
+
+def test_score_min_evidence_on_the_command_line(tmp_path: Path) -> None:
+    episode, result = scored_pair()
+    annotated = tmp_path / "annotated.jsonl"
+    annotated.write_text(episode.model_dump_json() + "\n", encoding="utf-8")
+    results = tmp_path / "results.jsonl"
+    results.write_text(result.model_dump_json() + "\n", encoding="utf-8")
+    report = tmp_path / "report.json"
+    done = runner.invoke(
+        app,
+        ["score", str(annotated), str(results), "--min-evidence", "proven", "--json", str(report)],
+    )
+    assert done.exit_code == 0, done.output
+    assert "count as not made" in done.output and "evidence proven or stronger" in done.output
+    data = json.loads(report.read_text(encoding="utf-8"))
+    assert data["min_evidence"] == "proven"
+    assert (data["overall"]["counts"]["tp"], data["overall"]["counts"]["fp"]) == (1, 0)
+    wrong = runner.invoke(app, ["score", str(annotated), str(results), "--min-evidence", "sure"])
+    assert wrong.exit_code == 2
+
+
+# --- measured: precision and share per level ----------------------------------------------------
+
+
+def test_each_level_is_measured_on_its_own_removals_raw_and_excused() -> None:
+    episode, result = scored_pair()
+    clean = [SCORED_PLAN[0], SCORED_PLAN[3], SCORED_PLAN[4], "Driver.ToggleOn('Faucet')"]
+    episode = episode.model_copy(update={"clean": clean})
+    base = {"s": [SCORED_PLAN[0], SCORED_PLAN[4]]}  # the judge drops the fridge from the base too
+    table = evidence_levels([episode], [result], mode="iterative", base=base)
+    assert list(table) == list(LEVELS)
+    proven, text, hunch = table.values()
+    assert (proven.removals, proven.share) == (1, pytest.approx(1 / 3))
+    assert proven.labels.precision == 1.0 and proven.plan and proven.plan.precision == 1.0
+    assert (text.removals, text.share, text.labels.precision) == (0, 0.0, None)
+    assert (hunch.removals, hunch.share) == (2, pytest.approx(2 / 3))
+    assert hunch.labels == Counts(tp=1, fp=1, fn=2, tn=2), "the apple right, the fridge wrong"
+    assert hunch.plan is not None and hunch.plan.precision == 0.5
+    assert hunch.excused is not None and hunch.excused.precision == 1.0, (
+        "the base removes the fridge itself: excused"
+    )
+    assert evidence_levels([episode], [result], mode="iterative")["heuristic"].excused is None
+    failed = VerificationResult.failed(episode, "boom")
+    assert all(
+        s.removals == 0 for s in evidence_levels([episode], [failed], mode="iterative").values()
+    )
+
+
+def test_each_level_is_measured_on_the_first_pass_in_static_mode() -> None:
+    result = verify_plan(PLAN, GOAL, scene=KITCHEN, judge=scripted(detour_flags()), static=True)
+    episode = Episode(
+        id=result.id,
+        goal=GOAL,
+        actions=PLAN,
+        scene=KITCHEN,
+        labels=[{"type": "REMOVE", "index": 1}, {"type": "REMOVE", "index": 2}],
+    )
+    assert episode.input_digest == result.input_digest
+    table = evidence_levels([episode], [result], mode="static")
+    assert table["goal-text"].removals == 2 and table["goal-text"].labels.precision == 1.0
+    assert table["proven"].removals == table["heuristic"].removals == 0
+
+
+# --- export --min-evidence ------------------------------------------------------------------
+
+
+def mixed_episode(result: VerificationResult) -> Episode:
+    episode = Episode(id=result.id, goal=result.goal, actions=result.original)
+    assert episode.input_digest == result.input_digest
+    return episode
+
+
+def test_an_export_at_a_level_undoes_removals_and_leaves_out_insertions_below_it(
+    tmp_path: Path,
+) -> None:
+    result = mixed()
+    results = tmp_path / "results.jsonl"
+    results.write_text(result.model_dump_json() + "\n", encoding="utf-8")
+    inputs = tmp_path / "in.jsonl"
+    inputs.write_text(mixed_episode(result).model_dump_json() + "\n", encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    done = runner.invoke(
+        app,
+        ["export", str(results), "--episodes", str(inputs), "-o", str(out),
+         "--min-evidence", "goal-text"],
+    )  # fmt: skip
+    assert done.exit_code == 0, done.output
+    assert "below goal-text: 1 removal(s) undone, 1 insertion(s) left out" in done.output
+    (row,) = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    plan = result.original
+    assert row["actions"] == [plan[0], "Driver.PutAOnB('Mug', 'Sink')", plan[2]]
+    check = row["verification"]
+    assert check["min_evidence"] == "goal-text"
+    assert [(v["verdict"], v["evidence"], v["overruled"]) for v in check["verdicts"]] == [
+        ("keep", None, False),
+        ("remove", "proven", False),
+        ("keep", None, False),  # removed on a hunch: undone, which no reviewer overruled
+        ("remove", "goal-text", False),
+    ]
+    assert [(i["action"], i["evidence"]) for i in check["inserted"]] == [
+        ("Driver.PutAOnB('Mug', 'Sink')", "proven")
+    ]
+
+
+def test_decisions_overrule_an_export_level_as_they_overrule_verdicts() -> None:
+    result = mixed()
+    episode = mixed_episode(result)
+    decisions = [
+        Decision(id=result.id, step=2, verdict="remove"),  # the hunch, confirmed by a person
+        Decision(id=result.id, inserted=1, verdict="keep"),  # the heuristic insertion, kept
+    ]
+    (item,) = curate([result], [episode], decisions, min_evidence="proven").curated
+    assert item.restored == {2, 3} and item.withheld == {1}
+    assert item.removed == [1, 2] and item.insertions == 2
+    # the person's removal agrees with the Judge's: the Judge's level stands with it
+    assert [item.evidence(i) for i in range(4)] == [None, "proven", "heuristic", None]
+    (row,) = rows("episodes", [item], Options())
+    assert [v["overruled"] for v in row["verification"]["verdicts"]] == [False, False, True, False]
+
+
+def test_the_dataset_card_says_what_levels_mean_and_which_was_used(tmp_path: Path) -> None:
+    pytest.importorskip("pyarrow", reason="Parquet needs pip install 'planverify[export]'")
+    result = mixed()
+    episode = mixed_episode(result)
+    for level, used in (
+        ("proven", "Level used: `proven` (`--min-evidence proven`)"),
+        (None, "Level used: all (no `--min-evidence`)"),
+    ):
+        folder = tmp_path / f"card-{level}"
+        export_results([result], [episode], "episodes", folder, as_parquet=True, min_evidence=level)
+        card = (folder / "README.md").read_text(encoding="utf-8")
+        assert "## Evidence" in card and used in card
+        for name, meaning in MEANINGS.items():
+            assert f"- `{name}`: {meaning}" in card
+        assert "`verification.verdicts[*].evidence`" in card
+    assert "2 removal(s) below it were undone" in (
+        tmp_path / "card-proven" / "README.md"
+    ).read_text(encoding="utf-8")
+    assert "Steps removed by the Judge, by level: proven 1, goal-text 1, heuristic 1." in card
+
+
+def assert_no_proven_objection(
+    exported: list[Episode], first: list[VerificationResult], again: list[VerificationResult]
+) -> None:
+    """Verified again, an exported plan raises no objection of level `proven`, unless its first
+    run did not end without objections (its record says why)."""
+    for episode, before, after in zip(exported, first, again, strict=True):
+        assert after.status == "ok", after.error
+        critique = after.history[0].critique
+        proven = [f.action for f in critique.flags if f.evidence == "proven"]
+        proven += [m.description for m in critique.missing if m.evidence == "proven"]
+        if before.stop_reason == "no_objections":
+            assert proven == [], episode.id
+        else:
+            assert (episode.model_extra or {})["verification"]["stop_reason"] != "no_objections"
+
+
+def export_and_verify_again(
+    episodes: list[Episode], tmp_path: Path
+) -> tuple[list[VerificationResult], Any, list[Episode], list[VerificationResult]]:
+    results = verify_many(episodes, judge="rules")
+    out = tmp_path / "proven.jsonl"
+    report = export_results(results, iter(episodes), "episodes", out, min_evidence="proven")
+    exported = [e for e in iter_jsonl(out) if isinstance(e, Episode)]
+    return results, report.curation, exported, verify_many(exported, judge="rules")
+
+
+def test_an_export_at_proven_verifies_again_with_no_proven_objection(tmp_path: Path) -> None:
+    sample = [e for e in iter_jsonl(EXAMPLES) if isinstance(e, Episode)]
+    with_task = [  # the coffee episodes again, with TEACh's task definition: proven levels
+        e.model_copy(update={"id": f"{e.id}-task", "teach_task": COFFEE})
+        for e in sample
+        if e.task == "Coffee"
+    ]
+    plan = [PLAN[0], "Driver.TurnLeft(90.0)", "Driver.TurnRight(90.0)", *PLAN[1:5]]
+    made = Episode(id="made", goal=GOAL, actions=plan, scene=KITCHEN, teach_task=COFFEE)
+    results, curation, exported, again = export_and_verify_again(
+        [*sample, *with_task, made], tmp_path
+    )
+    levels = {v.evidence for r in results for v in r.verdicts if v.verdict == "remove"}
+    assert levels == {"proven", "goal-text"}, "both kinds, so the export undid some"
+    assert curation.restored > 0 and made.actions != exported[-1].actions
+    assert exported[-1].actions == results[-1].refined, "proven changes all kept"
+    assert_no_proven_objection(exported, results, again)
+
+
+def test_teach_games_exported_at_proven_verify_again_with_no_proven_objection(
+    shared_dir: Path, tmp_path: Path
+) -> None:
+    games = list(load_episodes([shared_dir / "teach" / "games" / "valid_seen"]))[:60]
+    corrupted = list(GENERATORS["injected"](games, seed=1))
+    inputs = []
+    for n, episode in enumerate(corrupted):  # every other one with its goal as text only
+        data = episode.model_dump(mode="json", exclude_none=True)
+        for key in (*ANNOTATION_KEYS, *(("teach_task",) if n % 2 else ())):
+            data.pop(key, None)
+        inputs.append(Episode.model_validate(data))
+    results, curation, exported, again = export_and_verify_again(inputs, tmp_path)
+    assert curation.restored > 0, "goal-text removals were undone"
+    assert_no_proven_objection(exported, results, again)

@@ -223,8 +223,6 @@ class VerificationResult(BaseModel):
             for v in self.verdicts
         ]
         inserted = [item for item in self.inserted if item.evidence in wanted]
-        if verdicts == self.verdicts and inserted == self.inserted:
-            return self
         history = [
             record.model_copy(
                 update={
@@ -239,6 +237,8 @@ class VerificationResult(BaseModel):
             )
             for record in self.history
         ]
+        if (verdicts, inserted, history) == (self.verdicts, self.inserted, self.history):
+            return self
         removed = {v.index for v in verdicts if v.verdict == "remove"}
         kept = [i not in removed for i in range(len(self.original))]
         static = self.stop_reason == "static"

@@ -477,6 +477,23 @@ def test_each_level_is_measured_on_the_first_pass_in_static_mode() -> None:
     assert table["proven"].removals == table["heuristic"].removals == 0
 
 
+def test_static_scoring_at_a_level_leaves_out_the_missing_steps_below_it() -> None:
+    answer = judged(PLAN, (2, "no apple"), (3, "nor this"), missing=["wash the mug first"])
+    result = verify_plan(PLAN, GOAL, scene=KITCHEN, judge=scripted(answer), static=True)
+    assert [m.evidence for m in result.history[0].critique.missing] == ["heuristic"]
+    episode = Episode(
+        id=result.id,
+        goal=GOAL,
+        actions=PLAN,
+        scene=KITCHEN,
+        labels=[{"type": "REMOVE", "index": 1}, {"type": "REMOVE", "index": 2}],
+    )
+    every = score_results([episode], [result], mode="static", resamples=0)
+    assert (every.overall.counts.tp, every.overall.counts.fp) == (2, 1), "the wash: a false alarm"
+    text = score_results([episode], [result], mode="static", resamples=0, min_evidence="goal-text")
+    assert (text.overall.counts.tp, text.overall.counts.fp) == (2, 0)
+
+
 # --- export --min-evidence ------------------------------------------------------------------
 
 

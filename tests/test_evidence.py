@@ -462,16 +462,17 @@ def test_each_level_is_measured_on_its_own_removals_raw_and_excused() -> None:
     )
 
 
+def detour_labelled(result: VerificationResult) -> Episode:
+    """The episode a result on `PLAN` was computed on, with the apple detour labelled."""
+    labels = [{"type": "REMOVE", "index": 1}, {"type": "REMOVE", "index": 2}]
+    episode = Episode(id=result.id, goal=GOAL, actions=PLAN, scene=KITCHEN, labels=labels)
+    assert episode.input_digest == result.input_digest
+    return episode
+
+
 def test_each_level_is_measured_on_the_first_pass_in_static_mode() -> None:
     result = verify_plan(PLAN, GOAL, scene=KITCHEN, judge=scripted(detour_flags()), static=True)
-    episode = Episode(
-        id=result.id,
-        goal=GOAL,
-        actions=PLAN,
-        scene=KITCHEN,
-        labels=[{"type": "REMOVE", "index": 1}, {"type": "REMOVE", "index": 2}],
-    )
-    assert episode.input_digest == result.input_digest
+    episode = detour_labelled(result)
     table = evidence_levels([episode], [result], mode="static")
     assert table["goal-text"].removals == 2 and table["goal-text"].labels.precision == 1.0
     assert table["proven"].removals == table["heuristic"].removals == 0
@@ -481,13 +482,7 @@ def test_static_scoring_at_a_level_leaves_out_the_missing_steps_below_it() -> No
     answer = judged(PLAN, (2, "no apple"), (3, "nor this"), missing=["wash the mug first"])
     result = verify_plan(PLAN, GOAL, scene=KITCHEN, judge=scripted(answer), static=True)
     assert [m.evidence for m in result.history[0].critique.missing] == ["heuristic"]
-    episode = Episode(
-        id=result.id,
-        goal=GOAL,
-        actions=PLAN,
-        scene=KITCHEN,
-        labels=[{"type": "REMOVE", "index": 1}, {"type": "REMOVE", "index": 2}],
-    )
+    episode = detour_labelled(result)
     every = score_results([episode], [result], mode="static", resamples=0)
     assert (every.overall.counts.tp, every.overall.counts.fp) == (2, 1), "the wash: a false alarm"
     text = score_results([episode], [result], mode="static", resamples=0, min_evidence="goal-text")

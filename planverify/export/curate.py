@@ -259,7 +259,7 @@ def curate(
     for decision in decisions:
         by_episode.setdefault(decision.id, []).append(decision)
     for episode, result in pairs:
-        made = below(Curated(episode=episode, result=result, kept=[]), min_evidence)
+        made = judged(Curated(episode=episode, result=result, kept=[]), min_evidence)
         curation.decisions += apply(made, by_episode.pop(result.id, []), curation)
         curation.curated.append(made)
     for episode_id, unused in by_episode.items():
@@ -269,7 +269,7 @@ def curate(
     return curation
 
 
-def below(item: Curated, min_evidence: Evidence | None) -> Curated:
+def judged(item: Curated, min_evidence: Evidence | None) -> Curated:
     """The item's plan as the Judge left it (a static result's is the input), with removals
     below `min_evidence` undone and insertions below it left out."""
     result = item.result

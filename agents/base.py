@@ -14,6 +14,7 @@ from planverify.agents.output import answer, usage_of
 from planverify.calls import CallPolicy, counting_unknown, estimate_tokens
 from planverify.critique import Critique, Dropped, Missing
 from planverify.episode import Scene
+from planverify.evidence import WEAKEST, Evidence
 from planverify.usage import TokenUsage
 
 
@@ -37,6 +38,7 @@ class Insertion:
     after: int  # 0-based index in the plan given to the Planner it follows; -1 = first
     action: str  # the new step in the notation
     reason: str  # the critique it answers
+    evidence: Evidence = WEAKEST  # how sure it is the plan needs it (`graphs.edits.grade`)
 
 
 @dataclass

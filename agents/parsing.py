@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from planverify.critique import Critique, Dropped, Flag, Missing
+from planverify.evidence import WEAKEST, Evidence
 from planverify.notation import SAY, VERBS, Action, NotationError, parse_action
 
 _THINK = re.compile(r"<(think|thinking|reasoning)>.*?(?:</\1\s*>|\Z)", re.S | re.I)
@@ -333,7 +334,13 @@ def _is_dialogue(line: str) -> bool:
 
 
 def add_flag(
-    critique: Critique, plan: Sequence[str], index: int | str, reason: str, text: str
+    critique: Critique,
+    plan: Sequence[str],
+    index: int | str,
+    reason: str,
+    text: str,
+    *,
+    evidence: Evidence = WEAKEST,
 ) -> None:
     """Record a flag on a resolved step, or a dropped entry with why it cannot apply."""
     if isinstance(index, str):
@@ -347,7 +354,9 @@ def add_flag(
     elif any(f.step == index for f in critique.flags):
         critique.dropped.append(Dropped(text=text, why=f"step {index + 1} is already flagged"))
     else:
-        critique.flags.append(Flag(step=index, action=plan[index], reason=reason))
+        critique.flags.append(
+            Flag(step=index, action=plan[index], reason=reason, evidence=evidence)
+        )
 
 
 def add_missing(critique: Critique, description: str) -> None:

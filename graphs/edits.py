@@ -3,21 +3,54 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from planverify.agents.base import Insertion
+from planverify.agents.parsing import canonical
 from planverify.critique import Flag, Missing
+from planverify.evidence import WEAKEST, Evidence, rank
 from planverify.graphs.state import Edit, Step
 
 
 def remove_flagged(plan: Sequence[Step], flags: Sequence[Flag]) -> tuple[list[Step], list[Edit]]:
-    """Drop the flagged steps (flags index `plan`); return the kept steps and the removals."""
-    reasons = {flag.step: flag.reason for flag in flags if 0 <= flag.step < len(plan)}
-    kept = [step for i, step in enumerate(plan) if i not in reasons]
+    """Drop the flagged steps (flags index `plan`); return the kept steps and the removals, each
+    with its flag's reason and evidence level."""
+    chosen = {flag.step: flag for flag in flags if 0 <= flag.step < len(plan)}
+    kept = [step for i, step in enumerate(plan) if i not in chosen]
     edits = [
-        Edit(kind="remove", action=plan[i].action, origin=plan[i].origin, reason=reason)
-        for i, reason in sorted(reasons.items())
+        Edit(
+            kind="remove",
+            action=plan[i].action,
+            origin=plan[i].origin,
+            reason=flag.reason,
+            evidence=flag.evidence,
+        )
+        for i, flag in sorted(chosen.items())
     ]
     return kept, edits
+
+
+def grade(insertions: Sequence[Insertion], missing: Sequence[Missing]) -> list[Insertion]:
+    """The insertions with their evidence level. The weakest input decides: an insertion is the
+    Judge's missing step only when it is the very action the Judge named, where the Judge placed
+    it (`missing` positions in the plan the Planner was given), and it then takes that step's
+    level (the stronger one when two missing steps name it). Whatever else a Planner inserts is
+    its own reading of the critique: `heuristic`."""
+    named: dict[tuple[int, str], Evidence] = {}
+    for item in missing:
+        if item.action is None or item.after is None:
+            continue
+        key = (item.after, canonical(item.action) or item.action)
+        named[key] = min(named.get(key, WEAKEST), item.evidence, key=rank)
+    return [
+        replace(
+            insertion,
+            evidence=named.get(
+                (insertion.after, canonical(insertion.action) or insertion.action), WEAKEST
+            ),
+        )
+        for insertion in insertions
+    ]
 
 
 def shift_missing(missing: Sequence[Missing], removed: set[int]) -> list[Missing]:
@@ -61,10 +94,17 @@ def insert_steps(
                     inserted_at=iteration,
                     after=anchor,
                     reason=insertion.reason,
+                    evidence=insertion.evidence,
                 )
             )
             edits.append(
-                Edit(kind="insert", action=insertion.action, after=anchor, reason=insertion.reason)
+                Edit(
+                    kind="insert",
+                    action=insertion.action,
+                    after=anchor,
+                    reason=insertion.reason,
+                    evidence=insertion.evidence,
+                )
             )
 
     add(-1)

@@ -7,6 +7,7 @@ from typing import Any
 
 from planverify.agents.parsing import StepResolver, add_flag, add_missing
 from planverify.critique import Critique, Dropped
+from planverify.evidence import WEAKEST
 
 ACCEPT = (None, True, "accept", "yes", "y", "")
 
@@ -17,6 +18,8 @@ def apply_review(critique: Critique, answer: Any, plan: Sequence[str]) -> Critiq
     `answer` is what the reviewer resumed with: `True`/"accept"/None keeps the critique;
     `False`/"reject" drops all of it; a dict `{"flags": [{"step": n (1-based), "reason"}...],
     "missing": ["..."]}` replaces it (each entry validated like a Judge's; omitted keys are kept).
+    A step the reviewer flags keeps the evidence level of the Judge's flag on it; a flag or a
+    missing step the Judge did not raise is the reviewer's own: `heuristic`.
     """
     if answer in ACCEPT:
         return critique
@@ -27,6 +30,7 @@ def apply_review(critique: Critique, answer: Any, plan: Sequence[str]) -> Critiq
     edited = Critique()
     if "flags" in answer:
         resolver = StepResolver(plan)
+        judged = {flag.step: flag.evidence for flag in critique.flags}  # the Judge's levels
         for item in answer["flags"] or []:
             step = int(item["step"]) if isinstance(item, dict) else int(item)
             reason = (
@@ -34,9 +38,9 @@ def apply_review(critique: Critique, answer: Any, plan: Sequence[str]) -> Critiq
                 if isinstance(item, dict)
                 else "removed by the reviewer"
             )
-            add_flag(
-                edited, resolver.plan, resolver.resolve(step, None), reason, f"review step {step}"
-            )
+            index = resolver.resolve(step, None)
+            level = judged.get(index, WEAKEST) if isinstance(index, int) else WEAKEST
+            add_flag(edited, resolver.plan, index, reason, f"review step {step}", evidence=level)
     else:
         edited.flags = list(critique.flags)
     if "missing" in answer:

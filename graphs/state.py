@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field, field_validator
 
 from planverify.critique import Critique, Dropped, Veto
 from planverify.episode import Scene, action_lines
+from planverify.evidence import WEAKEST, Evidence
 from planverify.usage import TokenUsage, add_usage
 
 # `incomplete`: the cap was reached, and the last Judge pass left Driver steps unjudged
@@ -23,6 +24,7 @@ class Step(BaseModel):
     inserted_at: int | None = None  # iteration that inserted it
     after: int | None = None  # inserted steps: input index it follows (-1 = before the first)
     reason: str | None = None  # inserted steps: why
+    evidence: Evidence | None = None  # inserted steps: how sure it is the plan needs them
 
 
 class Edit(BaseModel):
@@ -33,6 +35,7 @@ class Edit(BaseModel):
     origin: int | None = None  # removals of input steps: their 0-based input index
     after: int | None = None  # insertions: input index the step follows (-1 = before the first)
     reason: str  # the critique behind the edit
+    evidence: Evidence = WEAKEST  # how sure the critique behind it is (planverify.evidence)
 
 
 class Iteration(BaseModel):

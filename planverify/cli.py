@@ -23,6 +23,7 @@ from planverify.commands import Command, Group
 from planverify.console import err, literal, out, printable, say
 from planverify.corrupt import GeneratorName
 from planverify.episode import Episode, EpisodeError, dump_jsonl_line
+from planverify.evidence import Evidence
 from planverify.graphs.context import SettingsError
 from planverify.models import ModelSpecError, presets
 from planverify.options import (
@@ -768,11 +769,20 @@ def score(
         Path | None,
         typer.Option("--json", help="Also write the full report (per episode) as JSON."),
     ] = None,
+    min_evidence: Annotated[
+        Evidence | None,
+        typer.Option(
+            "--min-evidence",
+            help="Score only removals and insertions at this evidence level or stronger "
+            "(proven > goal-text > heuristic); those below count as not made: the step kept, "
+            "the insertion left out.",
+        ),
+    ] = None,
 ) -> None:
     """Recall, precision and F1 of results against labels, overall, per error type and per task."""
     from planverify.episode import iter_jsonl
     from planverify.records import UnusableFile, expect, read_all
-    from planverify.scoring import infer_mode, score_results
+    from planverify.scoring import BELOW_LEVEL, infer_mode, score_results
 
     for problem in (
         expect(annotated, "annotated episodes", "ANNOTATED (as `planverify corrupt` writes)"),
@@ -800,8 +810,12 @@ def score(
             mode = infer_mode(outcomes)
         except ValueError as exc:
             raise fail(f"{exc} (or pass --mode)") from None
-    scored = score_results(episodes, outcomes, mode=mode)
-    table = Table(title=f"{mode} scores, {scored.overall.episodes} episodes", title_justify="left")
+    scored = score_results(episodes, outcomes, mode=mode, min_evidence=min_evidence)
+    title = f"{mode} scores, {scored.overall.episodes} episodes"
+    if min_evidence is not None:
+        title += f", evidence {min_evidence} or stronger"
+        out.print(literal(f"evidence: {BELOW_LEVEL.format(level=min_evidence)}"))
+    table = Table(title=title, title_justify="left")
     for column in ("group", "TP", "FP", "FN", "recall", "precision", "F1"):
         table.add_column(column, justify="left" if column == "group" else "right")
 

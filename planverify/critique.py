@@ -6,6 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from planverify.evidence import WEAKEST, Evidence
+
 
 class Flag(BaseModel):
     """A step the Judge wants removed."""
@@ -13,6 +15,7 @@ class Flag(BaseModel):
     step: int  # 0-based position in the plan the Judge was shown
     action: str  # the flagged step, as it reads in that plan
     reason: str  # the Judge's rationale
+    evidence: Evidence = WEAKEST  # how sure the removal is (planverify.evidence)
 
 
 class Missing(BaseModel):
@@ -21,6 +24,7 @@ class Missing(BaseModel):
     description: str  # what is needed, in the Judge's words
     action: str | None = None  # a concrete action, when the Judge gave one
     after: int | None = None  # 0-based step it should follow (-1 = first), when known
+    evidence: Evidence = WEAKEST  # how sure it is that the plan needs it (planverify.evidence)
 
 
 class Dropped(BaseModel):

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Literal
+from collections.abc import Collection, Sequence
+from typing import Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic_core import to_json
 
 from planverify.episode import Episode
+from planverify.evidence import WEAKEST, Evidence
 from planverify.graphs.state import Iteration, PlanState, StopReason
 from planverify.redaction import public_url, redacted, scrub, without_secrets
 from planverify.usage import TokenUsage
@@ -22,6 +24,15 @@ class Verdict(BaseModel):
     verdict: Literal["keep", "remove"]  # its fate in the refined plan
     reason: str | None = None  # why it was removed
     iteration: int | None = None  # the Judge pass that removed it
+    evidence: Evidence | None = None  # removals: how sure (planverify.evidence); None on keeps
+
+    @model_validator(mode="after")
+    def _level_of_removals_only(self) -> Self:
+        if self.verdict == "keep" and self.evidence is not None:
+            raise ValueError(f"step {self.index + 1} is kept: a kept step has no evidence level")
+        if self.verdict == "remove" and self.evidence is None:
+            self.evidence = WEAKEST  # a record written before removals had levels
+        return self
 
 
 class Inserted(BaseModel):
@@ -31,6 +42,28 @@ class Inserted(BaseModel):
     action: str  # the new step
     reason: str | None = None  # the critique it answers
     iteration: int  # the Judge pass that asked for it
+    evidence: Evidence = WEAKEST  # how sure it is the plan needs it (planverify.evidence)
+
+    @field_validator("evidence", mode="before")
+    @classmethod
+    def _unknown_level_is_weakest(cls, value: object) -> object:
+        return WEAKEST if value is None else value
+
+
+def plan_of(
+    original: Sequence[str], kept: Sequence[bool], inserted: Sequence[Inserted]
+) -> list[str]:
+    """The plan of the kept input steps and these insertions: each insertion goes after the
+    input step it follows (`after_index`), several after one step in their order."""
+    after: dict[int, list[str]] = {}
+    for item in inserted:
+        after.setdefault(item.after_index, []).append(item.action)
+    plan = list(after.get(-1, []))
+    for i, line in enumerate(original):
+        if kept[i]:
+            plan.append(line)
+        plan.extend(after.get(i, []))
+    return plan
 
 
 GoalSource = Literal["given", "dialogue", "infer"]
@@ -102,17 +135,17 @@ class VerificationResult(BaseModel):
     @classmethod
     def from_state(cls, state: PlanState) -> VerificationResult:
         """Summarise a finished graph state."""
-        removed: dict[int, tuple[str, int]] = {}
+        removed: dict[int, tuple[str, int, Evidence]] = {}
         if state.stop_reason == "static" and state.history:
             first = state.history[0]
             for flag in first.critique.flags:
                 origin = state.plan[flag.step].origin if flag.step < len(state.plan) else None
                 if origin is not None:
-                    removed[origin] = (flag.reason, first.iteration)
+                    removed[origin] = (flag.reason, first.iteration, flag.evidence)
         for record in state.history:
             for edit in record.edits:
                 if edit.kind == "remove" and edit.origin is not None:
-                    removed[edit.origin] = (edit.reason, record.iteration)
+                    removed[edit.origin] = (edit.reason, record.iteration, edit.evidence)
         verdicts = [
             Verdict(
                 index=i,
@@ -120,6 +153,7 @@ class VerificationResult(BaseModel):
                 verdict="remove",
                 reason=removed[i][0],
                 iteration=removed[i][1],
+                evidence=removed[i][2],
             )
             if i in removed
             else Verdict(index=i, action=line, verdict="keep")
@@ -131,6 +165,7 @@ class VerificationResult(BaseModel):
                 action=step.action,
                 reason=step.reason,
                 iteration=step.inserted_at or 0,
+                evidence=step.evidence or WEAKEST,
             )
             for step in state.plan
             if step.origin is None
@@ -173,6 +208,49 @@ class VerificationResult(BaseModel):
     ) -> VerificationResult:
         """`failed`, with the exception's type and message as the error."""
         return cls.failed(episode, describe_error(exc), settings)
+
+    def only(self, levels: Collection[Evidence]) -> VerificationResult:
+        """This result as if only its removals and insertions at these evidence levels had been
+        made: a step removed at another level is kept (verdict `keep`), an insertion at another
+        level is left out, the refined plan is rebuilt accordingly (a static result's stays the
+        input), and every pass's critique and edits keep only flags, missing steps and edits at
+        these levels. Positions in `inserted` change; the input, settings and usage do not."""
+        wanted = frozenset(levels)
+        verdicts = [
+            v
+            if v.evidence is None or v.evidence in wanted
+            else Verdict(index=v.index, action=v.action, verdict="keep")
+            for v in self.verdicts
+        ]
+        inserted = [item for item in self.inserted if item.evidence in wanted]
+        history = [
+            record.model_copy(
+                update={
+                    "critique": record.critique.model_copy(
+                        update={
+                            "flags": [f for f in record.critique.flags if f.evidence in wanted],
+                            "missing": [m for m in record.critique.missing if m.evidence in wanted],
+                        }
+                    ),
+                    "edits": [e for e in record.edits if e.evidence in wanted],
+                }
+            )
+            for record in self.history
+        ]
+        if (verdicts, inserted, history) == (self.verdicts, self.inserted, self.history):
+            return self
+        removed = {v.index for v in verdicts if v.verdict == "remove"}
+        kept = [i not in removed for i in range(len(self.original))]
+        static = self.stop_reason == "static"
+        refined = self.refined if static else plan_of(self.original, kept, inserted)
+        return self.model_copy(
+            update={
+                "verdicts": verdicts,
+                "inserted": inserted,
+                "history": history,
+                "refined": refined,
+            }
+        )
 
     def belongs_to(self, episode: Episode, settings: RunSettings | None = None) -> bool:
         """Whether this result was computed on exactly this episode's input (and, when given,

@@ -71,13 +71,14 @@ import bisect
 import math
 import random
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Literal, TypeVar
 
 from pydantic import BaseModel, Field
 
 from planverify.critique import Critique, Flag, Missing
 from planverify.episode import Episode, Label
+from planverify.evidence import LEVELS, Evidence, levels_from
 from planverify.notation import MOTION_VERBS, Action, NotationError, object_type, parse_action
 from planverify.result import VerificationResult
 from planverify.world.vocabulary import words_of
@@ -90,6 +91,7 @@ __all__ = [
     "Counts",
     "EpisodeScore",
     "Interval",
+    "LevelScores",
     "Mode",
     "Report",
     "Scores",
@@ -98,6 +100,7 @@ __all__ = [
     "canonical",
     "clean_plan",
     "common_subsequence_length",
+    "evidence_levels",
     "format_report",
     "gold_plan",
     "infer_mode",
@@ -1061,6 +1064,7 @@ class Report(BaseModel):
     without_motion: Scores | None = None  # like `overall`, motion steps and labels left out
     plan_level: dict[str, Scores] | None = None  # "with_motion", "without_motion": episodes
     # with a `clean` plan only (None when none has one)
+    min_evidence: Evidence | None = None  # only changes at or above this level were scored
 
 
 def score_results(
@@ -1071,8 +1075,14 @@ def score_results(
     resamples: int = 1000,
     seed: int = 0,
     confidence: float = 0.95,
+    min_evidence: Evidence | None = None,
 ) -> Report:
     """Score results against annotated episodes, pairing them by id.
+
+    With `min_evidence`, only removals and insertions at or above that evidence level are
+    scored: those below it are treated as if they had not been made (the step is kept, the
+    insertion left out; `VerificationResult.only`), so a labelled step removed below the level
+    is a false negative, and a wrong removal below it no false positive.
 
     An episode is scored when it has labels (`[]` is a clean episode) and a result; a result
     with status "error" counts as finding nothing (its episode's labels are FNs) and is listed
@@ -1101,6 +1111,8 @@ def score_results(
     """
     report_notes: list[str] = []
     by_id: dict[str, VerificationResult] = {}
+    if min_evidence is not None:
+        results = (result.only(levels_from(min_evidence)) for result in results)
     for result in results:
         if result.id in by_id:
             report_notes.append(f"result {result.id}: repeated id, the first one is used")
@@ -1161,7 +1173,98 @@ def score_results(
         }
         if planned
         else None,
+        min_evidence=min_evidence,
     )
+
+
+BELOW_LEVEL = (
+    "only removals and insertions at level {level} or stronger are scored; those below it "
+    "count as not made (the step kept, the insertion left out)"
+)  # what `min_evidence` means, as reports say it
+
+
+class LevelScores(BaseModel):
+    """The removals at one evidence level, scored as if no other change had been made."""
+
+    level: Evidence  # the evidence level
+    removals: int = 0  # removals at this level, over the usable results
+    share: float | None = None  # their share of all removals (None: there is none)
+    labels: Counts = Field(default_factory=Counts)  # label level (MISSING labels are FNs)
+    plan: Counts | None = None  # plan level, over episodes with a `clean` plan (None: none has)
+    excused: Counts | None = None  # plan level against the base's own plan (`base` given)
+
+
+def evidence_levels(
+    episodes: Iterable[Episode],
+    results: Iterable[VerificationResult],
+    *,
+    mode: Mode,
+    base: Mapping[str, Sequence[str]] | None = None,
+    motion: bool = True,
+) -> dict[Evidence, LevelScores]:
+    """Per evidence level, how many removals are at that level and how precise they are, each
+    level scored as if only its removals had been made (insertions left out, so `precision` is
+    the removals' own). Counts are pooled over the labelled episodes with a usable result,
+    paired by id (the first of each); unusable results remove nothing.
+
+    `labels` are label-level counts, `plan` plan-level counts (`plan_counts` against `clean`,
+    episodes that have it), and `excused`, when `base` maps episode ids to the plan the same
+    judge keeps of the uncorrupted episode, plan-level counts against that plan instead: a
+    removal the base makes itself is not held against the judge. With `motion` False, motion
+    steps, their labels and their removals are left out of the counts and of `removals`.
+
+    >>> plan = ["Driver.PickUp('Mug')", "Driver.Move(1.0)", "Driver.PickUp('Mug')"]
+    >>> episode = Episode(id="e", actions=plan, labels=[Label(type="REMOVE", index=2)])
+    >>> from planverify.result import Verdict
+    >>> result = VerificationResult(id="e", verdicts=[
+    ...     Verdict(index=0, action=plan[0], verdict="keep"),
+    ...     Verdict(index=1, action=plan[1], verdict="remove", evidence="heuristic"),
+    ...     Verdict(index=2, action=plan[2], verdict="remove", evidence="proven")])
+    >>> table = evidence_levels([episode], [result], mode="iterative")
+    >>> [(s.level, s.removals, s.share, s.labels.precision) for s in table.values()]
+    [('proven', 1, 0.5, 1.0), ('goal-text', 0, 0.0, None), ('heuristic', 1, 0.5, 0.0)]
+    """
+    by_id: dict[str, VerificationResult] = {}
+    for item in results:
+        by_id.setdefault(item.id, item)
+    table = {level: LevelScores(level=level) for level in LEVELS}
+    seen: set[str] = set()
+    for episode in episodes:
+        result = by_id.get(episode.id)
+        if episode.id in seen or episode.labels is None or result is None:
+            continue
+        seen.add(episode.id)
+        if result.status == "error" or _plan_mismatch(episode, result):
+            continue
+        for level, scores in table.items():
+            _add_level(scores, episode, result.only({level}), mode, base, motion)
+    total = sum(scores.removals for scores in table.values())
+    for scores in table.values():
+        scores.share = scores.removals / total if total else None
+    return table
+
+
+def _add_level(
+    scores: LevelScores,
+    episode: Episode,
+    view: VerificationResult,
+    mode: Mode,
+    base: Mapping[str, Sequence[str]] | None,
+    motion: bool,
+) -> None:
+    """Add one episode's removals at one level (`view`: the result with only those made)."""
+    removed = _outcome(episode, view, mode)[0]
+    scored, outcome = (episode, view) if motion else motionless(episode, view)
+    counted = removed if motion else _outcome(scored, outcome, mode, checked=False)[0]
+    scores.removals += len(counted)
+    scores.labels += _tally(scored, mode, counted, [], _never, str, []).counts
+    clean = clean_plan(episode)
+    if clean is not None:
+        here = plan_counts(episode.actions, clean, removed, motion=motion)
+        scores.plan = here if scores.plan is None else scores.plan + here
+    if base is not None and episode.id in base:
+        here = plan_counts(episode.actions, base[episode.id], removed, motion=motion)
+        scores.excused = here if scores.excused is None else scores.excused + here
 
 
 def infer_mode(results: Sequence[VerificationResult]) -> Mode:
@@ -1198,6 +1301,8 @@ def format_report(report: Report) -> str:
     for key, value in (report.plan_level or {}).items():
         rows.append((f"plan level {key.replace('_', ' ')}", value))
     out = [f"mode: {report.mode}, episodes scored: {report.overall.episodes}"]
+    if report.min_evidence is not None:
+        out.append(f"evidence: {BELOW_LEVEL.format(level=report.min_evidence)}")
     for name, s in rows:
         c = s.counts
         out.append(

@@ -149,6 +149,8 @@ CHOICES = {
     ("corrupt", "--generator"): ["injected", "natural"],
     ("export", "--format"): ["episodes", "sft", "preference", "recovery"],
     ("export", "--split-by"): ["task", "split"],
+    ("score", "--min-evidence"): ["proven", "goal-text", "heuristic"],
+    ("export", "--min-evidence"): ["proven", "goal-text", "heuristic"],
 }
 
 
@@ -171,12 +173,14 @@ def test_the_choices_are_what_the_code_knows() -> None:
     from typing import get_args
 
     from planverify.corrupt import GENERATORS, GeneratorName
+    from planverify.evidence import LEVELS
     from planverify.export import FORMATS
     from planverify.result import GoalSource
 
     assert list(get_args(GeneratorName)) == list(GENERATORS) == CHOICES["corrupt", "--generator"]
     assert list(FORMATS) == CHOICES["export", "--format"]
     assert list(get_args(GoalSource)) == CHOICES["verify", "--goal"]
+    assert list(LEVELS) == CHOICES["score", "--min-evidence"] == CHOICES["export", "--min-evidence"]
 
 
 @pytest.mark.parametrize(("command", "option"), sorted(CHOICES))

@@ -34,6 +34,13 @@ CHROMEDRIVER = Path("/usr/bin/chromedriver")
 runner = CliRunner()
 
 
+LEVELS_OF_FIRST = ["proven", "proven", "goal-text", "heuristic"]  # its four removals, in order
+
+
+def removals(record: dict[str, Any]) -> list[dict[str, Any]]:
+    return [v for v in record["verdicts"] if v["verdict"] == "remove"]
+
+
 @pytest.fixture(scope="module")
 def results_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     results = verify_many(SAMPLE)
@@ -44,6 +51,10 @@ def results_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     records[1]["history"][0]["vetoes"] = [
         {"kind": "flag", "action": records[1]["original"][2], "step": 2, "reason": "disagreed"}
     ]
+    for verdict, level in zip(removals(records[0]), LEVELS_OF_FIRST, strict=True):
+        verdict["evidence"] = level
+    for verdict in removals(records[2]):
+        del verdict["evidence"]  # a record written before levels: heuristic
     path = tmp_path_factory.mktemp("review") / "results.jsonl"
     path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in records))
     return path
@@ -86,6 +97,18 @@ def test_the_site_is_static_files_with_lazy_episode_scripts(site: Path) -> None:
     assert "&lt;b&gt;html" not in page and "broken <b>" not in page, "ids reach the page as data"
     review = (ROOT / "planverify" / "review" / "assets" / "review.js").read_text(encoding="utf-8")
     assert "innerHTML" not in review and "fetch(" not in review and "XMLHttpRequest" not in review
+
+
+def test_the_pages_get_the_level_of_every_change(site: Path) -> None:
+    (index,) = script_data(site / "data" / "index.js", "PV.index")
+    assert index["levels"] == ["proven", "goal-text", "heuristic"]
+    levels = [dict(zip(index["columns"], row, strict=True))["levels"] for row in index["rows"]]
+    assert levels[0] == [2, 1, 1] and levels[2] == [0, 0, 2], "old records: heuristic"
+    _, episode = script_data(site / "data" / "e" / "000000.js", "PV.episode")
+    assert [s.get("e") for s in episode["steps"] if s["v"] == "remove"] == LEVELS_OF_FIRST
+    assert all("e" not in s for s in episode["steps"] if s["v"] == "keep")
+    summary = (site / "index.html").read_text(encoding="utf-8")
+    assert "proven 2, goal-text " in summary, "removals by level in the summary"
 
 
 def test_without_episodes_the_site_shows_what_the_results_hold(
@@ -254,6 +277,62 @@ def test_the_site_renders_episodes_reasons_and_keeps_decisions_across_a_reload(
     assert [a.text for a in browser.find_elements(By.CSS_SELECTOR, "#rows td.id a")] == [
         SAMPLE[0].id
     ]
+
+
+def test_every_change_shows_its_level_and_the_level_filters_episodes_and_steps(
+    browser: Any, site: Path
+) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    browser.get((site / "index.html").resolve().as_uri())
+    wait_for(browser, "return document.documentElement.dataset.ready === '1'")
+    everything = len(browser.find_elements(By.CSS_SELECTOR, "#rows td.id a"))
+    levels = Select(browser.find_element(By.ID, "f-evidence"))
+    assert [o.text for o in levels.options] == [
+        "All evidence levels",
+        "with proven changes (1)",
+        "with goal-text changes (8)",  # the rules Judge on scenes with text goals
+        "with heuristic changes (2)",
+    ]
+    levels.select_by_value("proven")
+    assert [a.text for a in browser.find_elements(By.CSS_SELECTOR, "#rows td.id a")] == [
+        SAMPLE[0].id
+    ], "only the episode with a proven change"
+    levels.select_by_value("heuristic")
+    shown = [a.text for a in browser.find_elements(By.CSS_SELECTOR, "#rows td.id a")]
+    assert shown == [SAMPLE[0].id, SAMPLE[2].id], "an old record's removals are heuristic"
+
+    browser.find_element(By.LINK_TEXT, SAMPLE[0].id).click()
+    wait_for(browser, "return document.querySelector('#episode-view h1') !== null")
+    removed = browser.find_elements(By.CSS_SELECTOR, ".original li.step.removed")
+    pills = [li.find_element(By.CSS_SELECTOR, ".pill.evidence").text for li in removed]
+    assert pills == LEVELS_OF_FIRST, "every removal shows its level"
+    assert not browser.find_elements(By.CSS_SELECTOR, ".original li.step:not(.removed) .evidence")
+    dimmed = [li for li in removed if "off-level" in li.get_attribute("class")]
+    assert len(dimmed) == 3, "the episode page filters steps by the index's level"
+    assert (
+        "Showing heuristic changes: 1 of 4"
+        in browser.find_element(By.CSS_SELECTOR, ".level-note").text
+    )
+    assert float(dimmed[0].value_of_css_property("opacity")) < 1
+
+    Select(browser.find_element(By.ID, "ep-evidence")).select_by_value("proven")
+    wait_for(
+        browser, "return document.querySelectorAll('.original li.step.off-level').length === 2"
+    )
+    assert (
+        "Showing proven changes: 2 of 4"
+        in browser.find_element(By.CSS_SELECTOR, ".level-note").text
+    )
+    Select(browser.find_element(By.ID, "ep-evidence")).select_by_value("")
+    wait_for(browser, "return document.querySelectorAll('li.step.off-level').length === 0")
+    assert not browser.find_elements(By.CSS_SELECTOR, ".level-note")
+    browser.find_element(By.TAG_NAME, "body").send_keys("u")
+    wait_for(browser, "return !document.getElementById('index-view').hidden")
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#rows td.id a")) == everything, (
+        "the episode page's choice is the index's filter"
+    )
 
 
 def test_a_site_of_teach_games_lists_them_with_their_split_and_opens_one(

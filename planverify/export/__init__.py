@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from planverify.episode import Episode, EpisodeError
+from planverify.evidence import Evidence
 from planverify.export.curate import (
     Curated,
     Curation,
@@ -70,6 +71,7 @@ def export_results(
     license: str = "other",
     command: str = "planverify export",
     inputs: Sequence[Path] = (),
+    min_evidence: Evidence | None = None,
 ) -> ExportReport:
     """Write one export format; see the module docstring.
 
@@ -77,11 +79,12 @@ def export_results(
     to the folder `output`: `data/<split>.parquet` and `README.md`. Raises `CurationError` when
     results were computed on other content than the episodes given, and `OutputClash` (before
     writing anything) when a file it would write is one of `inputs`. When no row is made,
-    nothing is written (`report.written.files` is empty).
+    nothing is written (`report.written.files` is empty). With `min_evidence`, removals below
+    that evidence level are undone and insertions below it left out (`curate`).
     """
     if fmt not in FORMATS:
         raise CurationError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
-    curation = curate(results, episodes, decisions)
+    curation = curate(results, episodes, decisions, min_evidence=min_evidence)
     report = ExportReport(curation)
     made = list(rows(fmt, curation.curated, options or Options()))
     if not made:

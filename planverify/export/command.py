@@ -19,6 +19,7 @@ import typer
 from rich.markup import escape
 
 from planverify.console import err, literal, out, say
+from planverify.evidence import Evidence
 from planverify.export.formats import Format
 from planverify.export.write import SplitBy
 
@@ -113,6 +114,15 @@ def export_command(
         str,
         typer.Option(help="--parquet: the license the dataset card declares."),
     ] = "other",
+    min_evidence: Annotated[
+        Evidence | None,
+        typer.Option(
+            "--min-evidence",
+            help="Keep only removals and insertions at this evidence level or stronger "
+            "(proven > goal-text > heuristic): removals below it are undone (the step stays "
+            "in the plan), insertions below it left out. Decisions still overrule.",
+        ),
+    ] = None,
 ) -> None:
     """Export curated data: cleaned episodes, SFT chats, preference pairs or recovery blocks."""
     from planverify.cli import writing
@@ -157,6 +167,7 @@ def export_command(
             parquet=parquet,
             license=license,
             read=read,
+            min_evidence=min_evidence,
         )
     curation = report.curation
     for problem in curation.skipped_inputs:
@@ -189,6 +200,7 @@ def _export(
     parquet: bool,
     license: str,
     read: list[Path],
+    min_evidence: Evidence | None,
 ) -> ExportReport:
     """Run the export; its errors as one-line exits (see the module docstring)."""
     from planverify.export import CurationError, export_results
@@ -214,6 +226,7 @@ def _export(
             if sys.argv and sys.argv[0].endswith("planverify")
             else f"planverify export RESULTS --episodes ... --format {fmt}",
             inputs=read,
+            min_evidence=min_evidence,
         )
     except (OutputClash, UnusableFile) as exc:
         raise fail(str(exc)) from None

@@ -19,9 +19,10 @@ import orjson
 from pydantic import BaseModel, Field, ValidationError
 
 from planverify.episode import Episode, EpisodeError
+from planverify.evidence import Evidence, levels_from
 from planverify.notation import parse_action
 from planverify.records import UnusableFile, expect, first_error, load_json, read_all
-from planverify.result import VerificationResult
+from planverify.result import VerificationResult, plan_of
 
 DECISIONS_FORMAT = "planverify-decisions"  # the `format` of a decisions file
 Verdict = Literal["keep", "remove"]
@@ -80,6 +81,9 @@ class Curated:
     dropped: set[int] = field(default_factory=set)  # positions in `result.inserted` undone
     decided: int = 0  # decisions that changed something
     reasons: dict[int, str] = field(default_factory=dict)  # decisions' notes by input index
+    restored: set[int] = field(default_factory=set)  # input steps removed below the min level
+    withheld: set[int] = field(default_factory=set)  # positions in `inserted` below it
+    min_evidence: Evidence | None = None  # the level removals and insertions had to reach
 
     @property
     def original(self) -> list[str]:
@@ -105,6 +109,12 @@ class Curated:
     def changed(self) -> bool:
         """Whether the final plan differs from the input."""
         return bool(self.removed) or self.insertions > 0
+
+    def evidence(self, index: int) -> Evidence | None:
+        """The level of the Judge's removal of input step `index` when that removal stands;
+        None for a kept step and for one only a reviewer's decision removed."""
+        verdict = self.result.verdicts[index]
+        return None if self.kept[index] or verdict.verdict == "keep" else verdict.evidence
 
     def reason(self, index: int) -> str | None:
         """Why input step `index` is where it is: the Judge's reason, or the decision's."""
@@ -135,16 +145,8 @@ def rebuild(
     >>> rebuild(["A", "B"], [True, False], r)
     ['S', 'A', 'C']
     """
-    after: dict[int, list[str]] = {}
-    for k, item in enumerate(result.inserted):
-        if k not in dropped:
-            after.setdefault(item.after_index, []).append(item.action)
-    plan = list(after.get(-1, []))
-    for i, line in enumerate(original):
-        if kept[i]:
-            plan.append(line)
-        plan.extend(after.get(i, []))
-    return plan
+    inserted = [item for k, item in enumerate(result.inserted) if k not in dropped]
+    return plan_of(original, kept, inserted)
 
 
 def same_content(episode: Episode, result: VerificationResult) -> bool:
@@ -164,6 +166,17 @@ class Curation:
     decisions: int = 0  # decisions that changed a plan
     unmatched_decisions: list[str] = field(default_factory=list)  # why some were not applied
     skipped_inputs: list[EpisodeError] = field(default_factory=list)
+    min_evidence: Evidence | None = None  # removals and insertions below it were undone
+
+    @property
+    def restored(self) -> int:
+        """Removals below `min_evidence` that were undone (their steps kept)."""
+        return sum(len(item.restored) for item in self.curated)
+
+    @property
+    def withheld(self) -> int:
+        """Insertions below `min_evidence` that were left out."""
+        return sum(len(item.withheld) for item in self.curated)
 
     def leave_out(self, reason: str, episode_id: str) -> None:
         self.left_out[reason] += 1
@@ -177,6 +190,11 @@ class Curation:
         if self.left_out:
             text += "; left out: " + ", ".join(
                 f"{reason} {count}" for reason, count in sorted(self.left_out.items())
+            )
+        if self.min_evidence is not None:
+            text += (
+                f"; below {self.min_evidence}: {self.restored} removal(s) undone, "
+                f"{self.withheld} insertion(s) left out"
             )
         if self.decisions:
             text += f"; {self.decisions} decision(s) applied"
@@ -195,15 +213,19 @@ def curate(
     results: Iterable[VerificationResult],
     episodes: Iterable[Episode | EpisodeError],
     decisions: Sequence[Decision] = (),
+    *,
+    min_evidence: Evidence | None = None,
 ) -> Curation:
     """Pair results with their episodes by id and content and apply decisions.
 
-    Raises `CurationError` when some results were computed on other content than the episodes
-    with their ids (it names them). Results with status `error`, results without an episode,
-    and episodes without a result are left out and counted.
+    With `min_evidence`, removals below that evidence level are undone (the step stays in the
+    plan) and insertions below it left out, before decisions, which overrule them as they
+    overrule verdicts. Raises `CurationError` when some results were computed on other content
+    than the episodes with their ids (it names them). Results with status `error`, results
+    without an episode, and episodes without a result are left out and counted.
     """
     by_id: dict[str, Episode] = {}
-    curation = Curation()
+    curation = Curation(min_evidence=min_evidence)
     for item in episodes:
         if isinstance(item, EpisodeError):
             curation.skipped_inputs.append(item)
@@ -237,14 +259,7 @@ def curate(
     for decision in decisions:
         by_episode.setdefault(decision.id, []).append(decision)
     for episode, result in pairs:
-        made = Curated(
-            episode=episode,
-            result=result,
-            kept=[
-                result.stop_reason == "static" or v.verdict == "keep"  # static: plan unchanged
-                for v in result.verdicts
-            ],
-        )
+        made = judged(Curated(episode=episode, result=result, kept=[]), min_evidence)
         curation.decisions += apply(made, by_episode.pop(result.id, []), curation)
         curation.curated.append(made)
     for episode_id, unused in by_episode.items():
@@ -252,6 +267,25 @@ def curate(
             f"{len(unused)} decision(s) on {episode_id!r}, which is not exported"
         )
     return curation
+
+
+def judged(item: Curated, min_evidence: Evidence | None) -> Curated:
+    """The item's plan as the Judge left it (a static result's is the input), with removals
+    below `min_evidence` undone and insertions below it left out."""
+    result = item.result
+    item.min_evidence = min_evidence
+    static = result.stop_reason == "static"
+    if min_evidence is not None:
+        wanted = levels_from(min_evidence)
+        item.restored = {
+            v.index
+            for v in result.verdicts
+            if v.verdict == "remove" and v.evidence not in wanted and not static
+        }
+        item.withheld = {k for k, x in enumerate(result.inserted) if x.evidence not in wanted}
+    item.kept = [static or v.verdict == "keep" or v.index in item.restored for v in result.verdicts]
+    item.dropped = set(item.withheld)
+    return item
 
 
 def apply(item: Curated, decisions: Sequence[Decision], curation: Curation) -> int:

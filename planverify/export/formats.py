@@ -69,11 +69,13 @@ def episode_row(item: Curated) -> dict[str, Any]:
     verdicts = []
     for i, verdict in enumerate(result.verdicts):
         keep = item.kept[i]
+        judge_keeps = verdict.verdict == "keep" or i in item.restored  # before any decision
         entry: dict[str, Any] = {"index": i, "action": verdict.action}
         entry["verdict"] = "keep" if keep else "remove"
         entry["reason"] = None if keep else item.reason(i)
         entry["iteration"] = None if keep else verdict.iteration
-        entry["overruled"] = (verdict.verdict == "keep") != keep and result.stop_reason != "static"
+        entry["evidence"] = item.evidence(i)
+        entry["overruled"] = judge_keeps != keep and result.stop_reason != "static"
         verdicts.append(entry)
     verification: dict[str, Any] = {
         "input_digest": result.input_digest,
@@ -88,6 +90,7 @@ def episode_row(item: Curated) -> dict[str, Any]:
             if k not in item.dropped
         ],
         "decisions": item.decided,
+        "min_evidence": item.min_evidence,
     }
     if labels is not None:
         verification["labels"] = labels
@@ -247,7 +250,13 @@ def recovery_rows(item: Curated) -> Iterator[dict[str, Any]]:
             "goal": item.result.goal or item.episode.goal,
             "context": original[: run[0]],
             "block": [
-                {"index": i, "action": original[i], "reason": item.reason(i) or ""} for i in run
+                {
+                    "index": i,
+                    "action": original[i],
+                    "reason": item.reason(i) or "",
+                    "evidence": item.evidence(i),
+                }
+                for i in run
             ],
             "recovery": recovery,
         }

@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 import orjson
 
+from planverify.evidence import LEVELS, MEANINGS
 from planverify.export.curate import Curation
 from planverify.export.formats import Format
 from planverify.files import replacing
@@ -107,7 +108,14 @@ def schema(fmt: Format, rows: Sequence[dict[str, Any]]) -> tuple[Any, set[str]]:
             ]
         ), set()
     if fmt == "recovery":
-        step = pa.struct([("index", pa.int64()), ("action", pa.string()), ("reason", pa.string())])
+        step = pa.struct(
+            [
+                ("index", pa.int64()),
+                ("action", pa.string()),
+                ("reason", pa.string()),
+                ("evidence", pa.string()),
+            ]
+        )
         fix = pa.struct(
             [
                 ("index", pa.int64()),
@@ -135,6 +143,7 @@ def schema(fmt: Format, rows: Sequence[dict[str, Any]]) -> tuple[Any, set[str]]:
             ("verdict", pa.string()),
             ("reason", pa.string()),
             ("iteration", pa.int64()),
+            ("evidence", pa.string()),
             ("overruled", pa.bool_()),
         ]
     )
@@ -144,6 +153,7 @@ def schema(fmt: Format, rows: Sequence[dict[str, Any]]) -> tuple[Any, set[str]]:
             ("action", pa.string()),
             ("reason", pa.string()),
             ("iteration", pa.int64()),
+            ("evidence", pa.string()),
             ("overruled", pa.bool_()),
         ]
     )
@@ -157,6 +167,7 @@ def schema(fmt: Format, rows: Sequence[dict[str, Any]]) -> tuple[Any, set[str]]:
             ("verdicts", pa.list_(verdict)),
             ("inserted", pa.list_(inserted)),
             ("decisions", pa.int64()),
+            ("min_evidence", pa.string()),
             ("labels", pa.string()),  # JSON text: the input's labels, on its indices
         ]
     )
@@ -279,6 +290,54 @@ DESCRIPTIONS: dict[Format, str] = {
 }
 
 
+EVIDENCE_FIELDS: dict[Format, str] = {
+    "episodes": "`verification.verdicts[*].evidence` and `verification.inserted[*].evidence`",
+    "recovery": "`block[*].evidence`",
+}  # where a format's rows carry levels
+
+
+def evidence_section(fmt: Format, curation: Curation) -> list[str]:
+    """The card's account of evidence levels: what they mean, where the rows carry them, which
+    level the export kept, and the removals that stand at each level."""
+    lines = [
+        "",
+        "## Evidence",
+        "",
+        "planverify gives every removal and insertion an evidence level, strongest first:",
+        "",
+        *(f"- `{level}`: {MEANINGS[level]}" for level in LEVELS),
+        "",
+    ]
+    if fmt in EVIDENCE_FIELDS:
+        lines += [
+            f"The rows carry it in {EVIDENCE_FIELDS[fmt]} (null on kept steps and on steps "
+            "only a reviewer's decision removed).",
+            "",
+        ]
+    floor = curation.min_evidence
+    if floor is None:
+        lines.append("Level used: all (no `--min-evidence`): changes at every level were kept.")
+    else:
+        lines.append(
+            f"Level used: `{floor}` (`--min-evidence {floor}`): only removals and insertions at "
+            f"`{floor}` or stronger were kept; {curation.restored} removal(s) below it were "
+            f"undone (the steps stay in the plans) and {curation.withheld} insertion(s) below it "
+            "left out."
+        )
+    standing = Counter(
+        level
+        for item in curation.curated
+        for i in item.removed
+        if (level := item.evidence(i)) is not None
+    )
+    lines.append(
+        "Steps removed by the Judge, by level: "
+        + ", ".join(f"{level} {standing[level]}" for level in LEVELS)
+        + "."
+    )
+    return lines
+
+
 def card(
     fmt: Format,
     table_schema: Any,
@@ -349,6 +408,7 @@ def card(
             "- left out: "
             + ", ".join(f"{reason} {n}" for reason, n in sorted(curation.left_out.items()))
         )
+    lines += evidence_section(fmt, curation)
     lines += [
         "",
         "Run settings (judge, planner, mode, iteration cap, ...), with episode counts:",

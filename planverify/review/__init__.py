@@ -31,6 +31,7 @@ from typing import Any
 import orjson
 
 from planverify.episode import Episode, EpisodeError
+from planverify.evidence import LEVELS
 from planverify.export.curate import same_content
 from planverify.files import write_atomically
 from planverify.notation import NotationError, parse_action
@@ -150,6 +151,8 @@ def episode_data(entry: Entry) -> dict[str, Any]:
     for verdict in result.verdicts:
         step = _step(verdict.action)
         step["v"] = verdict.verdict
+        if verdict.evidence is not None:
+            step["e"] = verdict.evidence
         if verdict.reason:
             step["r"] = verdict.reason
         if verdict.iteration is not None:
@@ -166,7 +169,7 @@ def episode_data(entry: Entry) -> dict[str, Any]:
         passes.append(
             {
                 "it": record.iteration,
-                "flags": [[f.step, f.action, f.reason] for f in critique.flags],
+                "flags": [[f.step, f.action, f.reason, f.evidence] for f in critique.flags],
                 "missing": [[m.description, m.action] for m in critique.missing],
                 "dropped": [[d.text, d.why] for d in [*critique.dropped, *record.dropped]],
                 "edits": [[e.kind, e.action, e.reason] for e in record.edits],
@@ -193,7 +196,9 @@ def episode_data(entry: Entry) -> dict[str, Any]:
         "mode": settings.mode if settings else None,
         "cost": result.cost_usd,
         "steps": steps,
-        "inserted": [[i.after_index, i.action, i.reason, i.iteration] for i in result.inserted],
+        "inserted": [
+            [i.after_index, i.action, i.reason, i.iteration, i.evidence] for i in result.inserted
+        ],
         "passes": passes,
         "warnings": result.warnings,
     }
@@ -214,6 +219,7 @@ INDEX_COLUMNS = (
     "cost",
     "digest",
     "goal",
+    "levels",
 )
 
 
@@ -236,7 +242,15 @@ def index_row(entry: Entry) -> list[Any]:
         result.cost_usd,
         (result.input_digest or "")[:16],  # enough to tell decisions apart; pages have it whole
         goal,
+        changes_by_level(result),
     ]
+
+
+def changes_by_level(result: VerificationResult) -> list[int]:
+    """Removals and insertions at each evidence level, strongest first (`LEVELS`)."""
+    levels = Counter(v.evidence for v in result.verdicts if v.verdict == "remove")
+    levels.update(item.evidence for item in result.inserted)
+    return [levels[level] for level in LEVELS]
 
 
 # --- summary ----------------------------------------------------------------------------------
@@ -246,6 +260,7 @@ def summary_html(entries: Sequence[Entry]) -> str:
     """The batch summary and its charts, as HTML (every text escaped)."""
     ok = [e for e in entries if e.result.status == "ok"]
     removed = sum(sum(v.verdict == "remove" for v in e.result.verdicts) for e in ok)
+    by_level = Counter(v.evidence for e in ok for v in e.result.verdicts if v.verdict == "remove")
     inserted = sum(len(e.result.inserted) for e in ok)
     before = sum(len(e.result.original) for e in ok)
     after = sum(len(e.result.refined) for e in ok)
@@ -267,7 +282,12 @@ def summary_html(entries: Sequence[Entry]) -> str:
     figures = [
         ("episodes", f"{len(entries):,}", f"{len(ok):,} ok, {len(entries) - len(ok):,} error"),
         ("changed", f"{changed:,}", f"{100 * changed / len(ok):.0f}% of ok" if ok else ""),
-        ("steps removed", f"{removed:,}", f"of {before:,}; {before:,} → {after:,}"),
+        (
+            "steps removed",
+            f"{removed:,}",
+            f"of {before:,}; {before:,} → {after:,}; "
+            + ", ".join(f"{level} {by_level[level]:,}" for level in LEVELS),
+        ),
         ("steps inserted", f"{inserted:,}", ""),
         ("mean Judge passes", f"{passes:.2f}", ""),
         ("vetoed critiques", f"{vetoes:,}", ""),
@@ -390,6 +410,7 @@ def build_site(
                 "title": title,
                 "columns": list(INDEX_COLUMNS),
                 "rows": [index_row(e) for e in entries],
+                "levels": list(LEVELS),
                 "format": DECISIONS_FORMAT,
             },
         )

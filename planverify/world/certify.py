@@ -59,6 +59,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from planverify.critique import Critique, Flag, Veto
+from planverify.evidence import grounded
 from planverify.notation import parse_action
 from planverify.world import Grounding, simulate
 from planverify.world.repair import WORK_BUDGET, Reviewer, steps_named
@@ -296,7 +297,10 @@ def certify_flags(plan: Sequence[str], critique: Critique, grounding: Grounding)
         reason = reasons.get(step)
         if reason is None:  # a step that completes a flagged block
             reason = f"goes with the flagged {steps_named(decision.completed(step, accepted))}"
-        flags.append(Flag(step=step, action=plan[step], reason=reason))
+        # the level of the check that accepted it; a step that cannot happen does nothing, so
+        # its removal does not depend on the goal
+        level = grounded(grounding, uses_goal=step not in reviewer.trace.impossible)
+        flags.append(Flag(step=step, action=plan[step], reason=reason, evidence=level))
     check = decision.why_accepted(accepted) if accepted else None
     return Certified(critique.model_copy(update={"flags": flags}), vetoes, check)
 

@@ -91,11 +91,13 @@
   function applyFilters() {
     var q = $("search").value.trim().toLowerCase();
     var task = $("f-task").value, split = $("f-split").value, stop = $("f-stop").value;
+    var level = PV.data.levels.indexOf($("f-evidence").value);
     var changed = $("f-changed").checked, withDecisions = $("f-decided").checked;
     var rows = PV.data.rows.filter(function (r) {
       if (task && r[col.task] !== task) return false;
       if (split && r[col.split] !== split) return false;
       if (stop && r[col.stop] !== stop) return false;
+      if (level >= 0 && !r[col.levels][level]) return false;
       if (changed && !(r[col.removed] || r[col.inserted])) return false;
       if (withDecisions && !countFor(r[col.id], r[col.digest])) return false;
       if (q && String(r[col.id]).toLowerCase().indexOf(q) < 0 && String(r[col.goal] || "").toLowerCase().indexOf(q) < 0) return false;
@@ -266,7 +268,27 @@
     legend.appendChild(el("span", "l-inserted", "inserted by the Planner"));
     legend.appendChild(el("span", "l-overruled", "overruled by you"));
     legend.appendChild(el("span", "l-help", "Keep / Remove / Reject on a step overrules the verdict; decisions stay in this browser."));
+    var chosen = $("f-evidence").value;
+    var pick = el("select"); pick.id = "ep-evidence"; pick.setAttribute("aria-label", "Evidence level of the changes shown");
+    [""].concat(PV.data.levels).forEach(function (name) {
+      var o = el("option", null, name ? name + " changes" : "changes at every level"); o.value = name; pick.appendChild(o);
+    });
+    pick.value = chosen;
+    pick.addEventListener("change", function () {  // the index's filter too: j/k follow it
+      $("f-evidence").value = pick.value; state.page = 0; applyFilters(); renderEpisode(ep);
+    });
+    legend.appendChild(pick);
     view.appendChild(legend);
+    var levels = ep.steps.map(function (s) { return s.e; }).filter(Boolean).concat(ep.inserted.map(function (x) { return x[4]; }));
+    if (chosen) {
+      var shown = levels.filter(function (e) { return e === chosen; }).length;
+      view.appendChild(el("p", "level-note", "Showing " + chosen + " changes: " + shown + " of " + levels.length + "; the others are dimmed."));
+    }
+    function level(li, body, e) {  // the evidence pill, and dimmed when another level is chosen
+      if (!e) return;
+      body.insertBefore(el("span", "pill evidence e-" + e, e), body.firstChild.nextSibling);
+      if (chosen && e !== chosen) li.classList.add("off-level");
+    }
 
     var fp = finalPlan(ep);
     var cols = el("div", "plans");
@@ -282,6 +304,7 @@
       var made = line(s, i + 1, keep ? "" : "removed"), li = made.li, body = made.body;
       if (d) li.classList.add("overruled");
       if (s.r && (!judgeKeeps || ep.mode === "static")) body.appendChild(el("div", "reason", (ep.mode === "static" ? "Judge proposes removing: " : "") + s.r + (s.it ? "  · pass " + s.it : "")));
+      level(li, body, s.e);
       if (d) body.appendChild(el("div", "decision-note", d.verdict === "keep" ? "Kept by the reviewer (the Judge removed it)" : "Removed by the reviewer"));
       if (!s.who) {
         var b = el("button", "decide " + (d ? "undo" : keep ? "to-remove" : "to-keep"), d ? "Undo" : keep ? "Remove" : "Keep");
@@ -307,6 +330,7 @@
       var item = x.inserted.ins, k = x.inserted.k;
       var added = line({ a: item[1] }, position + 1, "inserted", "new");
       if (item[2]) added.body.appendChild(el("div", "reason", item[2] + "  · pass " + item[3]));
+      level(added.li, added.body, item[4]);
       var b2 = el("button", "decide to-remove", "Reject"); b2.type = "button"; b2.title = "Overrule: leave this insertion out";
       b2.addEventListener("click", function () { decide(ep, "i" + k, "remove", item[1]); renderEpisode(ep); });
       added.li.appendChild(b2);
@@ -345,7 +369,7 @@
         det.appendChild(el("h3", null, title));
         var ul = el("ul", "plain"); items.forEach(function (it) { ul.appendChild(render(it)); }); det.appendChild(ul);
       }
-      list("Flags", pass.flags, function (f) { var li = el("li"); li.appendChild(el("code", "action", (f[0] + 1) + ". " + f[1])); li.appendChild(el("div", "reason", f[2])); return li; });
+      list("Flags", pass.flags, function (f) { var li = el("li"); if (f[3]) li.appendChild(el("span", "pill evidence e-" + f[3], f[3])); li.appendChild(el("code", "action", (f[0] + 1) + ". " + f[1])); li.appendChild(el("div", "reason", f[2])); return li; });
       list("Missing", pass.missing, function (m) { var li = el("li", null, m[0]); if (m[1]) { li.appendChild(document.createTextNode(" ")); li.appendChild(el("code", "action", m[1])); } return li; });
       list("Edits", pass.edits, function (e) { var li = el("li", "edit " + e[0]); li.appendChild(el("span", "pill " + e[0], e[0])); li.appendChild(el("code", "action", e[1])); li.appendChild(el("div", "reason", e[2])); return li; });
       list("Dropped", pass.dropped, function (d) { var li = el("li"); li.appendChild(el("code", null, d[0])); li.appendChild(el("div", "reason", d[1])); return li; });
@@ -391,9 +415,17 @@
     else if (ev.key === "Enter" && state.filtered[state.cursor]) location.hash = "e=" + state.filtered[state.cursor][col.n];
     else if (ev.key === "/") { ev.preventDefault(); $("search").focus(); }
   }
+  // Episodes with removals or insertions at a level (a row's `levels`: counts per level).
+  function fillLevels() {
+    var select = $("f-evidence");
+    PV.data.levels.forEach(function (name, k) {
+      var n = PV.data.rows.filter(function (r) { return r[col.levels][k] > 0; }).length;
+      var o = el("option", null, "with " + name + " changes (" + n + ")"); o.value = name; select.appendChild(o);
+    });
+  }
   function start() {
-    fillSelect("f-task", "task"); fillSelect("f-split", "split"); fillSelect("f-stop", "stop");
-    ["search", "f-task", "f-split", "f-stop", "f-changed", "f-decided"].forEach(function (id) {
+    fillSelect("f-task", "task"); fillSelect("f-split", "split"); fillSelect("f-stop", "stop"); fillLevels();
+    ["search", "f-task", "f-split", "f-stop", "f-evidence", "f-changed", "f-decided"].forEach(function (id) {
       $(id).addEventListener(id === "search" ? "input" : "change", function () { state.page = 0; state.cursor = 0; applyFilters(); });
     });
     document.querySelectorAll("#grid th").forEach(function (th) {

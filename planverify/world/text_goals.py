@@ -33,6 +33,7 @@ from typing import Any
 
 from planverify.world.classes import CLASSES_OF_TYPE, TYPES, types_of
 from planverify.world.goals import GoalSpec, parse_teach_task
+from planverify.world.spelling import Speller
 from planverify.world.vocabulary import phrases, singular, words_of
 
 __all__ = [
@@ -435,13 +436,39 @@ def _exact(token: str) -> str | None:
     return None
 
 
+_TASK_TEXT = """bake boil boiled boiling breakfast chop chopped clean cleaned cleaning coffee cook
+cooked cooking cut fried fry grill grilled heat heated microwave microwaved piece pieces place
+placed pour poured put rinse rinsed roast roasted salad sandwich scrub serve served slice sliced slices
+slicing toast toasted wash washed washing water watered watering"""
+_TASK_WORDS = _TASK_TEXT.split()
+"""Words of the task patterns below that typos are mended towards (with the object names)."""
+
+
+def _speller() -> Speller:
+    """A speller for the words worth reading: object names and the task words."""
+    return Speller([w for p in phrases() for w in p.split()] + _TASK_WORDS, singular)
+
+
+def _mended(words: list[str]) -> list[str]:
+    """The words of a sentence with typos mended (words written as TEACh names kept)."""
+    out: list[str] = []
+    run: list[str] = []
+    for word in [*words, ""]:
+        if word and _exact(word) is None:
+            run.append(word.lower())
+            continue
+        out += _SPELLER.fix(run) + ([word] if word else [])
+        run = []
+    return out
+
+
 def _normalise(text: str, scene: Collection[str] | None, *, spoken: bool = False) -> _Text:
     table = phrases()
     text = text[:MAX_CHARS].replace("\u2019", "'").replace("(s)", "s")
     text = _PHRASE_NUMBERS.sub(" two ", text)
     out = _Text(spoken=spoken)
     for raw in _SENTENCE.split(_NOT.sub(" not", text)):
-        words = _WORD.findall(raw)
+        words = _mended(_WORD.findall(raw))
         lower = [w.lower() for w in words]
         tokens: list[str] = []
         i = 0
@@ -454,7 +481,7 @@ def _normalise(text: str, scene: Collection[str] | None, *, spoken: bool = False
                 if found is not None:
                     break
                 chunk = [singular(w) for w in lower[i : i + n]]
-                if n == 1 and chunk[0] in _NOT_OBJECTS:
+                if n == 1 and lower[i] in _NOT_OBJECTS:  # "keys" are a key chain
                     continue
                 for phrase in (" ".join(chunk), "".join(chunk)):
                     names = table.get(phrase)
@@ -522,7 +549,7 @@ _BARE_COUNT = re.compile(rf"\b(\d+)\s+(more\s+)?(?:[a-z]+\s+)?{_PIECES}\b(?!\s+o
 _NEGATED = re.compile(r"\b(?:no|not|without|nope|skip)\s+(?:[a-z]+\s+){0,3}?@(\w+)")
 _DEPOSIT = re.compile(
     r"\b(?:put|puts|putting|place|places|placing|placed|move|moves|moving|bring|bringing|"
-    r"keep|set|store|leave|return|transfer|drop|carry|need|needs|want|like|go|goes|be)\b"
+    r"keep|set|store|leave|return|transfer|drop|carry|throw|toss|dump|need|needs|want|like|go|goes|be)\b"
 )
 _FETCH = re.compile(r"\b(?:take|taking|grab|get|pick|find|collect|collecting|gather|gathering)\b")
 _LOCATOR = re.compile(
@@ -543,6 +570,7 @@ _ONE = re.compile(
 _LIST_END = re.compile(r"\b(?:in|on|with|from|at|to|under|using|then|so|it|them)\b")
 _CLASS_NAMES = sorted({c for t in CLASSES_OF_TYPE.values() for c in t})
 _THERE_ARE = re.compile(r"\bthere\s+(?:is|are)\b")
+_SPELLER = _speller()
 
 
 @dataclass

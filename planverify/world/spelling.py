@@ -37,7 +37,7 @@ _ENGLISH = """
     will with would yes yet you your ahead aside beside besides cannot inside outside seen four
     five six seven eight nine ten
     able ables bead bind binds bush char chars chin clan cock garage hair hairs hone hose issue
-    issues lass late lean leaning lock mall older ouch pant panting planet plan port ports pray
+    issues lass late lean leaning lock mall older ouch panting planet plan port ports pray
     rash read ridge rise rush sand self shake soon sort sorts spot spots state stand tablet tale
     tales tool utter widow witch"""
 ENGLISH = frozenset(_ENGLISH.split())

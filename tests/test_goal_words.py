@@ -169,12 +169,12 @@ def test_teach_task_wins_over_the_text() -> None:
     """A reading from text, near types and the Commander's class included, never overrides the
     task definition."""
     goal, said = "Clean all the cups.", ["Commander: all the drinkware, please"]
-    assert read_goal(goal, said).spec.text == "Clean all Drinkware."  # type: ignore[union-attr]
+    from_text = [read_goal(goal, said).spec, grounded(goal, CLEANS_A_MUG).spec]
+    assert [s.text if s else None for s in from_text] == ["Clean all Drinkware."] * 2
     grounding = ground(goal, said, None, task=None, teach_task=TASK, plan=CLEANS_A_MUG)
     assert grounding.spec is not None and grounding.spec.source == "teach_task"
     assert signature(grounding.spec) == signature(CLEAN_CUPS)
     assert judge_plan(goal, CLEANS_A_MUG, grounding).flags  # the Mug is not one of the Cups
-    assert grounded(goal, CLEANS_A_MUG).spec.text == "Clean all Drinkware."  # type: ignore[union-attr]
 
 
 # ----------------------------------------------------------------------------- the Commander

@@ -448,10 +448,11 @@ def _exact(token: str) -> str | None:
     return None
 
 
-_TASK_TEXT = """bake boil boiled boiling breakfast chop chopped clean cleaned cleaning coffee cook
-cooked cooking cut fried fry grill grilled heat heated microwave microwaved piece pieces place
-placed pour poured put rinse rinsed roast roasted salad sandwich scrub serve served slice sliced slices
-slicing toast toasted wash washed washing water watered watering"""
+_TASK_TEXT = """
+    bake boil boiled boiling breakfast chop chopped clean cleaned cleaning coffee cook cooked
+    cooking cut fried fry grill grilled heat heated microwave microwaved piece pieces place placed
+    pour poured put rinse rinsed roast roasted salad sandwich scrub serve served slice sliced
+    slices slicing toast toasted wash washed washing water watered watering"""
 _TASK_WORDS = _TASK_TEXT.split()
 """Words of the task patterns below that typos are mended towards (with the object names)."""
 
@@ -561,7 +562,8 @@ _BARE_COUNT = re.compile(rf"\b(\d+)\s+(more\s+)?(?:[a-z]+\s+)?{_PIECES}\b(?!\s+o
 _NEGATED = re.compile(r"\b(?:no|not|without|nope|skip)\s+(?:[a-z]+\s+){0,3}?@(\w+)")
 _DEPOSIT = re.compile(
     r"\b(?:put|puts|putting|place|places|placing|placed|move|moves|moving|bring|bringing|"
-    r"keep|set|store|leave|return|transfer|drop|carry|throw|toss|dump|need|needs|want|like|go|goes|be)\b"
+    r"keep|set|store|leave|return|transfer|drop|carry|throw|toss|dump|need|needs|want|like|go|"
+    r"goes|be)\b"
 )
 _FETCH = re.compile(r"\b(?:take|taking|grab|get|pick|find|collect|collecting|gather|gathering)\b")
 _LOCATOR = re.compile(

@@ -55,6 +55,7 @@ class Speller:
         self.known = self._targets | ENGLISH
         self.base = base  # a word's singular, so that "mu gs" and "tomtoes" are mended too
         self._word = lru_cache(maxsize=4096)(self._mend)
+        self._knows = lru_cache(maxsize=4096)(self._known)
 
     def fix(self, words: Sequence[str]) -> list[str]:
         """The words with typos mended: two pieces of one target joined ("po tato"), one word
@@ -63,6 +64,10 @@ class Speller:
         i = 0
         while i < len(words):
             word = words[i]
+            if self._knows(word) and (i + 1 == len(words) or self._knows(words[i + 1])):
+                out.append(word)  # the common case: nothing to mend
+                i += 1
+                continue
             if i + 1 < len(words) and self._joins(word, words[i + 1]):
                 out.append(word + words[i + 1])
                 i += 2
@@ -84,8 +89,9 @@ class Speller:
         joined = left + right
         return joined not in ENGLISH and bool({joined, self.base(joined)} & self._targets)
 
-    def _knows(self, word: str) -> bool:
-        return word in self.known or self.base(word) in self.known
+    def _known(self, word: str) -> bool:
+        """Whether a word is to be read as written (known, or no word of letters)."""
+        return not word.isalpha() or word in self.known or self.base(word) in self.known
 
     def _split(self, word: str) -> list[str] | None:
         """A short English word run into a target ("themug", "allplates"), or None."""

@@ -148,7 +148,12 @@ def grounding_of(state: PlanState) -> Grounding:
     """What the episode says about its goal: TEACh's task definition, or the goal text and the
     Commander's words."""
     return ground(
-        state.goal, state.dialogue, state.scene, task=state.task, teach_task=state.teach_task
+        state.goal,
+        state.dialogue,
+        state.scene,
+        task=state.task,
+        teach_task=state.teach_task,
+        plan=state.lines(),
     )
 
 

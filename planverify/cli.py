@@ -961,7 +961,7 @@ def read_goal_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the reading as JSON.")] = False,
 ) -> None:
     """Print the goal spec read from a goal text and the Commander's words (exit 1: none)."""
-    from planverify.world.text_goals import FAMILIES, read_goal
+    from planverify.world.text_goals import FAMILIES, NO_GOAL, read_goal
 
     if task is not None and " ".join(task.split()).lower() not in {f.lower() for f in FAMILIES}:
         raise fail(f"unknown task family {task!r}; known: {', '.join(FAMILIES)}")
@@ -971,11 +971,12 @@ def read_goal_command(
             "spec": reading.spec.model_dump(mode="json") if reading.spec else None,
             "focus": reading.focus,
             "request": reading.request,
+            "goal_read": reading.goal_read,
             "note": reading.note,
         }
         out.print(literal(orjson.dumps(record).decode()), soft_wrap=True)
     elif reading.spec is None:
-        out.print(literal(reading.note or "no spec read"), soft_wrap=True)
+        out.print(literal(reading.note or NO_GOAL), soft_wrap=True)
         if reading.focus:
             out.print(literal(f"objects named: {', '.join(reading.focus)}"), soft_wrap=True)
     else:

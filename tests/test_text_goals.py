@@ -448,7 +448,7 @@ def test_goal_command_without_a_spec() -> None:
     )
     assert result.exit_code == 1
     assert result.output.splitlines() == [
-        "no spec read: the words name no TEACh task",
+        "no goal condition read: the words name no TEACh task",
         "objects named: TeddyBear",
     ]
     result = runner.invoke(app, ["goal", "hi", "--task", "Pancakes"])

@@ -43,6 +43,13 @@ class Grounding:
     units: list[Unit] = field(default_factory=list)  # filled in by a review: conditions met
 
     @property
+    def goal_read(self) -> bool:
+        """Whether any goal condition is known (from `teach_task`, or read from text). When not,
+        `note` says why (it begins with `text_goals.NO_GOAL`), and a Judge can remove only what
+        is useless whatever the goal."""
+        return self.spec is not None
+
+    @property
     def grounded(self) -> bool:
         """Whether there is anything to verify against (a scene or a goal spec)."""
         return self.scene is not None or self.spec is not None
@@ -67,15 +74,18 @@ def ground(
     *,
     task: str | None,
     teach_task: Mapping[str, Any] | None,
+    plan: Sequence[str] = (),
 ) -> Grounding:
     """The goal spec of an episode: TEACh's task definition when the record has one, else what
-    the goal text and the Commander's words say (`dialogue`: "Commander: ..." lines)."""
+    the goal text and the Commander's words say (`dialogue`: "Commander: ..." lines), a near
+    type settled by what the `plan` does (`text_goals.read_goal`). A reading from text never
+    overrides the task definition."""
     if teach_task:
         spec = parse_teach_task(teach_task)
         if spec.components:
             return Grounding(scene, spec, tuple(sorted(spec.types())))
     types = {o.type for o in scene.objects} if scene is not None else None
-    reading = read_goal(goal, dialogue, task=task, scene_types=types)
+    reading = read_goal(goal, dialogue, task=task, scene_types=types, plan=plan)
     return Grounding(scene, reading.spec, tuple(reading.focus), reading.note)
 
 

@@ -17,8 +17,8 @@ counts, states and relations; component names may differ).
 >>> sorted((c.select, c.count) for c in reading.spec.components if c.select.endswith("Sliced"))
 [('PotatoSliced', 1), ('TomatoSliced', 2)]
 >>> reading = read_goal("hello, what is my task?", ["Commander: bring me the teddy bear"])
->>> reading.spec is None, reading.focus
-(True, ['TeddyBear'])
+>>> reading.goal_read, reading.focus, reading.note
+(False, ['TeddyBear'], 'no goal condition read: the words name no TEACh task')
 
 Text is untrusted: it only ever selects among the families and object names below, through
 bounded regular expressions over a normalised copy of at most `MAX_CHARS` characters.
@@ -33,11 +33,14 @@ from typing import Any
 
 from planverify.world.classes import CLASSES_OF_TYPE, TYPES, types_of
 from planverify.world.goals import GoalSpec, parse_teach_task
+from planverify.world.near_types import fit_to_plan
+from planverify.world.spelling import Speller
 from planverify.world.vocabulary import phrases, singular, words_of
 
 __all__ = [
     "FAMILIES",
     "MAX_CHARS",
+    "NO_GOAL",
     "Reading",
     "build_task",
     "commander_words",
@@ -70,6 +73,10 @@ FAMILIES: tuple[str, ...] = (
 """TEACh's task families that `read_goal` can read, by TEACh's names."""
 
 
+NO_GOAL = "no goal condition read"
+"""How the note of a reading without a spec begins (`Reading.goal_read` is False)."""
+
+
 @dataclass
 class Reading:
     """What `read_goal` read: a spec, or the object types named and why no spec was made."""
@@ -77,7 +84,13 @@ class Reading:
     spec: GoalSpec | None  # the goal spec read (source "text"); None when none can be made
     focus: list[str]  # TEACh object types the text names, in order of first mention
     request: str  # the text the spec was read from (the goal, or the Commander's words)
-    note: str | None = None  # when spec is None: why, on one line
+    note: str | None = None  # when spec is None: `NO_GOAL`, a colon and why, on one line
+
+    @property
+    def goal_read(self) -> bool:
+        """Whether any goal condition was read. When not, the objects named (`focus`) are all
+        that is known: a Judge can remove only what is useless whatever the goal."""
+        return self.spec is not None
 
 
 # ----------------------------------------------------------------------------- task builders
@@ -435,13 +448,40 @@ def _exact(token: str) -> str | None:
     return None
 
 
+_TASK_TEXT = """
+    bake boil boiled boiling breakfast chop chopped clean cleaned cleaning coffee cook cooked
+    cooking cut fried fry grill grilled heat heated microwave microwaved piece pieces place placed
+    pour poured put rinse rinsed roast roasted salad sandwich scrub serve served slice sliced
+    slices slicing toast toasted wash washed washing water watered watering"""
+_TASK_WORDS = _TASK_TEXT.split()
+"""Words of the task patterns below that typos are mended towards (with the object names)."""
+
+
+def _speller() -> Speller:
+    """A speller for the words worth reading: object names and the task words."""
+    return Speller([w for p in phrases() for w in p.split()] + _TASK_WORDS, singular)
+
+
+def _mended(words: list[str]) -> list[str]:
+    """The words of a sentence with typos mended (words written as TEACh names kept)."""
+    out: list[str] = []
+    run: list[str] = []
+    for word in [*words, ""]:
+        if word and _exact(word) is None:
+            run.append(word.lower())
+            continue
+        out += _SPELLER.fix(run) + ([word] if word else [])
+        run = []
+    return out
+
+
 def _normalise(text: str, scene: Collection[str] | None, *, spoken: bool = False) -> _Text:
     table = phrases()
     text = text[:MAX_CHARS].replace("\u2019", "'").replace("(s)", "s")
     text = _PHRASE_NUMBERS.sub(" two ", text)
     out = _Text(spoken=spoken)
     for raw in _SENTENCE.split(_NOT.sub(" not", text)):
-        words = _WORD.findall(raw)
+        words = _mended(_WORD.findall(raw))
         lower = [w.lower() for w in words]
         tokens: list[str] = []
         i = 0
@@ -454,7 +494,7 @@ def _normalise(text: str, scene: Collection[str] | None, *, spoken: bool = False
                 if found is not None:
                     break
                 chunk = [singular(w) for w in lower[i : i + n]]
-                if n == 1 and chunk[0] in _NOT_OBJECTS:
+                if n == 1 and lower[i] in _NOT_OBJECTS:  # "keys" are a key chain
                     continue
                 for phrase in (" ".join(chunk), "".join(chunk)):
                     names = table.get(phrase)
@@ -522,7 +562,8 @@ _BARE_COUNT = re.compile(rf"\b(\d+)\s+(more\s+)?(?:[a-z]+\s+)?{_PIECES}\b(?!\s+o
 _NEGATED = re.compile(r"\b(?:no|not|without|nope|skip)\s+(?:[a-z]+\s+){0,3}?@(\w+)")
 _DEPOSIT = re.compile(
     r"\b(?:put|puts|putting|place|places|placing|placed|move|moves|moving|bring|bringing|"
-    r"keep|set|store|leave|return|transfer|drop|carry|need|needs|want|like|go|goes|be)\b"
+    r"keep|set|store|leave|return|transfer|drop|carry|throw|toss|dump|need|needs|want|like|go|"
+    r"goes|be)\b"
 )
 _FETCH = re.compile(r"\b(?:take|taking|grab|get|pick|find|collect|collecting|gather|gathering)\b")
 _LOCATOR = re.compile(
@@ -542,7 +583,15 @@ _ONE = re.compile(
 )
 _LIST_END = re.compile(r"\b(?:in|on|with|from|at|to|under|using|then|so|it|them)\b")
 _CLASS_NAMES = sorted({c for t in CLASSES_OF_TYPE.values() for c in t})
+_PUT_FAMILIES = ("Put All X On Y", "Put All X In One Y")
 _THERE_ARE = re.compile(r"\bthere\s+(?:is|are)\b")
+_ASKS = re.compile(
+    "|".join(p.pattern for p in (_CLEAN, _DEPOSIT, _SLICE, _COOK, _BOIL, _TOAST, _WATER, _COFFEE))
+)
+_DIRTY = re.compile(r"\b(?:dirty|filthy|unclean|messy)\b")
+# Words standing in for objects the goal line does not name ("put them all in one cabinet")
+_STAND_IN = re.compile(r"\b(?:it|them|they|all|everything|stuff|things?|items?|objects?)\b")
+_SPELLER = _speller()
 
 
 @dataclass
@@ -658,6 +707,8 @@ def _read_put(t: _Text) -> _Found | None:
                 moved = [m for m in _mentions(pool) if m != where]
             if not moved and earlier is not None and earlier != where:
                 moved = [earlier]
+            if not moved and _STAND_IN.search(after[: onto.start()]):
+                moved = _named_later(t.sentences[i + 1 :], {where})
             if not moved:
                 continue
             kinds = types_of(where) or {where}
@@ -669,6 +720,18 @@ def _read_put(t: _Text) -> _Found | None:
             return _Found(family, [moved[0], prep, where])
         earlier = _subject(sentence) or earlier
     return None
+
+
+def _named_later(sentences: Sequence[str], besides: Collection[str]) -> list[str]:
+    """For "put them all there", "clean everything": the object the next sentence naming one
+    is about ("grab the salt shakers", "the cups are dirty"), places and tools aside."""
+    for sentence in sentences:
+        found = _subject(sentence)
+        if found is None and _DIRTY.search(sentence):
+            found = next(iter(_mentions(_LOCATOR.sub(" ", sentence))), None)
+        if found is not None and found not in besides:
+            return [found]
+    return []
 
 
 def _cover(names: Sequence[str]) -> str:
@@ -685,7 +748,7 @@ def _read_clean(t: _Text, every_default: bool = True) -> _Found | None:
     """Clean (all) X: the first objects a sentence asks to clean (sinks and sponges aside).
 
     The Commander's "a mug" is loose talk: read from spoken words, it is every mug."""
-    for sentence in t.sentences:
+    for i, sentence in enumerate(t.sentences):
         text = _LOCATOR.sub(" ", sentence)
         for verb in _CLEAN.finditer(text):
             listed = _LIST_END.split(text[verb.end() :], maxsplit=1)[0]
@@ -694,6 +757,8 @@ def _read_clean(t: _Text, every_default: bool = True) -> _Found | None:
             fetch = list(_FETCH.finditer(before))
             pool = _mentions(before[fetch[-1].end() :] if fetch else before)
             found = after or [m for m in reversed(pool) if m not in _SINKS][:1]
+            if not found and _STAND_IN.search(text[verb.end() :]):
+                found = _named_later(t.sentences[i + 1 :], _SINKS)
             if not found:
                 continue
             what = _cover(found)
@@ -902,12 +967,14 @@ def read_goal(
     *,
     task: str | None = None,
     scene_types: Collection[str] | None = None,
+    plan: Sequence[str] = (),
 ) -> Reading:
     """Read a goal spec from a goal text, or from the Commander's words when the goal does not
     say enough (a greeting, or "Make a salad." without its ingredients).
 
     `task`, a TEACh family name, picks the family (the text still gives its parameters);
-    `scene_types`, the object types of a known scene, settles names such as "table".
+    `scene_types`, the object types of a known scene, settles names such as "table"; `plan`,
+    the plan's action lines, settles a near type ("cups" for the plan's Mug: `fit_to_plan`).
 
     >>> read_goal("Serve 2 slice(s) of Tomato in a Bowl.", []).spec.text
     'Serve 2 slice(s) of Tomato in a Bowl.'
@@ -916,22 +983,35 @@ def read_goal(
     >>> read_goal("put the books on the table", []).spec.text
     'Put all Book on any Tables.'
     """
+    reading = _reading(
+        goal, dialogue, task, None if scene_types is None else frozenset(scene_types)
+    )
+    if reading.spec is not None and plan:
+        reading.spec = fit_to_plan(reading.spec, plan)
+    return reading
+
+
+def _reading(
+    goal: str | None, dialogue: Sequence[str], task: str | None, scene: frozenset[str] | None
+) -> Reading:
     hint = _family_name(task)
-    scene = None if scene_types is None else frozenset(scene_types)
     goal_text = (goal or "").strip()
     own = _normalise(goal_text, scene)
     found = _read(own, hint)
+    words = commander_words(dialogue)
     if found is not None and found.complete:
+        _class_said(found, words)
         spec = spec_of(found.family, found.params)
         return Reading(spec, own.focus, goal_text)
-    words = commander_words(dialogue)
     says = found is not None and (hint is None or _read(own, None) is not None)
-    parts = ([goal_text] if says or own.focus else []) + words  # not a bare greeting
+    asks = says or own.focus or _ASKS.search(own.whole) is not None  # not a bare greeting
+    parts = ([goal_text] if asks else []) + words
     request = "\n".join(parts)
     if words:
         text = _normalise(request, scene, spoken=True)
         more = _read(text, hint or (found.family if found else None))
         if more is not None and (more.complete or found is None):
+            _class_said(more, words)
             return Reading(_made(more), text.focus, request)
         focus = text.focus
     else:
@@ -939,12 +1019,29 @@ def read_goal(
     if found is not None and found.family != "Breakfast":
         return Reading(_made(found), focus, request or goal_text)
     if found is not None:
-        note = "no spec read: the breakfast's parts are not said"
+        note = f"{NO_GOAL}: the breakfast's parts are not said"
     elif not request:
-        note = "no spec read: no goal text and no Commander words"
+        note = f"{NO_GOAL}: no goal text and no Commander words"
     else:
-        note = "no spec read: the words name no TEACh task"
+        note = f"{NO_GOAL}: the words name no TEACh task"
     return Reading(None, focus, request or goal_text, note)
+
+
+def _class_said(found: _Found, words: Sequence[str]) -> None:
+    """The class the Commander names for the objects the goal line names by type ("clean all
+    the cups" and "I mean all the drinkware"): the smallest class named word for word that
+    holds them, in place of their type."""
+    if found.family not in ("Clean X", "Clean All X", *_PUT_FAMILIES):
+        return
+    kinds = types_of(found.params[0])
+    said = " ".join(words)[:MAX_CHARS].lower()
+    named = [
+        c
+        for c in _CLASS_NAMES
+        if kinds < types_of(c) and re.search(rf"\b{c.lower()}s?\b", said) is not None
+    ]
+    if named:
+        found.params[0] = min(named, key=lambda c: (len(types_of(c)), c))
 
 
 def _made(found: _Found) -> GoalSpec:

@@ -34,22 +34,26 @@ from planverify.world.classes import CLASSES_OF_TYPE, TYPES, types_of
 COMMON_NAMES: dict[str, tuple[str, ...]] = {
     "alarm": ("AlarmClock",),
     "armchair": ("ArmChair",),
+    "ball": ("BasketBall",),
     "baseball": ("BaseballBat",),
     "basin": ("SinkBasin",),
     "bat": ("BaseballBat",),
     "bath": ("Bathtub",),
-    "ball": ("BasketBall",),
     "bin": ("GarbageCan",),
+    "bookshelf": ("Shelf",),
     "burner": ("StoveBurner",),
     "butter knife": ("ButterKnife",),
     "can": ("GarbageCan",),
     "card": ("CreditCard",),
     "cell": ("CellPhone",),
+    "cellular phone": ("CellPhone",),
     "chair": ("Chair", "ArmChair"),
     "clock": ("AlarmClock",),
     "clothe": ("Cloth",),  # "clothes", singular() of it
     "clothes": ("Cloth",),
+    "coffee cup": ("Mug",),
     "coffee maker": ("CoffeeMachine",),
+    "coffee mug": ("Mug",),
     "computer": ("Laptop",),
     "cooker": ("StoveBurner",),
     "cooktop": ("StoveBurner",),
@@ -57,12 +61,17 @@ COMMON_NAMES: dict[str, tuple[str, ...]] = {
     "counter": ("CounterTop",),
     "cupboard": ("Cabinet",),
     "cutlery": ("Silverware",),
-    "dining room table": ("DiningTable",),
     "dial": ("StoveKnob",),
+    "dining room table": ("DiningTable",),
     "dish": ("Plate", "Bowl"),
+    "dish cloth": ("Cloth",),
+    "dish rag": ("Cloth",),
+    "dish soap": ("SoapBottle",),
     "dishes": ("Dishware",),
     "dresser drawer": ("Drawer",),
+    "dustbin": ("GarbageCan",),
     "end table": ("SideTable",),
+    "freezer": ("Fridge",),
     "fridge": ("Fridge",),
     "frying pan": ("Pan",),
     "garbage": ("GarbageCan",),
@@ -74,6 +83,7 @@ COMMON_NAMES: dict[str, tuple[str, ...]] = {
     "keys": ("KeyChain",),
     "kitchen table": ("DiningTable",),
     "knob": ("StoveKnob",),
+    "loaf": ("Bread",),
     "mobile": ("CellPhone",),
     "nightstand": ("SideTable",),
     "oven": ("Microwave",),
@@ -89,25 +99,35 @@ COMMON_NAMES: dict[str, tuple[str, ...]] = {
     "saucepan": ("Pot",),
     "seat": ("Chairs",),
     "skillet": ("Pan",),
+    "smartphone": ("CellPhone",),
     "sponge": ("DishSponge",),
     "sport equipment": ("SportsEquipment",),
     "sports equipment": ("SportsEquipment",),
     "sports gear": ("SportsEquipment",),
+    "spud": ("Potato",),
     "stove": ("StoveBurner",),
     "stove dial": ("StoveKnob",),
+    "stove top": ("StoveBurner",),
     "table": ("DiningTable", "CoffeeTable", "SideTable", "Desk"),
     "tap": ("Faucet",),
+    "tea cup": ("Cup",),
+    "tea towel": ("Cloth",),
     "teddy": ("TeddyBear",),
     "tissue": ("TissueBox",),
     "tissues": ("TissueBox",),
-    "tub": ("Bathtub",),
     "trash": ("GarbageCan",),
     "trash can": ("GarbageCan",),
+    "tub": ("Bathtub",),
+    "tumbler": ("Cup",),
     "tv": ("Television",),
     "tv remote": ("RemoteControl",),
     "utensil": ("Silverware",),
+    "veggie": ("Vegetables",),
+    "wash cloth": ("Cloth",),
     "water can": ("WateringCan",),
     "wine": ("WineBottle",),
+    "work top": ("CounterTop",),
+    "worktop": ("CounterTop",),
 }
 
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
@@ -119,9 +139,13 @@ def singular(word: str) -> str:
 
     >>> singular("knives"), singular("dishes"), singular("tomatoes"), singular("glass")
     ('knife', 'dish', 'tomato', 'glass')
+    >>> singular("shelves"), singular("loaves"), singular("puppies")
+    ('shelf', 'loaf', 'puppy')
     """
     if word.endswith("ives") and len(word) > 5:
         return word[:-3] + "fe"
+    if word.endswith(("lves", "aves")) and len(word) > 5:  # shelves, loaves
+        return word[:-3] + "f"
     if word.endswith("ies") and len(word) > 4:
         return word[:-3] + "y"
     if word.endswith(("ches", "shes", "xes", "sses", "toes", "oes")):
@@ -146,6 +170,8 @@ def _phrases() -> dict[str, frozenset[str]]:
             table.setdefault(" ".join(singular(w) for w in phrase.split()), set()).add(name)
     for phrase, names in COMMON_NAMES.items():
         table.setdefault(phrase, set()).update(names)
+    for phrase, found in list(table.items()):  # run together: "trashcan", "teacup"
+        table.setdefault(phrase.replace(" ", ""), set()).update(found)
     return {phrase: frozenset(names) for phrase, names in table.items()}
 
 

@@ -11,7 +11,6 @@ The safety rules every test here leans on:
 from __future__ import annotations
 
 import json
-import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -678,8 +677,9 @@ pieces = st.one_of(
 )
 
 
-def test_pathological_input_stays_fast() -> None:
-    started = time.perf_counter()
+def test_pathological_input_is_parsed_soundly() -> None:
+    # huge, repetitive answers are parsed like any other (a pattern that backtracks would hang
+    # here); benchmarks print speed, tests never time
     for answer in (
         "ACTION: 4. Driver.Move(-1.0) " + "#REMOVE:" * 20_000,
         "#MISSING: x " * 20_000,
@@ -687,7 +687,6 @@ def test_pathological_input_stays_fast() -> None:
         "<think>" * 5_000 + "(" * 20_000,
     ):
         assert_sound(parse_judge_text(answer, PLAN), PLAN)
-    assert time.perf_counter() - started < 5
 
 
 @settings(max_examples=400, database=None, suppress_health_check=[HealthCheck.too_slow])

@@ -446,18 +446,6 @@ def test_summarize_per_error_type_has_recall_only() -> None:
     assert s.recall_ci is not None and s.precision_ci is None
 
 
-def test_bootstrap_is_fast_enough_for_a_few_hundred_episodes() -> None:
-    import time
-
-    data = sample_counts(500, 1)
-    start = time.perf_counter()
-    bootstrap(data, resamples=1000)
-    assert time.perf_counter() - start < 3.0
-
-
-# --------------------------------------------------------------------------- gold plan
-
-
 def test_gold_plan_applies_labels() -> None:
     ep = episode(
         [SAY, LEFT, RIGHT, PICK, PUT],

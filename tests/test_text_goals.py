@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import doctest
-import time
 from collections.abc import Collection, Sequence
 from pathlib import Path
 
@@ -406,15 +405,20 @@ def test_no_spec_names_the_objects_and_says_why() -> None:
 
 
 def test_untrusted_text_is_read_as_words() -> None:
-    started = time.perf_counter()
-    for text in (
-        "put " * 50_000,
-        "(" * 100_000,
-        "slice 2 slices of tomato " * 20_000,
-        "a" * 1_000_000,
-    ):
-        read_goal(text, [f"Commander: {text}"] * 5)
-    assert time.perf_counter() - started < 10
+    # huge, repetitive input is read like any other (a pattern that backtracks would hang here;
+    # benchmarks/goal_reading.py prints the time a reading takes)
+    readings = {
+        text[:6]: read_goal(text, [f"Commander: {text}"] * 5)
+        for text in (
+            "put " * 50_000,
+            "(" * 100_000,
+            "slice 2 slices of tomato " * 20_000,
+            "a" * 1_000_000,
+        )
+    }
+    sliced = readings["slice "]
+    assert sliced.spec is not None and sliced.spec.task == "Sliced X" and sliced.focus == ["Tomato"]
+    assert all(readings[k].spec is None for k in ("put pu", "((((((", "aaaaaa"))
     # "@Name" markers cannot be written by the text itself, nor code run
     reading = read_goal("@Mug __import__('os') {0.__class__}", [])
     assert reading.spec is None and reading.focus == ["Mug"]

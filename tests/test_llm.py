@@ -27,6 +27,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import openai
 import pytest
 from langchain_core.messages import HumanMessage
 from langchain_openai import ChatOpenAI
@@ -194,25 +195,35 @@ def test_a_real_server(mode: str, tmp_path: Path, proxy: tuple[str, Recorder]) -
 
 
 def direct() -> ChatOpenAI:
-    """The server's model, without the proxy (its stream is what is tested)."""
+    """The server's model, without the proxy (its stream is what is tested), with an HTTP
+    client of its own: LangChain's shared one would keep connections of an earlier test's
+    event loop."""
     return ChatOpenAI(
-        model=MODEL, base_url=BASE_URL, api_key="not-needed", max_retries=0, temperature=0
+        model=MODEL,
+        base_url=BASE_URL,
+        api_key="not-needed",
+        max_retries=0,
+        temperature=0,
+        http_async_client=openai.DefaultAsyncHttpxClient(),
     )
 
 
-async def timed(policy: CallPolicy, prompt: str, cap: int) -> tuple[float, Answer[Any]]:
+async def timed(
+    model: ChatOpenAI, policy: CallPolicy, prompt: str, cap: int = 160
+) -> tuple[float, Answer[Any]]:
     start = time.monotonic()
-    answer: Answer[Any] = await ask(direct(), [HumanMessage(prompt)], policy, cap=cap)
+    answer: Answer[Any] = await ask(model, [HumanMessage(prompt)], policy, cap=cap)
     return time.monotonic() - start, answer
 
 
-COUNT = "Request {}: write the numbers from 1 to 25, separated by commas, and nothing else."
+COUNT = "Request {}: write the numbers from 1 to 20, separated by commas, and nothing else."
 
 
 async def test_a_timed_out_call_does_not_hold_up_the_next_one() -> None:
     assert BASE_URL is not None
     policy = CallPolicy(provider=BASE_URL, model=str(MODEL), timeout=120.0, max_retries=0)
-    warm = [await timed(policy, COUNT.format(i), 80) for i in range(3)]
+    model = direct()
+    warm = [await timed(model, policy, COUNT.format(i)) for i in range(3)]
     assert all(a.text and not a.cut_short for _, a in warm), [a.text for _, a in warm]
     # a long answer given up after 3 s: the server must stop generating it
     hasty = CallPolicy(
@@ -220,8 +231,8 @@ async def test_a_timed_out_call_does_not_hold_up_the_next_one() -> None:
     )
     story = "Write a very long story about a robot that cleans a kitchen, at least 2000 words."
     with pytest.raises(ModelCallFailed, match="took longer than 3 s"):
-        await timed(hasty, story, 1500)
-    latency, answer = await timed(policy, COUNT.format(3), 80)
+        await timed(model, hasty, story, 1500)
+    latency, answer = await timed(model, policy, COUNT.format(3))
     median = statistics.median(t for t, _ in warm)
     print(f"warm-up {[round(t, 2) for t, _ in warm]} s, after the timeout {latency:.2f} s")
     assert answer.text and not answer.cut_short
@@ -235,7 +246,8 @@ async def test_two_calls_at_once_both_end_complete_after_an_interruption() -> No
     )
     gate = gate_for(policy.provider, policy.concurrency)
     gate.estimator.limit = 2  # both are sent at once, as a limit not yet lowered would
-    answers = await asyncio.gather(*(timed(policy, COUNT.format(i), 80) for i in (10, 11)))
+    model = direct()
+    answers = await asyncio.gather(*(timed(model, policy, COUNT.format(i)) for i in (10, 11)))
     for _, answer in answers:
         assert answer.text and not answer.cut_short, answer.text
     assert gate.estimator.single and gate.limit == 1  # the interruption was seen

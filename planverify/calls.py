@@ -29,7 +29,10 @@ would make the retry and every later call queue behind it and time out too.
 A streamed answer that ends without a finish reason was interrupted, never complete:
 llama-cpp-python stops a streamed answer when another request arrives, and ends the stream
 with `[DONE]` alone. That attempt raises `Interrupted` before LangChain's response cache can
-keep it; it is retried, and the provider's limit stays at 1 from then on.
+keep it; it is retried, and the provider's limit stays at 1 from then on. An attempt that
+timed out or was interrupted is retried at once, keeping its slot where the limit allows: the
+server has just read its prompt (llama-cpp-python keeps the last prompt in its cache), so the
+retry should come next, not after the calls that wait.
 """
 
 from __future__ import annotations
@@ -580,11 +583,15 @@ class CallPolicy:
         shared = layers[0].limits
         assert shared is not None
         attempt, lost = 0, 0
+        held: list[Ticket] = []  # slots kept for a retry at once
         while True:
             if shared.down is not None and time.monotonic() < shared.down_until:
+                for ticket in held:
+                    ticket.release()
                 raise shared.down
             # waits here, in this process, before the timeout starts
-            tickets = await _enter([layer.gate for layer in layers if layer.gate is not None])
+            tickets = held or await _enter([layer.gate for layer in layers if layer.gate])
+            held = []
             try:
                 entries = [
                     (limits, await self._admit(limits, estimate))
@@ -593,30 +600,22 @@ class CallPolicy:
                 ]
                 result = await self._send(make, tickets, streamed)
             except Exception as exc:
-                for ticket in tickets:
-                    self._settle(ticket, exc)
-                if not retryable(exc):
-                    raise
                 if timed_out(exc) or interrupted(exc):
                     lost += 1
                     if (tally := _unknown.get()) is not None:
                         tally.calls += 1
                 asked = retry_after(exc)
-                if asked is not None and asked > self.max_wait:
-                    raise self._failed(
-                        f"{type(exc).__name__}: {exc} (the provider asks to wait {asked:.0f} s; "
-                        f"gave up after {_attempts(attempt + 1)})",
-                        lost,
-                    ) from exc
-                if attempt >= self.max_retries:
-                    text = f"{type(exc).__name__}: {exc} (after {_attempts(attempt + 1)})"
-                    if unreachable(exc):
-                        down = ProviderUnreachable(self.provider, text)
-                        raise shared.mark_down(down, time.monotonic()) from exc
-                    raise self._failed(text, lost) from exc
+                again = retryable(exc) and attempt < self.max_retries
+                again = again and (asked is None or asked <= self.max_wait)
+                held = self._settle_all(tickets, exc, keep=again)
+                if not retryable(exc):
+                    raise
+                if not again:
+                    raise self._given_up(exc, attempt, asked, lost, shared) from exc
                 attempt += 1
-                ceiling = min(self.max_delay, self.base_delay * 2 ** (attempt - 1))
-                await self.sleep(asked or random.uniform(0, ceiling))
+                if not held:  # a retry that keeps its slot goes at once
+                    ceiling = min(self.max_delay, self.base_delay * 2 ** (attempt - 1))
+                    await self.sleep(asked or random.uniform(0, ceiling))
                 continue
             except BaseException:
                 for ticket in tickets:
@@ -630,6 +629,26 @@ class CallPolicy:
                 if entry is not None and real > 0 and limits.tokens is not None:
                     limits.tokens.settle(entry, real)
             return result
+
+    def _given_up(
+        self, exc: Exception, attempt: int, asked: float | None, lost: int, shared: Limits
+    ) -> ModelCallFailed:
+        """What a call that gives up on a retryable error raises: `ModelCallFailed` (or
+        `ProviderUnreachable`) saying how often it tried."""
+        if asked is not None and asked > self.max_wait:
+            failed: ModelCallFailed = self._failed(
+                f"{type(exc).__name__}: {exc} (the provider asks to wait {asked:.0f} s; "
+                f"gave up after {_attempts(attempt + 1)})",
+                lost,
+            )
+        else:
+            text = f"{type(exc).__name__}: {exc} (after {_attempts(attempt + 1)})"
+            if unreachable(exc):
+                down = ProviderUnreachable(self.provider, text)
+                failed = shared.mark_down(down, time.monotonic())
+            else:
+                failed = self._failed(text, lost)
+        return failed
 
     async def _send(
         self, make: Callable[[], Awaitable[T]], tickets: list[Ticket], streamed: bool
@@ -660,15 +679,29 @@ class CallPolicy:
             return f"the answer of {who}{where} stalled for {self.timeout:g} s"
         return f"no answer from {who}{where} within {self.timeout:g} s"
 
-    def _settle(self, ticket: Ticket, exc: BaseException) -> None:
-        """Free the call's slot, telling the limit whether the server was overloaded or
-        interrupted the answer."""
+    def _settle_all(self, tickets: list[Ticket], exc: BaseException, keep: bool) -> list[Ticket]:
+        """Tell the limits how an attempt failed. A call retried after a timeout or an
+        interruption keeps its slots where the limits still allow it (the tickets for the retry
+        are returned, else none): the server has just read its prompt, and may still hold it in
+        its cache for a retry that comes next, not after the calls that wait."""
+        keep = keep and (timed_out(exc) or interrupted(exc))
+        kept = [self._settle(ticket, exc, keep) for ticket in tickets]
+        if all(ticket is not None for ticket in kept):
+            return [ticket for ticket in kept if ticket is not None]
+        for ticket in kept:
+            if ticket is not None:
+                ticket.release()
+        return []
+
+    def _settle(self, ticket: Ticket, exc: BaseException, keep: bool) -> Ticket | None:
+        """Free the call's slot (or keep it, when `keep` and the limit allows: the ticket for
+        the retry), telling the limit whether the server was overloaded or interrupted."""
         if interrupted(exc):
-            ticket.interrupted()
-        elif overloaded(exc):
-            ticket.overloaded(timed_out(exc))
-        else:
-            ticket.release()
+            return ticket.interrupted(keep)
+        if overloaded(exc):
+            return ticket.overloaded(timed_out(exc), keep)
+        ticket.release()
+        return None
 
     def _failed(self, text: str, lost: int) -> ModelCallFailed:
         failed = ModelCallFailed(text)

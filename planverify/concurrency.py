@@ -232,14 +232,16 @@ class Ticket:
         else:
             self.release()
 
-    def overloaded(self, timed_out: bool = False) -> None:
-        """The call timed out or the server said 429 or 503."""
+    def overloaded(self, timed_out: bool = False, keep: bool = False) -> Ticket | None:
+        """The call timed out or the server said 429 or 503; with `keep`, the slot is kept for
+        a retry when the limit still allows it (the retry's ticket, else None)."""
         waited = self.gate.clock() - self.start if timed_out and self.start is not None else None
-        self.gate.finish(self, lambda e: e.overloaded(self.epoch, waited))
+        return self.gate.finish(self, lambda e: e.overloaded(self.epoch, waited), keep)
 
-    def interrupted(self) -> None:
-        """The server interrupted the call's streamed answer for another request."""
-        self.gate.finish(self, lambda e: e.interrupted())
+    def interrupted(self, keep: bool = False) -> Ticket | None:
+        """The server interrupted the call's streamed answer for another request (`keep` as
+        for `overloaded`)."""
+        return self.gate.finish(self, lambda e: e.interrupted(), keep)
 
     def release(self) -> None:
         """The call ended in a way that says nothing about load (another error, cancelled)."""
@@ -297,15 +299,22 @@ class CallGate:
         self.inflight += 1
         return Ticket(self, self.inflight, self.estimator.epoch)
 
-    def finish(self, ticket: Ticket, update: Callable[[LimitEstimator], None]) -> None:
-        """Free the ticket's slot after `update` has told the estimator how the call went."""
+    def finish(
+        self, ticket: Ticket, update: Callable[[LimitEstimator], None], keep: bool = False
+    ) -> Ticket | None:
+        """Free the ticket's slot after `update` has told the estimator how the call went; with
+        `keep`, hand the slot on to a new ticket instead (for a retry that goes at once) when
+        the calls in flight are still within the limit."""
         with self.lock:
             if not ticket.open:
-                return
+                return None
             ticket.open = False
             update(self.estimator)
+            if keep and self.inflight <= self.limit:
+                return Ticket(self, self.inflight, self.estimator.epoch)
             self.inflight -= 1
         self._wake()
+        return None
 
     def _hand_on(self) -> None:
         with self.lock:

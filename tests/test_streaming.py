@@ -6,6 +6,7 @@ without them."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from typing import Any
 
@@ -144,3 +145,26 @@ async def test_an_answer_cut_at_the_token_limit_is_marked_when_streamed() -> Non
         answer = await ask(chat(server), [HumanMessage("hi")], policy_for(server), cap=512)
     assert answer.cut_short and server.streamed == 1
     assert server.requests[0]["max_tokens"] == 512
+
+
+async def test_a_timed_out_call_is_retried_before_the_calls_that_wait() -> None:
+    # the server has just read the prompt of the call that timed out (a real one may still hold
+    # it in its cache): the retry keeps the slot, ahead of the call waiting in this process
+    first = {"a": True}
+
+    def respond(body: dict[str, Any]) -> Reply:
+        who = body["messages"][0]["content"]
+        if who == "a" and first.pop("a", False):
+            return Reply(content=TEXT, delay=2.0)  # no first token within the timeout
+        return Reply(content=TEXT)
+
+    with FakeOpenAI(respond, slots=2) as server:
+        policy = policy_for(server, timeout=0.5, max_retries=1, concurrency=6)
+        gate = gate_for(policy.provider, policy.concurrency)
+        a = asyncio.create_task(ask(chat(server), [HumanMessage("a")], policy))
+        while gate.inflight == 0:
+            await asyncio.sleep(0.01)
+        b = asyncio.create_task(ask(chat(server), [HumanMessage("b")], policy))
+        answers = await asyncio.gather(a, b)
+    assert [answer.text for answer in answers] == [TEXT, TEXT]
+    assert [body["messages"][0]["content"] for body in server.requests] == ["a", "a", "b"]

@@ -48,8 +48,10 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from typing import Any, TypeVar
+from uuid import UUID
 
 from langchain_core.callbacks import AsyncCallbackHandler
+from langchain_core.outputs import ChatGenerationChunk, GenerationChunk
 from langchain_core.tracers.context import register_configure_hook
 
 from planverify.concurrency import Budget, CallGate, Ticket, gate_for
@@ -237,7 +239,16 @@ class Watch(AsyncCallbackHandler):
         self.chunks = 0  # chunks seen
         self.finished = False  # a chunk carried a finish reason
 
-    async def on_llm_new_token(self, token: str, *, chunk: Any = None, **kwargs: Any) -> None:
+    async def on_llm_new_token(
+        self,
+        token: str | list[str | dict[str, Any]],
+        *,
+        chunk: GenerationChunk | ChatGenerationChunk | None = None,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        tags: list[str] | None = None,
+        **kwargs: Any,
+    ) -> None:
         """Progress: push the deadline back; at the stream's end, check it was complete."""
         self.chunks += 1
         if self.scope is not None and self.idle is not None:

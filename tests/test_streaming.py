@@ -56,10 +56,10 @@ def settled(server: FakeOpenAI, requests: int) -> None:
 
 
 async def test_a_slow_but_steady_stream_does_not_time_out() -> None:
-    # 12 chunks 0.25 s apart: 3 s in all, six times the timeout, but never 0.5 s without one
-    reply = Reply(content=TEXT, pieces=12, gap=0.25, usage=(30, 12))
+    # 16 chunks 0.25 s apart: 4 s in all, twice the timeout, but never 2 s without one
+    reply = Reply(content=TEXT, pieces=16, gap=0.25, usage=(30, 12))
     with FakeOpenAI(lambda body: reply) as server:
-        answer = await ask(chat(server), [HumanMessage("hi")], policy_for(server, timeout=0.5))
+        answer = await ask(chat(server), [HumanMessage("hi")], policy_for(server, timeout=2.0))
     assert answer.text == TEXT
     assert (answer.usage.calls, answer.usage.unknown_calls, answer.usage.total) == (1, 0, 42)
     assert server.streamed == 1 and len(server.requests) == 1
@@ -155,11 +155,11 @@ async def test_a_timed_out_call_is_retried_before_the_calls_that_wait() -> None:
     def respond(body: dict[str, Any]) -> Reply:
         who = body["messages"][0]["content"]
         if who == "a" and first.pop("a", False):
-            return Reply(content=TEXT, delay=2.0)  # no first token within the timeout
+            return Reply(content=TEXT, delay=4.0)  # no first token within the timeout
         return Reply(content=TEXT)
 
     with FakeOpenAI(respond, slots=2) as server:
-        policy = policy_for(server, timeout=0.5, max_retries=1, concurrency=6)
+        policy = policy_for(server, timeout=1.5, max_retries=1, concurrency=6)
         gate = gate_for(policy.provider, policy.concurrency)
         a = asyncio.create_task(ask(chat(server), [HumanMessage("a")], policy))
         while gate.inflight == 0:

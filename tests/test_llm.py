@@ -71,9 +71,18 @@ class Recorder:
             self.calls += 1
             if status != 200:
                 return
-            usage = json.loads(body).get("usage") or {}
-            self.input_tokens += usage.get("prompt_tokens", 0)
-            self.output_tokens += usage.get("completion_tokens", 0)
+            for usage in usages(body):
+                self.input_tokens += usage.get("prompt_tokens", 0)
+                self.output_tokens += usage.get("completion_tokens", 0)
+
+
+def usages(body: bytes) -> list[dict[str, Any]]:
+    """The `usage` objects of an answer: a JSON body's, or those of a streamed one's events."""
+    text = body.decode()
+    if not text.lstrip().startswith("data:"):
+        return [json.loads(text).get("usage") or {}]
+    events = [line[5:].strip() for line in text.splitlines() if line.startswith("data:")]
+    return [json.loads(e).get("usage") or {} for e in events if e and e != "[DONE]"]
 
 
 def proxy_handler(upstream: str, recorder: Recorder) -> type[BaseHTTPRequestHandler]:

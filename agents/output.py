@@ -33,7 +33,7 @@ from planverify.capability import (
     refused_parameter,
     refuses_method,
 )
-from planverify.params import sent_parameters, with_cap, without
+from planverify.params import sent_parameters, streaming, streams, with_cap, without
 from planverify.usage import TokenUsage
 
 S = TypeVar("S", bound=BaseModel)
@@ -41,10 +41,11 @@ T = TypeVar("T")
 
 
 def usage_of(message: BaseMessage) -> TokenUsage:
-    """Token usage reported on a model reply (zero when the provider reports none)."""
+    """Token usage reported on a model reply; a reply without it (a server that ignored
+    `stream_options.include_usage`) is a call whose tokens are unknown."""
     meta = message.usage_metadata if isinstance(message, AIMessage) else None
     if not meta:
-        return TokenUsage(calls=1)
+        return TokenUsage(calls=1, unknown_calls=1)
     return TokenUsage(
         calls=1,
         input_tokens=meta.get("input_tokens", 0),
@@ -128,7 +129,9 @@ async def send(
     current = without(model, learned(key).dropped) or model
     while True:
         try:
-            return await policy.call(partial(call, current), estimate=estimate, spent=spent)
+            return await policy.call(
+                partial(call, current), estimate=estimate, spent=spent, streamed=streams(current)
+            )
         except Exception as exc:
             if method != "text" and refuses_method(exc, method):
                 raise
@@ -180,8 +183,9 @@ async def answer(
     cap: int | None = None,
     usable: Callable[[str], bool] | None = None,
 ) -> Outcome[S]:
-    """Ask a model, with structured output when `schema` is given (falling back as above)."""
-    model = with_cap(model, cap)
+    """Ask a model, with structured output when `schema` is given (falling back as above);
+    an OpenAI-compatible server is asked to stream (`planverify.params.streaming`)."""
+    model = streaming(with_cap(model, cap))
     outcome: Outcome[S] = Outcome()
     key = model_key(model)
     methods = learned(key).methods() if schema is not None else ["text"]

@@ -32,6 +32,7 @@ from planverify.models import ModelSpecError
 from planverify.options import (
     BaseUrlOption,
     JudgeOutputOption,
+    MaxCallTimeOption,
     MaxRetriesOption,
     ModelParamOption,
     RpsOption,
@@ -206,6 +207,7 @@ def eval_command(
     rps: RpsOption = None,
     tpm: TpmOption = None,
     timeout: TimeoutOption = 120.0,
+    max_call_time: MaxCallTimeOption = 600.0,
     max_retries: MaxRetriesOption = 5,
     temperature: TemperatureOption = None,
     model_param: ModelParamOption = None,
@@ -261,6 +263,7 @@ def eval_command(
                     rps=rps,
                     tpm=tpm,
                     timeout=timeout,
+                    max_call_time=max_call_time,
                     max_retries=max_retries,
                     concurrency=concurrency,
                 ),

@@ -121,7 +121,8 @@ class VerifierContext(BaseModel):
     # a rate of None is no limit:
     rps: Annotated[Finite | None, Field(ge=MIN_RPS)] = None  # requests per second per provider
     tpm: Annotated[int | None, Field(ge=1)] = None  # tokens per minute per provider
-    timeout: Annotated[Finite | None, Field(ge=MIN_TIMEOUT)] = 120.0  # seconds per model call
+    timeout: Annotated[Finite | None, Field(ge=MIN_TIMEOUT)] = 120.0  # seconds without progress
+    max_call_time: Annotated[Finite | None, Field(ge=MIN_TIMEOUT)] = 600.0  # seconds per call
     max_retries: Annotated[int, Field(ge=0)] = 5  # retries on rate limits, errors, timeouts
     concurrency: Annotated[int, Field(ge=1)] = 8  # cap on model calls in flight per provider
     # Request parameters of models made from specs (planverify.params):
@@ -172,6 +173,7 @@ class VerifierContext(BaseModel):
                 "rps": limits.rps,
                 "tpm": limits.tpm,
                 "timeout": limits.timeout,
+                "max_call_time": limits.max_call_time,
                 "max_retries": limits.max_retries,
                 "concurrency": limits.concurrency,
             }
@@ -233,6 +235,7 @@ class VerifierContext(BaseModel):
             rps=self.rps,
             tpm=self.tpm,
             timeout=self.timeout,
+            max_call_time=self.max_call_time,
             max_retries=self.max_retries,
             concurrency=self.concurrency,
             ceilings=self._ceilings,

@@ -17,6 +17,22 @@ Calls to one provider (one base URL) also pass an adaptive limit on how many are
 once (`planverify.concurrency`), never above `--concurrency`; a call's timeout starts when it is
 sent, not while it waits for that limit. A timed-out attempt is counted (`unknown_calls`): the
 server may still have spent its tokens, which nobody reports.
+
+The timeout (`--timeout`) is on progress: the time to the first streamed chunk, then between
+chunks (an answer that is not streamed shows progress only when it is complete); a separate cap
+(`--max-call-time`) bounds the whole call. Progress is seen through LangChain's callbacks
+(`Watch`), so a timed-out call is cancelled inside the model's stream, which closes the
+connection: a server that stops generating when its client goes away (llama-cpp-python does,
+for streamed requests) frees its slot instead of finishing an answer nobody waits for, which
+would make the retry and every later call queue behind it and time out too.
+
+A streamed answer that ends without a finish reason was interrupted, never complete:
+llama-cpp-python stops a streamed answer when another request arrives, and ends the stream
+with `[DONE]` alone. That attempt raises `Interrupted` before LangChain's response cache can
+keep it; it is retried, and the provider's limit stays at 1 from then on. An attempt that
+timed out or was interrupted is retried at once, keeping its slot where the limit allows: the
+server has just read its prompt (llama-cpp-python keeps the last prompt in its cache), so the
+retry should come next, not after the calls that wait.
 """
 
 from __future__ import annotations
@@ -32,8 +48,13 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from typing import Any, TypeVar
+from uuid import UUID
 
-from planverify.concurrency import CallGate, Ticket, gate_for
+from langchain_core.callbacks import AsyncCallbackHandler
+from langchain_core.outputs import ChatGenerationChunk, GenerationChunk
+from langchain_core.tracers.context import register_configure_hook
+
+from planverify.concurrency import Budget, CallGate, Ticket, gate_for
 from planverify.tables import SharedTable
 from planverify.turns import waiting
 
@@ -80,6 +101,11 @@ class ProviderUnreachable(ModelCallFailed):
     def __init__(self, provider: str, message: str) -> None:
         super().__init__(f"cannot reach {provider}: {message}")
         self.provider = provider
+
+
+class Interrupted(RuntimeError):
+    """A streamed answer that ended without a finish reason: the server stopped it (for another
+    request), so it is incomplete; worth retrying."""
 
 
 CONNECTION_NAMES = frozenset({"ConnectError", "ClientConnectorError", "gaierror"})
@@ -134,7 +160,7 @@ def retryable(exc: BaseException) -> bool:
     for error in causes(exc):
         if isinstance(error, ModelCallFailed):
             return False
-        if isinstance(error, TimeoutError | ConnectionError):
+        if isinstance(error, TimeoutError | ConnectionError | Interrupted):
             return True
         status = status_of(error)
         if status is not None:
@@ -154,6 +180,11 @@ def timed_out(exc: BaseException) -> bool:
     return any(
         isinstance(e, TimeoutError) or type(e).__name__ in TIMEOUT_NAMES for e in causes(exc)
     )
+
+
+def interrupted(exc: BaseException) -> bool:
+    """Whether an attempt's streamed answer was interrupted by the server (see `Interrupted`)."""
+    return any(isinstance(e, Interrupted) for e in causes(exc))
 
 
 def overloaded(exc: BaseException) -> bool:
@@ -191,6 +222,49 @@ def counting_unknown() -> Iterator[Unknown]:
         yield tally
     finally:
         _unknown.reset(token)
+
+
+class Watch(AsyncCallbackHandler):
+    """Sees the progress of one attempt through LangChain's callbacks: every streamed chunk
+    pushes the no-progress deadline back, and a stream that ends without a finish reason raises
+    `Interrupted` (from inside the model's run, before the response cache keeps the answer)."""
+
+    run_inline = True  # called in the attempt's own task, in order
+    raise_error = True  # `Interrupted` must reach the caller
+
+    def __init__(self, idle: float | None, streamed: bool) -> None:
+        self.idle = idle  # seconds allowed without progress
+        self.streamed = streamed  # the model streams: its stream must end with a finish reason
+        self.scope: asyncio.Timeout | None = None  # the no-progress deadline, once sent
+        self.chunks = 0  # chunks seen
+        self.finished = False  # a chunk carried a finish reason
+
+    async def on_llm_new_token(
+        self,
+        token: str | list[str | dict[str, Any]],
+        *,
+        chunk: GenerationChunk | ChatGenerationChunk | None = None,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        tags: list[str] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """Progress: push the deadline back; at the stream's end, check it was complete."""
+        self.chunks += 1
+        if self.scope is not None and self.idle is not None:
+            self.scope.reschedule(asyncio.get_running_loop().time() + self.idle)
+        message = getattr(chunk, "message", None)
+        meta = getattr(message, "response_metadata", None) or {}
+        info = getattr(chunk, "generation_info", None) or {}
+        if meta.get("finish_reason") or info.get("finish_reason"):
+            self.finished = True
+        last = getattr(message, "chunk_position", None) == "last"
+        if last and self.streamed and not self.finished:
+            raise Interrupted("the server ended the streamed answer without a finish reason")
+
+
+_watch: ContextVar[Watch | None] = ContextVar("planverify_watch", default=None)
+register_configure_hook(_watch, inheritable=True)  # every model run of an attempt reports to it
 
 
 _DELAY = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")
@@ -464,7 +538,8 @@ class CallPolicy:
     concurrency: int = 8  # most calls in flight to this provider; the adaptive limit stays below
     rps: float | None = None  # requests per second, None = no limit
     tpm: int | None = None  # tokens per minute, None = no limit
-    timeout: float | None = 120.0  # seconds per call, None = none
+    timeout: float | None = 120.0  # seconds without progress in a call, None = none
+    max_call_time: float | None = 600.0  # seconds for a whole call, None = none
     max_retries: int = 5  # retries after the first attempt
     base_delay: float = 1.0  # first backoff ceiling, doubled each retry
     max_delay: float = 60.0  # backoff ceiling
@@ -478,12 +553,14 @@ class CallPolicy:
         *,
         estimate: int = 0,
         spent: Callable[[T], int] | None = None,
+        streamed: bool = False,
     ) -> T:
         """Run `make()` under the limits; `estimate` is the call's expected tokens, and
         `spent(result)` its real count, used to correct the tokens-per-minute window (a reply
-        without a count keeps the estimate)."""
+        without a count keeps the estimate); `streamed`: the model streams its answer, which
+        must then end with a finish reason."""
         async with waiting():  # other episodes compute while this one waits on the provider
-            return await self._call(make, estimate=estimate, spent=spent)
+            return await self._call(make, estimate=estimate, spent=spent, streamed=streamed)
 
     def layers(self) -> list[Layer]:
         """The limits a call passes: its own, then the operator's ceilings where they differ
@@ -511,83 +588,131 @@ class CallPolicy:
         *,
         estimate: int,
         spent: Callable[[T], int] | None,
+        streamed: bool,
     ) -> T:
         layers = self.layers()
         shared = layers[0].limits
         assert shared is not None
         attempt, lost = 0, 0
+        held: list[Ticket] = []  # slots kept for a retry at once
         while True:
             if shared.down is not None and time.monotonic() < shared.down_until:
+                for ticket in held:
+                    ticket.release()
                 raise shared.down
             # waits here, in this process, before the timeout starts
-            tickets = await _enter([layer.gate for layer in layers if layer.gate is not None])
+            tickets = held or await _enter([layer.gate for layer in layers if layer.gate])
+            held = []
             try:
                 entries = [
                     (limits, await self._admit(limits, estimate))
                     for limits in (layer.limits for layer in layers)
                     if limits is not None
                 ]
-                result = await self._send(make, tickets)
+                result = await self._send(make, tickets, streamed)
             except Exception as exc:
-                for ticket in tickets:
-                    self._settle(ticket, exc)
-                if not retryable(exc):
-                    raise
-                if timed_out(exc):
+                if timed_out(exc) or interrupted(exc):
                     lost += 1
                     if (tally := _unknown.get()) is not None:
                         tally.calls += 1
                 asked = retry_after(exc)
-                if asked is not None and asked > self.max_wait:
-                    raise self._failed(
-                        f"{type(exc).__name__}: {exc} (the provider asks to wait {asked:.0f} s; "
-                        f"gave up after {_attempts(attempt + 1)})",
-                        lost,
-                    ) from exc
-                if attempt >= self.max_retries:
-                    text = f"{type(exc).__name__}: {exc} (after {_attempts(attempt + 1)})"
-                    if unreachable(exc):
-                        down = ProviderUnreachable(self.provider, text)
-                        raise shared.mark_down(down, time.monotonic()) from exc
-                    raise self._failed(text, lost) from exc
+                again = retryable(exc) and attempt < self.max_retries
+                again = again and (asked is None or asked <= self.max_wait)
+                held = self._settle_all(tickets, exc, keep=again)
+                if not retryable(exc):
+                    raise
+                if not again:
+                    raise self._given_up(exc, attempt, asked, lost, shared) from exc
                 attempt += 1
-                ceiling = min(self.max_delay, self.base_delay * 2 ** (attempt - 1))
-                await self.sleep(asked or random.uniform(0, ceiling))
+                if not held:  # a retry that keeps its slot goes at once
+                    ceiling = min(self.max_delay, self.base_delay * 2 ** (attempt - 1))
+                    await self.sleep(asked or random.uniform(0, ceiling))
                 continue
             except BaseException:
                 for ticket in tickets:
                     ticket.release()
                 raise
+            budget = Budget(self.timeout, self.max_call_time, streamed)
             for ticket in tickets:
-                ticket.answered(output_tokens(result), self.timeout)
+                ticket.answered(output_tokens(result), budget)
             real = spent(result) if spent is not None else 0
             for limits, entry in entries:
                 if entry is not None and real > 0 and limits.tokens is not None:
                     limits.tokens.settle(entry, real)
             return result
 
-    async def _send(self, make: Callable[[], Awaitable[T]], tickets: list[Ticket]) -> T:
-        """One attempt, timed from when it is sent."""
+    def _given_up(
+        self, exc: Exception, attempt: int, asked: float | None, lost: int, shared: Limits
+    ) -> ModelCallFailed:
+        """What a call that gives up on a retryable error raises: `ModelCallFailed` (or
+        `ProviderUnreachable`) saying how often it tried."""
+        if asked is not None and asked > self.max_wait:
+            failed: ModelCallFailed = self._failed(
+                f"{type(exc).__name__}: {exc} (the provider asks to wait {asked:.0f} s; "
+                f"gave up after {_attempts(attempt + 1)})",
+                lost,
+            )
+        else:
+            text = f"{type(exc).__name__}: {exc} (after {_attempts(attempt + 1)})"
+            if unreachable(exc):
+                down = ProviderUnreachable(self.provider, text)
+                failed = shared.mark_down(down, time.monotonic())
+            else:
+                failed = self._failed(text, lost)
+        return failed
+
+    async def _send(
+        self, make: Callable[[], Awaitable[T]], tickets: list[Ticket], streamed: bool
+    ) -> T:
+        """One attempt, timed from when it is sent: `timeout` without progress (`Watch`), and
+        `max_call_time` in all."""
         for ticket in tickets:
             ticket.sent()
-        if self.timeout is None:
-            return await make()
+        watch = Watch(self.timeout, streamed)
+        token = _watch.set(watch)
+        whole = None
         try:
-            async with asyncio.timeout(self.timeout):
-                return await make()
+            async with asyncio.timeout(self.max_call_time) as whole:
+                async with asyncio.timeout(self.timeout) as watch.scope:
+                    return await make()
         except TimeoutError as exc:
-            where = f" at {self.provider}" if "://" in self.provider else ""
-            raise TimeoutError(
-                f"no answer from {self.model or self.provider}{where} within {self.timeout:g} s"
-            ) from exc
+            raise TimeoutError(self._late(watch, whole is not None and whole.expired())) from exc
+        finally:
+            _watch.reset(token)
 
-    def _settle(self, ticket: Ticket, exc: BaseException) -> None:
-        """Free the call's slot, telling the limit whether the server was overloaded."""
+    def _late(self, watch: Watch, whole: bool) -> str:
+        """What a timed-out attempt is reported as."""
+        who = self.model or self.provider
+        where = f" at {self.provider}" if "://" in self.provider else ""
+        if whole:
+            return f"the answer of {who}{where} took longer than {self.max_call_time:g} s"
+        if watch.chunks:
+            return f"the answer of {who}{where} stalled for {self.timeout:g} s"
+        return f"no answer from {who}{where} within {self.timeout:g} s"
+
+    def _settle_all(self, tickets: list[Ticket], exc: BaseException, keep: bool) -> list[Ticket]:
+        """Tell the limits how an attempt failed. A call retried after a timeout or an
+        interruption keeps its slots where the limits still allow it (the tickets for the retry
+        are returned, else none): the server has just read its prompt, and may still hold it in
+        its cache for a retry that comes next, not after the calls that wait."""
+        keep = keep and (timed_out(exc) or interrupted(exc))
+        kept = [self._settle(ticket, exc, keep) for ticket in tickets]
+        if all(ticket is not None for ticket in kept):
+            return [ticket for ticket in kept if ticket is not None]
+        for ticket in kept:
+            if ticket is not None:
+                ticket.release()
+        return []
+
+    def _settle(self, ticket: Ticket, exc: BaseException, keep: bool) -> Ticket | None:
+        """Free the call's slot (or keep it, when `keep` and the limit allows: the ticket for
+        the retry), telling the limit whether the server was overloaded or interrupted."""
+        if interrupted(exc):
+            return ticket.interrupted(keep)
         if overloaded(exc):
-            waited = self.timeout if timed_out(exc) else None
-            ticket.overloaded(waited)
-        else:
-            ticket.release()
+            return ticket.overloaded(timed_out(exc), keep)
+        ticket.release()
+        return None
 
     def _failed(self, text: str, lost: int) -> ModelCallFailed:
         failed = ModelCallFailed(text)
@@ -609,15 +734,16 @@ class CallPolicy:
 
 @dataclass(frozen=True)
 class CallLimits:
-    """User settings for model calls (`--rps`, `--tpm`, `--timeout`, `--max-retries`,
-    `--concurrency`)."""
+    """User settings for model calls (`--rps`, `--tpm`, `--timeout`, `--max-call-time`,
+    `--max-retries`, `--concurrency`)."""
 
     rps: float | None = None  # requests per second per provider, None = no limit
     tpm: int | None = None  # tokens per minute per provider, None = no limit
-    timeout: float | None = 120.0  # seconds per call
+    timeout: float | None = 120.0  # seconds without progress in a call
     max_retries: int = 5  # retries on rate limits, server errors and timeouts
     concurrency: int = 8  # cap on the adaptive limit of calls in flight per provider
     ceilings: Ceilings | None = None  # the operator's limits over all runs (served processes)
+    max_call_time: float | None = 600.0  # seconds for a whole call
 
     def policy(self, provider: str, model: str = "") -> CallPolicy:
         """The call policy of one provider (and model, for messages) under these settings."""
@@ -627,6 +753,7 @@ class CallLimits:
             rps=self.rps,
             tpm=self.tpm,
             timeout=self.timeout,
+            max_call_time=self.max_call_time,
             max_retries=self.max_retries,
             concurrency=self.concurrency,
             ceilings=self.ceilings,

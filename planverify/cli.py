@@ -29,6 +29,7 @@ from planverify.models import ModelSpecError, presets
 from planverify.options import (
     BaseUrlOption,
     JudgeOutputOption,
+    MaxCallTimeOption,
     MaxRetriesOption,
     ModelParamOption,
     RpsOption,
@@ -260,6 +261,7 @@ def verify(
     rps: RpsOption = None,
     tpm: TpmOption = None,
     timeout: TimeoutOption = 120.0,
+    max_call_time: MaxCallTimeOption = 600.0,
     max_retries: MaxRetriesOption = 5,
     server: Annotated[
         str | None,
@@ -329,6 +331,7 @@ def verify(
         rps=rps,
         tpm=tpm,
         timeout=timeout,
+        max_call_time=max_call_time,
         max_retries=max_retries,
         concurrency=1 if review else concurrency,
     )

@@ -14,6 +14,9 @@ How the limit moves (`LimitEstimator`), a gradient in the style of TCP Vegas:
   would otherwise look like queueing.
 - The no-load baseline is the lowest such latency among the last `BASELINE_SAMPLES` answers: a
   minimum that forgets old samples, so a server that became slower for good is relearned.
+- It starts at 1 for a server of unknown kind (a base URL, a chat-model object) and at the cap
+  for a provider's own cloud endpoint (`starts_at_cap`): there 429s and rate-limit headers
+  govern, and a slow start would only waste the first minute of a run.
 - Samples are judged in rounds of about `limit` answers (between 2 and 8) to calls sent under
   the current limit; the round's mean over the baseline is the latency ratio (a median would
   miss the few calls that queue when the limit is just above what the server serves).
@@ -27,10 +30,14 @@ How the limit moves (`LimitEstimator`), a gradient in the style of TCP Vegas:
   do not decrease it again).
 - Never above the cap (`--concurrency`), and never to a value the server might not answer in
   time: having seen `parallel` calls served at once with flat latency, a limit `k` could make
-  the last call wait `ceil(k / parallel)` service times, and `k` is allowed only when that many
-  of the highest recent latencies fit within `SAFETY` of the timeout. On a one-slot server
-  (`parallel` 1) that is the rule "`k` times the slowest recent answer fits well within the
-  timeout".
+  the last call wait `n = ceil(k / parallel)` service times. A streamed answer shows progress
+  from its first token, so it waits `n - 1` service times without any: `k` is allowed only when
+  `n - 1` of the highest recent latencies fit within `SAFETY` of `--timeout` (no progress) and
+  `n` of them within `SAFETY` of `--max-call-time` (the whole call). An answer that is not
+  streamed shows no progress until it is complete, so there `n` of them must fit within
+  `SAFETY` of the smaller of the two (`Budget.fits`).
+- A server that interrupted a streamed answer when another request arrived (llama-cpp-python
+  does) serves one request at a time whatever it looks like: the limit stays at 1 for good.
 
 Gates are shared by every caller in the process with the same provider key and cap, like the
 rate limits of `planverify.calls`, and hold no event-loop objects between calls: a waiter is
@@ -48,6 +55,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from planverify.tables import SharedTable
 
@@ -59,6 +67,45 @@ BASELINE_SAMPLES = 64  # answers the no-load baseline is the minimum of
 HIGH_SAMPLES = 16  # answers whose slowest latency the timeout guard uses
 MAX_ROUND = 8  # most answers in one round
 JITTER = 0.05  # seconds added to every latency before comparing (see `Sample.cost`)
+
+
+# Providers' own cloud endpoints: the provider names of specs without a base URL, and the hosts
+# of cloud APIs that shipped presets point to (`presets.toml`)
+CLOUD_PROVIDERS = frozenset({"openai", "google_genai", "groq"})
+CLOUD_HOSTS = frozenset(
+    {"api.openai.com", "generativelanguage.googleapis.com", "api.groq.com", "api.deepseek.com"}
+)
+
+
+def starts_at_cap(key: str) -> bool:
+    """Whether the limit of a provider key starts at the cap: a provider's own cloud endpoint
+    (a provider name, or the HTTPS URL of a known cloud API), not a server of unknown kind."""
+    if key in CLOUD_PROVIDERS:
+        return True
+    try:
+        parts = urlsplit(key)
+    except ValueError:
+        return False
+    return parts.scheme == "https" and parts.hostname in CLOUD_HOSTS
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How long a call may take, which bounds how many may queue ahead of it."""
+
+    idle: float | None  # seconds without progress (`--timeout`), None = no limit
+    total: float | None  # seconds for the whole call (`--max-call-time`), None = no limit
+    streamed: bool = False  # progress shows from the first token, not only at the end
+
+    def waits(self, high: float) -> int | None:
+        """The most service times of `high` seconds a call may wait in all, its own included,
+        within `SAFETY` of the budget (None: no bound)."""
+        bounds: list[int] = []
+        if self.total is not None:
+            bounds.append(math.floor(SAFETY * self.total / high))
+        if self.idle is not None:  # a streamed call shows progress once the ones ahead are done
+            bounds.append(math.floor(SAFETY * self.idle / high) + int(self.streamed))
+        return min(bounds, default=None)
 
 
 @dataclass(frozen=True)
@@ -85,6 +132,7 @@ class LimitEstimator:
 
     cap: int  # never above this (`--concurrency`)
     limit: int = 1  # calls allowed in flight now
+    single: bool = False  # the server interrupts an answer for another request: never above 1
     slow_start: bool = True  # doubling per flat round until the first decrease
     parallel: int = 1  # most calls seen served at once with flat latency
     calm: int = 0  # flat rounds still needed before the next raise
@@ -95,13 +143,14 @@ class LimitEstimator:
 
     def __post_init__(self) -> None:
         self.limit = min(self.limit, self.cap)
+        self.parallel = min(self.parallel, self.limit)
 
     @property
     def baseline(self) -> float | None:
         """The no-load latency (per token when known), or None before any answer."""
         return min(self.costs) if self.costs else None
 
-    def answered(self, sample: Sample, timeout: float | None) -> None:
+    def answered(self, sample: Sample, budget: Budget) -> None:
         """Take an answer into account; the limit may change."""
         self.costs.append(sample.cost)
         self.highs.append(sample.latency)
@@ -109,7 +158,7 @@ class LimitEstimator:
             return
         self.round.append(sample)
         if len(self.round) >= min(max(self.limit, 2), MAX_ROUND):
-            self._judge_round(timeout)
+            self._judge_round(budget)
 
     def overloaded(self, epoch: int, waited: float | None = None) -> None:
         """A timeout (after `waited` seconds), 429 or 503 for a call sent in `epoch`: halve."""
@@ -119,7 +168,14 @@ class LimitEstimator:
             return  # the limit already went down since that call was sent
         self._set(max(1, self.limit // 2))
 
-    def _judge_round(self, timeout: float | None) -> None:
+    def interrupted(self) -> None:
+        """The server interrupted an answer because another request arrived: one at a time,
+        from now on."""
+        self.single = True
+        if self.limit > 1:
+            self._set(1)
+
+    def _judge_round(self, budget: Budget) -> None:
         baseline = self.baseline
         assert baseline is not None
         ratio = statistics.fmean(s.cost for s in self.round) / baseline if baseline else 1.0
@@ -133,16 +189,15 @@ class LimitEstimator:
                 self.calm -= 1
                 return
             wanted = self.limit * 2 if self.slow_start else self.limit + 1
-            raised = min(wanted, self.cap, self._safe(timeout))
+            raised = min(wanted, 1 if self.single else self.cap, self._safe(budget))
             if raised > self.limit:
                 self.limit, self.epoch = raised, self.epoch + 1
 
-    def _safe(self, timeout: float | None) -> int:
-        """The highest limit whose slowest call would still fit the timeout."""
+    def _safe(self, budget: Budget) -> int:
+        """The highest limit whose slowest call would still fit the budget."""
         high = max(self.highs, default=0.0)
-        if timeout is None or high <= 0:
-            return self.cap
-        return self.parallel * math.floor(SAFETY * timeout / high)
+        waits = budget.waits(high) if high > 0 else None
+        return self.cap if waits is None else self.parallel * waits
 
     def _set(self, lower: int) -> None:
         """Decrease to `lower`; probing upward resumes slowly, after calm rounds."""
@@ -168,18 +223,25 @@ class Ticket:
         """The call goes out now: its latency counts from here."""
         self.start = self.gate.clock()
 
-    def answered(self, tokens: int | None, timeout: float | None) -> None:
+    def answered(self, tokens: int | None, budget: Budget) -> None:
         """The call was answered (`tokens`: output tokens when reported)."""
         if self.start is not None:
             latency = self.gate.clock() - self.start
             sample = Sample(latency, tokens, self.inflight, self.epoch)
-            self.gate.finish(self, lambda e: e.answered(sample, timeout))
+            self.gate.finish(self, lambda e: e.answered(sample, budget))
         else:
             self.release()
 
-    def overloaded(self, waited: float | None = None) -> None:
-        """The call timed out (after `waited` seconds) or the server said 429 or 503."""
-        self.gate.finish(self, lambda e: e.overloaded(self.epoch, waited))
+    def overloaded(self, timed_out: bool = False, keep: bool = False) -> Ticket | None:
+        """The call timed out or the server said 429 or 503; with `keep`, the slot is kept for
+        a retry when the limit still allows it (the retry's ticket, else None)."""
+        waited = self.gate.clock() - self.start if timed_out and self.start is not None else None
+        return self.gate.finish(self, lambda e: e.overloaded(self.epoch, waited), keep)
+
+    def interrupted(self, keep: bool = False) -> Ticket | None:
+        """The server interrupted the call's streamed answer for another request (`keep` as
+        for `overloaded`)."""
+        return self.gate.finish(self, lambda e: e.interrupted(), keep)
 
     def release(self) -> None:
         """The call ended in a way that says nothing about load (another error, cancelled)."""
@@ -237,15 +299,22 @@ class CallGate:
         self.inflight += 1
         return Ticket(self, self.inflight, self.estimator.epoch)
 
-    def finish(self, ticket: Ticket, update: Callable[[LimitEstimator], None]) -> None:
-        """Free the ticket's slot after `update` has told the estimator how the call went."""
+    def finish(
+        self, ticket: Ticket, update: Callable[[LimitEstimator], None], keep: bool = False
+    ) -> Ticket | None:
+        """Free the ticket's slot after `update` has told the estimator how the call went; with
+        `keep`, hand the slot on to a new ticket instead (for a retry that goes at once) when
+        the calls in flight are still within the limit."""
         with self.lock:
             if not ticket.open:
-                return
+                return None
             ticket.open = False
             update(self.estimator)
+            if keep and self.inflight <= self.limit:
+                return Ticket(self, self.inflight, self.estimator.epoch)
             self.inflight -= 1
         self._wake()
+        return None
 
     def _hand_on(self) -> None:
         with self.lock:
@@ -278,14 +347,19 @@ def _idle(gate: CallGate) -> bool:
         return gate.inflight == 0 and not gate.waiters
 
 
-_GATES: SharedTable[tuple[str, int], CallGate] = SharedTable(
-    lambda key: CallGate(LimitEstimator(cap=key[1])), idle=_idle
-)
+def _new_gate(key: tuple[str, int]) -> CallGate:
+    provider, cap = key
+    start = cap if starts_at_cap(provider) else 1
+    return CallGate(LimitEstimator(cap=cap, limit=start, parallel=start))
+
+
+_GATES: SharedTable[tuple[str, int], CallGate] = SharedTable(_new_gate, idle=_idle)
 
 
 def gate_for(key: str, cap: int) -> CallGate:
     """The gate shared by every caller of the same provider (or server) with the same cap (a
-    bounded table: gates nobody uses are dropped once there are many)."""
+    bounded table: gates nobody uses are dropped once there are many); its limit starts at the
+    cap for a cloud endpoint (`starts_at_cap`), else at 1."""
     return _GATES.get((key, cap))
 
 

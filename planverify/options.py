@@ -24,7 +24,17 @@ TpmOption = Annotated[
 ]
 TimeoutOption = Annotated[
     float,
-    typer.Option(min=MIN_TIMEOUT, help="Seconds before a model call is abandoned and retried."),
+    typer.Option(
+        min=MIN_TIMEOUT,
+        help="Seconds without progress (to the first streamed token, then between chunks) before a model call is abandoned and retried.",
+    ),
+]
+MaxCallTimeOption = Annotated[
+    float,
+    typer.Option(
+        min=MIN_TIMEOUT,
+        help="Seconds a whole model call may take, however steadily it streams, before it is abandoned and retried.",
+    ),
 ]
 MaxRetriesOption = Annotated[
     int,

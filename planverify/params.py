@@ -10,6 +10,11 @@ their hidden reasoning counts against the cap, so neither is sent to them. `--te
 
 A server that refuses a parameter (a 400 naming it) gets the request again without it, and the
 refusal is remembered (`planverify.capability`).
+
+OpenAI-compatible servers (a chat model with a base URL) are asked to stream their answers, with
+token usage in the last chunk (`stream`, `stream_options.include_usage`): `planverify.calls`
+then times a call by its progress, and can close a stream it gives up on. Both are parameters
+like the others: a server that refuses one gets the request without it.
 """
 
 from __future__ import annotations
@@ -142,9 +147,34 @@ def with_cap(model: BaseChatModel, tokens: int | None) -> BaseChatModel:
     return model
 
 
+# request parameters that are switches of the chat-model class: (field, value that drops it)
+_SWITCHES = {"stream": ("streaming", False), "stream_options": ("stream_usage", False)}
+
+
+def streaming(model: BaseChatModel) -> BaseChatModel:
+    """The model asking for streamed answers with token usage, when it talks to an
+    OpenAI-compatible server (unchanged otherwise); `planverify.calls` times the stream, so the
+    class's own chunk timeout is switched off."""
+    fields = _fields(model)
+    if not getattr(model, "openai_api_base", None) or not {"streaming", "stream_usage"} <= set(
+        fields
+    ):
+        return model
+    update: dict[str, Any] = {"streaming": True, "stream_usage": True}
+    if "stream_chunk_timeout" in fields:
+        update["stream_chunk_timeout"] = None
+    return model.model_copy(update=update)
+
+
+def streams(model: BaseChatModel) -> bool:
+    """Whether the model streams its answers (`streaming` above)."""
+    return getattr(model, "streaming", None) is True
+
+
 def sent_parameters(model: BaseChatModel) -> list[str]:
     """The parameters a model sends that a server might refuse (and could do without)."""
-    names = [
+    names = [name for name, (field, _) in _SWITCHES.items() if getattr(model, field, None)]
+    names += [
         name
         for name in ("temperature", "seed", "max_tokens", "max_output_tokens", "top_p")
         if name in _fields(model) and getattr(model, name, None) is not None
@@ -159,6 +189,11 @@ def without(model: BaseChatModel, names: Iterable[str]) -> BaseChatModel | None:
     update: dict[str, Any] = {}
     fields = _fields(model)
     for name in names:
+        if name in _SWITCHES:
+            switch, off = _SWITCHES[name]
+            if switch in fields:
+                update[switch] = off
+            continue
         for attr in ("model_kwargs", "extra_body"):
             table = update.get(attr, getattr(model, attr, None)) or {}
             if name in table:

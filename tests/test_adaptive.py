@@ -56,12 +56,6 @@ async def drive(
     return limits, errors
 
 
-def steady_rate(server: FakeOpenAI, warmup: int) -> float:
-    """Answers per second after the first `warmup` ones (slow start left out)."""
-    ends = sorted(s.finished for s in server.served)[warmup:]
-    return (len(ends) - 1) / (ends[-1] - ends[0])
-
-
 async def test_a_one_slot_server_that_cannot_take_two_is_sent_one_call_at_a_time() -> None:
     # 0.3 s a call, 1 s timeout: two calls queued on the server would not fit well within it
     with FakeOpenAI(lambda body: Reply(content="ok", delay=0.3), slots=1) as server:
@@ -72,21 +66,18 @@ async def test_a_one_slot_server_that_cannot_take_two_is_sent_one_call_at_a_time
     assert max(s.finished - s.arrived for s in server.served) < 1.0
 
 
-async def test_four_slots_reach_a_limit_of_four_and_three_times_the_one_slot_throughput() -> None:
+async def test_four_slots_reach_a_limit_of_four_and_one_slot_never_queues_two() -> None:
+    # throughput per slot count is a figure, printed by benchmarks/bench_concurrency.py
     def answer(body: dict[str, Any]) -> Reply:
         return Reply(content="ok", delay=0.25)
 
     with FakeOpenAI(answer, slots=1) as one:
         one_limits, one_errors = await drive(one, policy_for(one), calls=14)
-        one_rate = steady_rate(one, warmup=4)
     with FakeOpenAI(answer, slots=4) as four:
         four_limits, four_errors = await drive(four, policy_for(four), calls=72)
-        four_rate = steady_rate(four, warmup=12)
     assert one_errors == [] and four_errors == []
     assert max(one_limits) <= 2 and one.max_queued <= 1  # probed, at most one call ever queued
-    assert max(four_limits) >= 4 and four.max_in_service == 4
-    print(f"one slot {one_rate:.2f}/s, four slots {four_rate:.2f}/s, limits {four_limits}")
-    assert four_rate >= 3 * one_rate, (four_rate, one_rate, four_limits)
+    assert max(four_limits) >= 4 and four.max_in_service == 4  # all four slots in use at once
 
 
 def at_full_limit(policy: CallPolicy) -> None:

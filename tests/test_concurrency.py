@@ -9,7 +9,17 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from planverify.concurrency import CallGate, LimitEstimator, Sample, describe_gates, gate_for
+from planverify.concurrency import (
+    Budget,
+    CallGate,
+    LimitEstimator,
+    Sample,
+    describe_gates,
+    gate_for,
+    starts_at_cap,
+)
+
+LONG = Budget(idle=120.0, total=None)  # a 120 s timeout on answers that are not streamed
 
 
 @dataclass
@@ -20,7 +30,7 @@ class Server:
     slots: int  # calls served at once
     service: float  # seconds per call
     estimator: LimitEstimator  # the limit under test
-    timeout: float | None = 120.0  # the client's timeout
+    budget: Budget = LONG  # the client's timeouts
     tokens: int | None = None  # output tokens reported per answer
     now: float = 0.0  # the fake clock
     free: list[float] = field(default_factory=list)  # when each slot is free again
@@ -45,7 +55,7 @@ class Server:
             self.now = end
             sample = Sample(end - sent, self.tokens, inflight, epoch)
             self.latencies.append(sample.latency)
-            self.estimator.answered(sample, self.timeout)
+            self.estimator.answered(sample, self.budget)
             self.limits.append(self.estimator.limit)
             self.send()
 
@@ -67,7 +77,9 @@ def test_a_four_slot_server_settles_at_four_or_just_above() -> None:
 
 
 def test_a_one_slot_server_mostly_gets_one_call_and_never_waits_past_the_timeout() -> None:
-    server = Server(slots=1, service=1.0, estimator=LimitEstimator(cap=8), timeout=30.0)
+    server = Server(
+        slots=1, service=1.0, estimator=LimitEstimator(cap=8), budget=Budget(30.0, None)
+    )
     server.run(200)
     assert max(server.limits) <= 2
     assert sum(limit == 1 for limit in server.limits[50:]) > 0.6 * 150
@@ -76,24 +88,72 @@ def test_a_one_slot_server_mostly_gets_one_call_and_never_waits_past_the_timeout
 
 def test_a_slow_one_slot_server_is_never_sent_a_second_call() -> None:
     # two calls of 20 s do not fit well within 30 s: the second would wait 20 s on the server
-    server = Server(slots=1, service=20.0, estimator=LimitEstimator(cap=8), timeout=30.0)
+    server = Server(
+        slots=1, service=20.0, estimator=LimitEstimator(cap=8), budget=Budget(30.0, None)
+    )
     server.run(50)
     assert set(server.limits) == {1}
 
 
 def test_the_timeout_guard_scales_with_the_parallelism_seen() -> None:
     # 4 slots, 20 s a call, 100 s timeout: 8 in flight would make the last wait 40 s <= 50 s
-    server = Server(slots=4, service=20.0, estimator=LimitEstimator(cap=16), timeout=100.0)
+    server = Server(
+        slots=4, service=20.0, estimator=LimitEstimator(cap=16), budget=Budget(100.0, None)
+    )
     server.run(100)
     assert max(server.limits) <= 8 and max(server.latencies) <= 40.0 + 1e-9
     assert sum(limit >= 4 for limit in server.limits[50:]) > 40
+
+
+def test_a_streamed_call_may_queue_behind_another_when_its_first_token_fits_the_timeout() -> None:
+    # 10 s answers, 30 s without progress allowed: a streamed call queued behind one other sees
+    # its first token after 10 s (fits within half of 30 s); an answer that is not streamed
+    # shows nothing for 20 s, which does not
+    streamed = Server(slots=2, service=10.0, estimator=LimitEstimator(cap=8))
+    streamed.budget = Budget(idle=30.0, total=600.0, streamed=True)
+    streamed.run(40)
+    assert max(streamed.limits) >= 2  # never a first token later than one answer's time:
+    assert max(streamed.latencies) <= 20.0 + 1e-9
+    whole = Server(slots=2, service=10.0, estimator=LimitEstimator(cap=8))
+    whole.budget = Budget(idle=30.0, total=600.0, streamed=False)
+    whole.run(40)
+    assert set(whole.limits) == {1}
+    capped = Server(slots=2, service=10.0, estimator=LimitEstimator(cap=8))
+    capped.budget = Budget(idle=30.0, total=30.0, streamed=True)  # --max-call-time bounds it too
+    capped.run(40)
+    assert set(capped.limits) == {1}
+
+
+def test_after_an_interruption_the_limit_never_rises_above_one() -> None:
+    server = Server(slots=64, service=1.0, estimator=LimitEstimator(cap=8, limit=4))
+    server.estimator.interrupted()
+    assert server.estimator.limit == 1 and server.estimator.single
+    server.run(100)  # answers as flat as can be
+    assert set(server.limits) == {1}
+
+
+def test_cloud_endpoints_start_at_the_cap_and_unknown_servers_at_one() -> None:
+    for key in ("openai", "google_genai", "groq", "https://api.deepseek.com"):
+        assert starts_at_cap(key) and gate_for(key, 8).limit == 8, key
+    for key in ("http://127.0.0.1:8080/v1", "https://llm.example.org/v1", "ChatOpenAI"):
+        assert not starts_at_cap(key) and gate_for(key, 8).limit == 1, key
+
+
+def test_presets_with_a_base_url_point_to_known_cloud_apis() -> None:
+    from planverify.agents import provider_key
+    from planverify.models import parse_spec, presets
+
+    urls = [name for name, entry in presets().items() if "base_url" in entry]
+    assert urls  # the shipped presets have one (DeepSeek)
+    for name in urls:
+        assert starts_at_cap(provider_key(parse_spec(name))), name
 
 
 def test_latency_per_token_is_what_counts_when_tokens_are_known() -> None:
     estimator = LimitEstimator(cap=8)
     # answers of 10, 20 and 40 tokens at the same 0.1 s per token: flat, so the limit rises
     for i, tokens in enumerate([10, 20, 40, 10, 20, 40]):
-        estimator.answered(Sample(0.1 * tokens, tokens, estimator.limit, estimator.epoch), 120.0)
+        estimator.answered(Sample(0.1 * tokens, tokens, estimator.limit, estimator.epoch), LONG)
         assert i < 5 or estimator.limit > 1
     assert estimator.limit >= 4
 
@@ -101,11 +161,11 @@ def test_latency_per_token_is_what_counts_when_tokens_are_known() -> None:
 def test_latency_that_grows_with_calls_in_flight_lowers_the_limit() -> None:
     estimator = LimitEstimator(cap=8, limit=8)
     for _ in range(8):
-        estimator.answered(Sample(1.0, None, 8, 0), 120.0)  # learn the baseline: 1 s
+        estimator.answered(Sample(1.0, None, 8, 0), LONG)  # learn the baseline: 1 s
     assert estimator.limit == 8
     epoch = estimator.epoch
     for _ in range(8):
-        estimator.answered(Sample(4.0, None, 8, epoch), 120.0)  # 4x slower at 8 in flight
+        estimator.answered(Sample(4.0, None, 8, epoch), LONG)  # 4x slower at 8 in flight
     assert estimator.limit == 2 and not estimator.slow_start
 
 
@@ -127,14 +187,14 @@ def test_a_timeout_keeps_the_limit_from_rising_past_what_fits() -> None:
     estimator = LimitEstimator(cap=8)
     estimator.overloaded(estimator.epoch, waited=30.0)  # the slowest call took the whole 30 s
     for _ in range(10):  # as long as the timeout is among the recent highs
-        estimator.answered(Sample(1.0, None, 1, estimator.epoch), 30.0)
+        estimator.answered(Sample(1.0, None, 1, estimator.epoch), Budget(30.0, None))
     assert estimator.limit == 1
 
 
 def test_no_raise_while_the_limit_is_not_in_use() -> None:
     estimator = LimitEstimator(cap=8, limit=4)
     for _ in range(20):
-        estimator.answered(Sample(1.0, None, 1, estimator.epoch), 120.0)  # one call at a time
+        estimator.answered(Sample(1.0, None, 1, estimator.epoch), LONG)  # one call at a time
     assert estimator.limit == 4
 
 
@@ -157,13 +217,13 @@ async def test_calls_beyond_the_limit_wait_in_order_and_their_latency_starts_whe
         ticket = await gate.enter()
         order.append(i)
         ticket.sent()
-        ticket.answered(10, 120.0)
+        ticket.answered(10, LONG)
 
     waiting = [asyncio.create_task(call(i)) for i in range(3)]
     await asyncio.sleep(0)
     assert order == [] and len(gate.waiters) == 3
     clock[0] = 5.0  # the waiters' 5 s in our queue are not part of any latency
-    first.answered(10, 120.0)
+    first.answered(10, LONG)
     await asyncio.gather(*waiting)
     assert order == [0, 1, 2] and gate.inflight == 0
     assert list(gate.estimator.highs) == [5.0, 0.0, 0.0, 0.0]  # theirs: sent, answered at once
@@ -205,7 +265,7 @@ async def test_a_higher_limit_lets_waiters_through_at_once() -> None:
     second = asyncio.create_task(gate.enter())
     await asyncio.sleep(0)
     clock[0] = 1.0
-    first.answered(None, 120.0)  # freed; the other gets the slot
+    first.answered(None, LONG)  # freed; the other gets the slot
     (await second).sent()
     assert gate.limit == 1
     gate.estimator.limit = 2
@@ -234,4 +294,4 @@ def test_gates_are_shared_per_provider_and_cap_and_described() -> None:
     assert describe_gates(one, one) == "limit 1/8"
     assert describe_gates(object()) == ""
     both = describe_gates(one, Agent(Policy("openai", 3)))
-    assert both == "limit 1/8 (http://describe/v1), limit 1/3 (openai)"
+    assert both == "limit 1/8 (http://describe/v1), limit 3/3 (openai)"  # a cloud: at the cap

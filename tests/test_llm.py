@@ -4,13 +4,21 @@ The server's model is far too small to judge quality, so these tests check struc
 every episode finishes, every flag names a real step, the tokens counted are the tokens the
 server reported, and a rerun makes no calls. The server is reached through a recording proxy on
 loopback that this module starts, which is how "what the server reported" is known.
+
+Two tests talk to the server directly, about its one slot: a call that timed out must not keep
+the server busy (the next call is about as fast as calls before it), and two calls sent at once
+both end complete (llama-cpp-python interrupts the first for the second; the interruption is
+seen and the call retried). The first compares latencies, which only this opt-in suite does.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import statistics
 import threading
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -19,10 +27,16 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import openai
 import pytest
+from langchain_core.messages import HumanMessage
+from langchain_openai import ChatOpenAI
 from typer.testing import CliRunner
 
+from planverify.agents.base import Answer, ask
+from planverify.calls import CallPolicy, ModelCallFailed
 from planverify.cli import app
+from planverify.concurrency import gate_for
 from planverify.result import VerificationResult
 
 from .conftest import ROOT
@@ -57,9 +71,18 @@ class Recorder:
             self.calls += 1
             if status != 200:
                 return
-            usage = json.loads(body).get("usage") or {}
-            self.input_tokens += usage.get("prompt_tokens", 0)
-            self.output_tokens += usage.get("completion_tokens", 0)
+            for usage in usages(body):
+                self.input_tokens += usage.get("prompt_tokens", 0)
+                self.output_tokens += usage.get("completion_tokens", 0)
+
+
+def usages(body: bytes) -> list[dict[str, Any]]:
+    """The `usage` objects of an answer: a JSON body's, or those of a streamed one's events."""
+    text = body.decode()
+    if not text.lstrip().startswith("data:"):
+        return [json.loads(text).get("usage") or {}]
+    events = [line[5:].strip() for line in text.splitlines() if line.startswith("data:")]
+    return [json.loads(e).get("usage") or {} for e in events if e and e != "[DONE]"]
 
 
 def proxy_handler(upstream: str, recorder: Recorder) -> type[BaseHTTPRequestHandler]:
@@ -178,3 +201,63 @@ def test_a_real_server(mode: str, tmp_path: Path, proxy: tuple[str, Recorder]) -
     again = run(tmp_path, base_url, *MODES[mode])
     assert recorder.calls == calls, "a rerun must not call the model"
     assert [r.refined for r in again] == [r.refined for r in results]
+
+
+def direct() -> ChatOpenAI:
+    """The server's model, without the proxy (its stream is what is tested), with an HTTP
+    client of its own: LangChain's shared one would keep connections of an earlier test's
+    event loop."""
+    return ChatOpenAI(
+        model=MODEL,
+        base_url=BASE_URL,
+        api_key="not-needed",
+        max_retries=0,
+        temperature=0,
+        http_async_client=openai.DefaultAsyncHttpxClient(),
+    )
+
+
+async def timed(
+    model: ChatOpenAI, policy: CallPolicy, prompt: str, cap: int = 160
+) -> tuple[float, Answer[Any]]:
+    start = time.monotonic()
+    answer: Answer[Any] = await ask(model, [HumanMessage(prompt)], policy, cap=cap)
+    return time.monotonic() - start, answer
+
+
+COUNT = "Request {}: write the numbers from 1 to 20, separated by commas, and nothing else."
+
+
+async def test_a_timed_out_call_does_not_hold_up_the_next_one() -> None:
+    assert BASE_URL is not None
+    policy = CallPolicy(provider=BASE_URL, model=str(MODEL), timeout=120.0, max_retries=0)
+    model = direct()
+    warm = [await timed(model, policy, COUNT.format(i)) for i in range(3)]
+    assert all(a.text and not a.cut_short for _, a in warm), [a.text for _, a in warm]
+    # a long answer given up after 3 s: the server must stop generating it
+    hasty = CallPolicy(
+        provider=BASE_URL, model=str(MODEL), timeout=120.0, max_call_time=3.0, max_retries=0
+    )
+    story = "Write a very long story about a robot that cleans a kitchen, at least 2000 words."
+    with pytest.raises(ModelCallFailed, match="took longer than 3 s"):
+        await timed(model, hasty, story, 1500)
+    latency, answer = await timed(model, policy, COUNT.format(3))
+    median = statistics.median(t for t, _ in warm)
+    print(f"warm-up {[round(t, 2) for t, _ in warm]} s, after the timeout {latency:.2f} s")
+    assert answer.text and not answer.cut_short
+    assert latency <= 2 * median, (latency, median)
+
+
+async def test_two_calls_at_once_both_end_complete_after_an_interruption() -> None:
+    assert BASE_URL is not None
+    policy = CallPolicy(
+        provider=BASE_URL, model=str(MODEL), timeout=120.0, max_retries=2, concurrency=2
+    )
+    gate = gate_for(policy.provider, policy.concurrency)
+    gate.estimator.limit = 2  # both are sent at once, as a limit not yet lowered would
+    model = direct()
+    answers = await asyncio.gather(*(timed(model, policy, COUNT.format(i)) for i in (10, 11)))
+    for _, answer in answers:
+        assert answer.text and not answer.cut_short, answer.text
+    assert gate.estimator.single and gate.limit == 1  # the interruption was seen
+    assert sum(a.usage.unknown_calls for _, a in answers) >= 1  # and its attempt retried

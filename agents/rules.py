@@ -30,11 +30,14 @@ Driver.ToggleOn('CoffeeMachine') (to be inserted)
 
 from __future__ import annotations
 
+import hashlib
+from collections import OrderedDict
 from collections.abc import Sequence
 
 from planverify.agents.base import JudgeReply
 from planverify.critique import Critique, Flag, Missing
 from planverify.episode import Scene
+from planverify.evidence import Evidence, simulated
 from planverify.notation import dialogue_lines, parse_action
 from planverify.world import WORLD_VERSION, Grounding, ground
 from planverify.world.repair import Review, review
@@ -47,6 +50,11 @@ class RulesJudge:
     version = WORLD_VERSION  # its verdicts are the world model's
     grounded = True  # takes the episode's grounding (goal spec, scene)
 
+    def __init__(self) -> None:
+        # fingerprints of plans whose review finds nothing: those this Judge repaired itself
+        # (the repair is idempotent), so the loop's next pass needs no simulation
+        self._settled: OrderedDict[str, None] = OrderedDict()
+
     async def ajudge(
         self,
         goal: str,
@@ -56,9 +64,50 @@ class RulesJudge:
         grounding: Grounding | None = None,
     ) -> JudgeReply:
         grounding = grounding or _grounding(goal, plan, scene)
+        if self._recall(fingerprint(plan, grounding)):
+            return JudgeReply(Critique())
         verdicts = review(plan, scene=grounding.scene, spec=grounding.spec, focus=grounding.focus)
+        if not verdicts.cut_short:
+            self._remember(fingerprint(verdicts.repaired(plan), grounding))
         warnings = [CUT_SHORT] if verdicts.cut_short else []
-        return JudgeReply(critique_of(plan, verdicts), warnings=warnings)
+        return JudgeReply(critique_of(plan, verdicts, grounding), warnings=warnings)
+
+    def _recall(self, key: str) -> bool:
+        if key not in self._settled:
+            return False
+        self._settled.move_to_end(key)
+        return True
+
+    def _remember(self, key: str) -> None:
+        self._settled[key] = None
+        self._settled.move_to_end(key)
+        while len(self._settled) > SETTLED_KEPT:
+            self._settled.popitem(last=False)
+
+
+SETTLED_KEPT = 4096  # repaired plans remembered (a fingerprint each, about 100 bytes)
+_SCENE_DIGESTS: dict[int, tuple[Scene, str]] = {}  # the last scenes' digests, by identity
+
+
+def _scene_digest(scene: Scene | None) -> str:
+    if scene is None:
+        return "-"
+    known = _SCENE_DIGESTS.get(id(scene))
+    if known is not None and known[0] is scene:
+        return known[1]
+    digest = hashlib.blake2b(scene.model_dump_json().encode(), digest_size=16).hexdigest()
+    if len(_SCENE_DIGESTS) >= 256:
+        _SCENE_DIGESTS.clear()
+    _SCENE_DIGESTS[id(scene)] = (scene, digest)
+    return digest
+
+
+def fingerprint(plan: Sequence[str], grounding: Grounding) -> str:
+    """What a review depends on: the plan, the scene, the goal spec and the named types."""
+    text = "\n".join(
+        [_scene_digest(grounding.scene), repr(grounding.spec), repr(grounding.focus), *plan]
+    )
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
 
 
 def _grounding(goal: str, plan: Sequence[str], scene: Scene | None) -> Grounding:
@@ -75,17 +124,36 @@ CUT_SHORT = (
 def judge_plan(goal: str, plan: Sequence[str], grounding: Grounding) -> Critique:
     """One pass of the world model's review over a plan, as a critique."""
     verdicts = review(plan, scene=grounding.scene, spec=grounding.spec, focus=grounding.focus)
-    return critique_of(plan, verdicts)
+    return critique_of(plan, verdicts, grounding)
 
 
-def critique_of(plan: Sequence[str], verdicts: Review) -> Critique:
-    """The critique a review of a plan amounts to."""
+def critique_of(plan: Sequence[str], verdicts: Review, grounding: Grounding) -> Critique:
+    """The critique a review of a plan amounts to, each verdict with its evidence level: what
+    its proof rests on (`Removal.uses_goal`, `Removal.known`) weighed by the precedence rule of
+    `planverify.evidence`: the goal counts only where the proof needs it, and a proof that used
+    a state the simulator did not know is `heuristic`."""
+    source = grounding.spec.source if grounding.spec is not None else None
+
+    def level(uses_goal: bool, known: bool) -> Evidence:
+        return simulated(scene_known=known, goal_source=source, uses_goal=uses_goal)
+
     flags = [
-        Flag(step=step, action=plan[step], reason=removal.reason)
+        Flag(
+            step=step,
+            action=plan[step],
+            reason=removal.reason,
+            evidence=level(removal.uses_goal, removal.known),
+        )
         for removal in verdicts.removals
         for step in removal.steps
     ]
     missing = [
-        Missing(description=p.reason, action=p.action, after=p.after) for p in verdicts.proposals
+        Missing(
+            description=p.reason,
+            action=p.action,
+            after=p.after,
+            evidence=level(p.uses_goal, p.known),
+        )
+        for p in verdicts.proposals
     ]
     return Critique(flags=sorted(flags, key=lambda f: f.step), missing=missing)

@@ -26,6 +26,11 @@ plans are the gold, so nothing is excused, and its labels never name motion, so 
 plan level without motion. A last table gives that score for every set, generators included, with
 percentile bootstrap 95% intervals over episodes.
 
+The evidence table scores the removals at each evidence level (`proven`, `goal-text`, `heuristic`;
+`planverify.scoring.evidence_levels`) as if only they had been made: how many there are, their
+share of all removals, and their plan-level precision, raw and, for the generators, excused. The
+generators are scored with motion, the hand set without (its labels never name motion).
+
 Usage: python benchmarks/judge_quality.py [--games DIR] [--seeds 1 2 3 4 5]
        [--judges rules baseline] [--generators [injected natural]] [--no-hand]
        [--mode iterative|static] [--resamples 1000]
@@ -38,14 +43,24 @@ import sys
 import time
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 from hand_set import HandSetUnavailable, load_hand_set
 
 from planverify import verify_many
 from planverify.corrupt import ANNOTATION_KEYS, GENERATORS
 from planverify.episode import Episode
+from planverify.evidence import LEVELS as EVIDENCE
 from planverify.result import VerificationResult
-from planverify.scoring import Counts, Report, Scores, plan_counts, score_results, summarize
+from planverify.scoring import (
+    Counts,
+    Report,
+    Scores,
+    evidence_levels,
+    plan_counts,
+    score_results,
+    summarize,
+)
 from planverify.sources import load_episodes
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
@@ -119,6 +134,26 @@ class Tally:
         )
         self.episodes: dict[Key, list[Counts]] = defaultdict(list)  # plan -motion, per episode
         self.annotated = Counts()  # tp: annotated episodes, fn: with labels
+        # per key and evidence level: removals, plan-level counts, excused plan-level counts
+        self.evidence: dict[Key, dict[str, list[Any]]] = defaultdict(
+            lambda: {level: [0, Counts(), Counts()] for level in EVIDENCE}
+        )
+
+    def add_evidence(
+        self,
+        key: Key,
+        scored: list[Episode],
+        results: list[VerificationResult],
+        mode: str,
+        base: dict[str, list[str]] | None,
+    ) -> None:
+        """Pool one run's removals per evidence level."""
+        table = evidence_levels(scored, results, mode=mode, base=base, motion=key[0] != HAND)  # type: ignore[arg-type]
+        for level, scores in table.items():
+            pooled = self.evidence[key][level]
+            pooled[0] += scores.removals
+            pooled[1] += scores.plan or Counts()
+            pooled[2] += scores.excused or Counts()
 
     def add(self, key: Key, report: Report) -> None:
         """Pool one scored run."""
@@ -160,6 +195,13 @@ def run_generators(source: list[Episode], args: argparse.Namespace, tally: Tally
                     tally.levels[(generator, condition, judge)]["excused"] += excused(
                         scored, results, base[(condition, judge)]
                     )
+                    tally.add_evidence(
+                        (generator, condition, judge),
+                        scored,
+                        results,
+                        args.mode,
+                        base[(condition, judge)],
+                    )
 
 
 def run_hand_set(hand: list[Episode], args: argparse.Namespace, tally: Tally) -> None:
@@ -170,6 +212,7 @@ def run_hand_set(hand: list[Episode], args: argparse.Namespace, tally: Tally) ->
         for judge in args.judges:
             results = verify_many(inputs, judge=judge, static=args.mode == "static")
             tally.add((HAND, condition, judge), score_results(scored, results, mode=args.mode))
+            tally.add_evidence((HAND, condition, judge), scored, results, args.mode, None)
 
 
 def print_levels(tally: Tally) -> None:
@@ -195,6 +238,22 @@ def print_intervals(tally: Tally, resamples: int) -> None:
         scores = summarize(per_episode, resamples=resamples, seed=f"{name}:{condition}:{judge}")
         row = f"{interval(scores, 'recall')} | {interval(scores, 'precision')}"
         print(f"| {name} | {condition} | {judge} | {scores.episodes} | {row} |")
+
+
+def print_evidence(tally: Tally) -> None:
+    """Per set and evidence level: the removals, their share, and their plan-level precision."""
+    print("removals per evidence level, each level scored alone (plan level)")
+    print()
+    print("| set | input | judge | level | removals | share | precision | excused |")
+    print("|" + " --- |" * 8)
+    for (name, condition, judge), pooled in tally.evidence.items():
+        total = sum(pooled[level][0] for level in EVIDENCE)
+        for level in EVIDENCE:
+            count, plan, excused_counts = pooled[level]
+            share = pct(count / total) if total else "-"
+            spared = "-" if name == HAND else pct(excused_counts.precision)
+            cells = f"{count} | {share} | {pct(plan.precision)} | {spared}"
+            print(f"| {name} | {condition} | {judge} | {level} | {cells} |")
 
 
 def print_by_error(tally: Tally, columns: list[tuple[str, str]]) -> None:
@@ -251,6 +310,8 @@ def main() -> None:
         print_levels(tally)
     print()
     print_intervals(tally, args.resamples)
+    print()
+    print_evidence(tally)
     print()
     sets = [*args.generators, *([HAND] if hand else [])]
     print_by_error(tally, [(name, judge) for name in sets for judge in args.judges])

@@ -25,7 +25,6 @@ from planverify.agents.planner import commander_goal, drop_repeats
 from planverify.calls import CallLimits, ModelCallFailed, retryable
 from planverify.critique import Critique, Veto
 from planverify.episode import input_digest
-from planverify.evidence import grounded
 from planverify.graphs.context import OutputMode, VerifierContext
 from planverify.graphs.edits import grade, insert_steps, remove_flagged, shift_missing
 from planverify.graphs.record import record
@@ -201,25 +200,6 @@ def checked(critique: Critique, plan: list[str]) -> Critique:
     return result
 
 
-def rules_evidence(critique: Critique, grounding: Grounding) -> Critique:
-    """INTERIM evidence levels of the rules Judge's verdicts, until the rules Judge sets them
-    itself: issue 22's follow-up deletes this function and its one call in `judge`.
-
-    Its removals and missing steps are proved by simulating the plan against the episode's goal
-    spec, and the world model never lets an unknown state decide a verdict, so each verdict gets
-    the level of those inputs (`planverify.evidence.grounded`): `proven` with a scene and a goal
-    from `teach_task`, `goal-text` with a scene and a goal read from text, `heuristic` without a
-    scene or without a goal spec. The critique does not say which verdicts do not depend on the
-    goal, so a step impossible whatever the goal is not raised above its goal's level here."""
-    level = grounded(grounding)
-    return critique.model_copy(
-        update={
-            "flags": [flag.model_copy(update={"evidence": level}) for flag in critique.flags],
-            "missing": [item.model_copy(update={"evidence": level}) for item in critique.missing],
-        }
-    )
-
-
 async def judge(
     state: PlanState, runtime: Runtime[VerifierContext]
 ) -> Command[Literal["review", "converge"]]:
@@ -247,9 +227,7 @@ async def judge(
         else:
             reply = await verifier.ajudge(goal, lines, state.scene)
         reply.critique = checked(reply.critique, lines)
-        if isinstance(verifier, RulesJudge):
-            reply.critique = rules_evidence(reply.critique, grounding)  # INTERIM, see there
-        elif certifies(runtime.context, grounding):
+        if not isinstance(verifier, RulesJudge) and certifies(runtime.context, grounding):
             reply.critique, vetoes, certified = certify_flags(lines, reply.critique, grounding)
     iteration = state.iteration + 1
     uncovered = sorted({i for i in reply.uncovered if 0 <= i < len(lines)})

@@ -221,7 +221,7 @@ def test_episode_errors_cross_process_boundaries_intact() -> None:
 
 def test_score_reads_static_results_as_static_even_without_objections(tmp_path: Path) -> None:
     annotated = tmp_path / "a.jsonl"
-    made = runner.invoke(app, ["corrupt", str(EXAMPLES), "--seed", "3", "-o", str(annotated)])
+    made = runner.invoke(app, ["corrupt", str(EXAMPLES), "--seed", "1", "-o", str(annotated)])
     assert made.exit_code == 0
     results = tmp_path / "static.jsonl"
     run = runner.invoke(

@@ -105,16 +105,7 @@ def judge(
 
 def repaired(lines: Sequence[str], verdicts: Review) -> list[str]:
     """The plan with the removals made and the proposals inserted where they go."""
-    dropped = {s for r in verdicts.removals for s in r.steps}
-    inserted: dict[int, list[str]] = {}
-    for proposal in verdicts.proposals:
-        inserted.setdefault(proposal.after, []).append(proposal.action)
-    out = list(inserted.get(-1, []))
-    for number, line in enumerate(lines):
-        if number not in dropped:
-            out.append(line)
-        out += inserted.get(number, [])
-    return out
+    return verdicts.repaired(lines)
 
 
 # ----------------------------------------------------------------------------- removals
@@ -214,8 +205,10 @@ def test_a_goal_object_moved_around_with_other_steps_between_stays(thing: str, k
     gone = {s for r in verdicts.removals for s in r.steps}
     assert 2 not in gone
     # the simulation alone cannot tell (the knob turns with the mug in hand as well): the mug
-    # is what the goal is about, the apple is not
-    assert gone == (set() if kept else {0, 1, 3, 4})
+    # is what the goal is about, the apple is not; the mug's put-down and the pick-up that
+    # takes it back cancel (switching needs no free hands), and so do its pick-up and the
+    # put-down that sets it straight back: either way one pick-up and the last put-down stay
+    assert gone in ({0, 1}, {1, 3}) if kept else gone == {0, 1, 3, 4}
 
 
 @pytest.mark.parametrize(
@@ -245,17 +238,34 @@ def test_a_switch_or_door_that_changes_nothing_goes(
     assert verdicts.removals[0].reason.startswith("changes nothing")
 
 
-def test_an_effective_switch_off_of_a_device_the_plan_uses_stays() -> None:
+def test_a_running_device_switched_off_and_on_again_goes_as_a_pair() -> None:
+    # a running machine fills the mug put in it: off and on again around it does nothing
     running = scene(
         fixture("CounterTop", "CounterTop"),
         fixture("CoffeeMachine", "CoffeeMachine", on=["CounterTop"], **ON),
         item("Mug", "Mug", receptacle=True),
     )
-    for plan in (
-        ["Driver.ToggleOff('CoffeeMachine')", *BREW],
-        [*BREW[:2], "Driver.ToggleOff('CoffeeMachine')", "Driver.ToggleOn('CoffeeMachine')"],
+    for plan, pair in (
+        (["Driver.ToggleOff('CoffeeMachine')", *BREW], (0, 3)),
+        (
+            [*BREW[:2], "Driver.ToggleOff('CoffeeMachine')", "Driver.ToggleOn('CoffeeMachine')"],
+            (2, 3),
+        ),
     ):
-        assert removed(judge(plan, where=running)) == [], plan
+        assert removed(judge(plan, where=running)) == [pair], plan
+    # switched off alone, it is tidying up after use, and stays
+    assert removed(judge([*BREW[:2], "Driver.ToggleOff('CoffeeMachine')"], where=running)) == []
+
+
+def test_a_device_that_ran_from_the_start_switched_off_unused_goes() -> None:
+    running = scene(
+        fixture("CounterTop", "CounterTop"),
+        fixture("CoffeeMachine", "CoffeeMachine", on=["CounterTop"], **OFF),
+        fixture("SinkBasin", "SinkBasin"),
+        fixture("Faucet", "Faucet", receptacle=False, **ON),
+        item("Mug", "Mug", receptacle=True),
+    )
+    assert removed(judge(["Driver.ToggleOff('Faucet')", *BREW], where=running)) == [(0,)]
 
 
 def test_an_open_and_close_with_nothing_taken_go_together() -> None:
@@ -313,10 +323,34 @@ def test_without_a_scene_a_pick_up_counts_as_clearing_only_from_where_the_device
         "Driver.PutAOnB('Apple', 'CounterTop')",
         "Driver.PickUp('Mug')",
         *motion,
-        "Driver.PutAOnB('Mug', 'CoffeeMachine')",
-        "Driver.ToggleOn('CoffeeMachine')",
+        "Driver.PutAOnB('Mug', 'SinkBasin')",
+        "Driver.ToggleOn('Faucet')",
     ]
-    assert ((0, 1) not in removed(judge(plan, where=None))) is kept
+    verdicts = judge(plan, spec=CLEAN_MUG, where=None)
+    assert all(u.met is True for u in verdicts.units)  # the goal check is not vacuous
+    assert ((0, 1) not in removed(verdicts)) is kept
+
+
+def test_where_the_plan_meets_no_goal_condition_only_what_is_useless_whatever_the_goal_goes() -> (
+    None
+):
+    # without a scene nobody knows whether the mug was clean: the plan meets no condition of
+    # the goal, so "it meets the goal no less" proves nothing, and the apple detour stays; the
+    # turn undone at once and the fridge opened and closed for nothing go whatever the goal
+    plan = [
+        "Driver.PickUp('Apple')",
+        "Driver.PutAOnB('Apple', 'CounterTop')",
+        "Driver.TurnLeft(90.0)",
+        "Driver.TurnRight(90.0)",
+        "Driver.Open('Fridge')",
+        "Driver.Close('Fridge')",
+        *BREW,
+    ]
+    verdicts = judge(plan, where=None)
+    assert verdicts.units[0].met is None
+    assert removed(verdicts) == [(2, 3), (4, 5)]
+    with_scene = judge(plan)  # the mug is known clean: the goal is met, the detour goes too
+    assert sorted(s for r in with_scene.removals for s in r.steps) == [0, 1, 2, 3, 4, 5]
 
 
 # ----------------------------------------------------------------------------- blame
@@ -477,6 +511,7 @@ def test_a_mug_in_a_closed_cabinet_gets_the_cabinet_opened_first() -> None:
             COFFEE,
             [
                 "Driver.PickUp('Mug')",
+                "Driver.Move(1.0)",  # carried to the machine (set straight back, it is a detour)
                 "Driver.PutAOnB('Mug', 'CounterTop')",
                 "Driver.PickUp('Apple')",
                 "Driver.PutAOnB('Apple', 'DiningTable')",
@@ -525,11 +560,12 @@ def test_taking_something_out_of_a_device_and_putting_it_back_clears_nothing() -
 # ----------------------------------------------------------------------------- invariants
 
 
-def test_the_hands_end_as_empty_as_in_the_plan() -> None:
+def test_empty_hands_are_no_goal_condition() -> None:
+    # TEACh never asks for empty hands: the conditions are the goal's alone
     verdicts = judge(["Driver.PickUp('Apple')", "Driver.PutAOnB('Apple', 'DiningTable')", *BREW])
-    assert verdicts.units[0].name == "hands" and verdicts.units[0].met is True
+    assert [u.name for u in verdicts.units] == ["coffee"]
     holding = judge([*BREW, "Driver.PickUp('Apple')"])
-    assert holding.units[0].met is False and removed(holding) == []
+    assert [u.name for u in holding.units] == ["coffee"] and removed(holding) == []
 
 
 def _check_maximal(
@@ -539,14 +575,7 @@ def _check_maximal(
     cleaned = repaired(lines, first)
     again = review(cleaned, scene=where, spec=spec, focus=focus)
     assert removed(again) == [], (list(lines), cleaned, again.removals)
-    # removals never cost the plan its empty hands, and never touch dialogue
-    before = initial_state(where, names=[o for line in lines for o in parse_action(line).objects])
-    for line in lines:
-        apply(before, parse_action(line))
-    after = initial_state(where, names=[o for line in cleaned for o in parse_action(line).objects])
-    for line in cleaned:
-        apply(after, parse_action(line))
-    assert before.held is not None or after.held is None
+    # removals never touch dialogue
     gone = {s for r in first.removals for s in r.steps}
     assert not any(parse_action(lines[s]).is_dialogue for s in gone)
 
@@ -647,6 +676,42 @@ def test_review_is_maximal_on_the_real_games(shared_dir: Path) -> None:
             _check_maximal(episode.actions, where, spec, focus)
         except AssertionError:
             failures.append(episode.id)
-    # measured: 1 of 478. Removing every step that names Bread2 lets the plan's Bread3 (a
-    # loaf's end piece) be renamed onto the scene's Bread2, on a counter: a different world
-    assert len(failures) <= 1, failures
+    # the repair is idempotent: names keep their objects once some steps are gone (a plan
+    # without its Bread2 steps once renamed its Bread3 onto the scene's Bread2)
+    assert failures == []
+
+
+def test_a_numbered_name_is_not_renamed_onto_a_scene_object_the_plan_no_longer_names() -> None:
+    where = scene(
+        fixture("CounterTop", "CounterTop"),
+        item("Bread", "Bread"),
+        item("Bread", "Bread2", on=["CounterTop"]),
+    )
+    kept = initial_state(where, names=["Bread", "Bread3"])
+    assert kept.get("Bread3").loc is None  # another loaf, where nobody knows
+    assert kept.get("Bread2").loc is not None
+
+
+def test_a_wrong_receptacle_before_a_device_is_replaced_and_the_device_steps_stay() -> None:
+    # the plate set on the counter, the faucet turned on and off, the plate picked up: the
+    # faucet only makes sense with the plate in the sink, so the put-down is replaced
+    clean_plate = spec_of("Clean X", {"plate": part({"objectType": "Plate", "isDirty": 0})})
+    where = scene(
+        fixture("CounterTop", "CounterTop"),
+        fixture("Sink", "Sink"),
+        fixture("SinkBasin", "SinkBasin", on=["Sink"]),
+        fixture("Faucet", "Faucet", on=["Sink"], receptacle=False, **OFF),
+        item("Plate", "Plate", receptacle=True, dirty=True),
+    )
+    plan = [
+        "Driver.PickUp('Plate')",
+        "Driver.PutAOnB('Plate', 'CounterTop')",
+        "Driver.ToggleOn('Faucet')",
+        "Driver.ToggleOff('Faucet')",
+        "Driver.PickUp('Plate')",
+    ]
+    verdicts = judge(plan, spec=clean_plate, where=where)
+    assert removed(verdicts) == [(1,)]
+    assert added(verdicts) == [("Driver.PutAOnB('Plate', 'SinkBasin')", 0)]
+    assert all(u.met is True for u in verdicts.units)
+    _check_maximal(plan, where, clean_plate)

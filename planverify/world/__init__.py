@@ -29,7 +29,7 @@ from planverify.world.rules import Outcome, apply
 from planverify.world.state import State, initial_state
 from planverify.world.text_goals import read_goal
 
-WORLD_VERSION = "4"  # changes whenever the world model can give another verdict
+WORLD_VERSION = "5"  # changes whenever the world model can give another verdict
 
 
 @dataclass(frozen=True)

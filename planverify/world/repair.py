@@ -3,27 +3,43 @@ it lacks, each proved by simulating the plan against its goal.
 
 The classical idea is plan validation with action elimination: a set of steps is removable when
 the plan without it can still be carried out (as far as the simulator knows) and every goal
-condition the plan meets still holds at the end. `review` works in four stages:
+condition the plan meets still holds at the end. The Driver's hands are no goal condition (TEACh
+never asks for empty hands). `review` works in five stages:
 
-1. **Missing preconditions.** A step that cannot happen because a step is missing (slices picked
-   up from a tomato never sliced) gets the missing step, placed where it works.
-2. **Blame.** A step that cannot happen because of an earlier mistake (the object was already put
-   down elsewhere) is repaired by removing the block that caused it: of all the blocks whose
-   removal makes the plan executable without losing goal conditions, the one that meets the goal
-   best, then the smallest, then the nearest. The wrong put-down goes, the right one stays.
-3. **Missing steps.** For each goal condition the plan fails, actions that would make it hold
+1. **Missing preconditions.** A step that cannot happen because a step is missing (an apple
+   taken from a fridge never opened) gets the missing step, placed where it works.
+2. **Blame**, before anything is added for the goal. A step that cannot happen because of an
+   earlier mistake (the object was already put down elsewhere) is repaired by removing the
+   block that caused it: of all the blocks whose removal makes the plan executable without
+   losing goal conditions, the one that meets the goal best, then the smallest, then the
+   nearest. The wrong put-down goes, the right one stays (and is not inserted a second time).
+3. **Replacement.** A device switched on right after the object the goal wants worked on was
+   set down on a surface (the plate on the counter, then the faucet): the put-down is replaced
+   by the one into the device's place, when that meets the goal better. The device stays.
+4. **Missing steps.** For each goal condition the plan fails, actions that would make it hold
    are tried at the places where they could work (switching on the device the plan loads,
-   slicing with the knife in hand, pouring the filled vessel); one that makes it hold, without
-   breaking anything, is proposed.
-4. **Removal.** A maximal (not maximum) removable set is searched greedily over candidate blocks
+   slicing with the knife in hand, pouring the filled vessel), one at a time, then two close
+   together; one that makes it hold, without breaking anything, is proposed.
+5. **Removal.** A maximal (not maximum) removable set is searched greedily over candidate blocks
    in plan order: a motion and the motion that undoes it, a pick-up with its put-down, a put-down
-   with the pick-up that takes the object back, open/close and on/off pairs, contiguous runs of
-   up to `MAX_RUN` steps, single steps. A put-down, or a step that only restores the state (a
-   close, a switch-off), is never removed on its own; taking an object out of a receptacle the
-   plan later uses as a device (clearing the sink, the coffee machine, the toaster, a burner, a
-   pan or a pot) is preparation and never removed on its own, unless it goes straight back in.
-   Without a scene, where an object stood is unknown: a pick-up right before a device is used
-   counts as clearing it only when the Driver uses the device from where it picked the object up.
+   with the pick-up that takes the object back (the two cancel, whatever the object does next),
+   open/close pairs, on/off pairs and off/on pairs (a running device switched off and on again:
+   it acts on what is put in it all along), contiguous runs of up to `MAX_RUN` steps, single
+   steps. A put-down, or a step that only restores the state (a close, a switch-off), is never
+   removed on its own, except a switch-off of a device that ran from the start and acted on
+   nothing the plan uses; taking an object out of a receptacle the plan later uses as a device
+   (clearing the sink, the coffee machine, the toaster, a burner, a pan or a pot) is preparation
+   and never removed on its own, unless it goes straight back in. Without a scene, where an
+   object stood is unknown: a pick-up right before a device is used counts as clearing it only
+   when the Driver uses the device from where it picked the object up.
+
+The goal check is evidence only where the plan meets some goal condition: where it meets none
+(or no goal could be read), only what is useless whatever the goal goes: steps that cannot
+happen or change nothing, and blocks that change nothing that lasts (a cancelling pair, an
+object put down and taken back, a container opened and closed with nothing taken).
+
+Each removal and insertion says what its proof rests on (`Removal.uses_goal`, `Removal.known`),
+from which the rules Judge sets its evidence level (`planverify.evidence`).
 
 Motion is removed only as a move and the move back, or a turn and the turn back, next to each
 other: provably nothing moved. Motion that only leads to or from removed interactions is kept:
@@ -60,7 +76,7 @@ from planverify.world.rules import (
     undone,
     within,
 )
-from planverify.world.state import SOME, WATER, State, initial_state
+from planverify.world.state import SOME, WATER, Obj, State, initial_state
 from planverify.world.trace import (
     Judge,
     Simulator,
@@ -74,6 +90,7 @@ from planverify.world.trace import (
 
 MAX_RUN = 4  # the longest run of contiguous steps tried as one block
 MAX_ROUNDS = 6  # repairs tried per stage before giving up
+PAIR_REACH = 2  # steps inserted together are at most this many positions apart
 WORK_BUDGET = 100_000  # step updates one review may simulate (the shared games need < 30,000)
 SURFACES = frozenset(
     {
@@ -111,6 +128,8 @@ class Removal:
 
     steps: tuple[int, ...]
     reason: str
+    uses_goal: bool = True  # the proof needs the goal (False: useless whatever the goal)
+    known: bool = True  # every state the proof used was known (a scene, no unknown effect)
 
 
 @dataclass
@@ -120,6 +139,8 @@ class Proposal:
     action: str
     after: int
     reason: str
+    uses_goal: bool = True  # needed for the goal (False: only makes a step possible)
+    known: bool = True  # proved from known states (False: a pattern, or unknown states)
 
 
 @dataclass
@@ -131,6 +152,21 @@ class Review:
     units: list[Unit] = field(default_factory=list)  # the goal conditions, after the repairs
     achieved_by: dict[str, int] = field(default_factory=dict)  # condition -> plan position
     cut_short: bool = False  # the search spent its budget before it was done
+
+    def repaired(self, lines: Sequence[str]) -> list[str]:
+        """The plan with the removals made and the proposals inserted where they go (as the
+        rules Planner applies them). A review of it finds nothing more: the repair is
+        idempotent."""
+        dropped = {s for r in self.removals for s in r.steps}
+        inserted: dict[int, list[str]] = {}
+        for proposal in self.proposals:
+            inserted.setdefault(proposal.after, []).append(proposal.action)
+        out = list(inserted.get(-1, []))
+        for number, line in enumerate(lines):
+            if number not in dropped:
+                out.append(line)
+            out += inserted.get(number, [])
+        return out
 
 
 def steps_named(numbers: Sequence[int]) -> str:
@@ -182,10 +218,12 @@ class Reviewer:
         self.order = list(range(self.n))
         self._inactive = {i for i, a in enumerate(self.actions) if not a.known or a.is_dialogue}
         self.trace = self.sim.trace(self.order)
-        self.hands_were_empty = self.trace.units[0].met is True  # at the input plan's end
         self._index()
         self.removed: dict[int, str] = {}
         self.added: dict[int, tuple[int, str]] = {}  # step id -> (input position it follows, why)
+        # what each removal's and insertion's proof rests on: (uses the goal, states known)
+        self.grounds: dict[int, tuple[bool, bool]] = {}
+        self.scene_known = scene is not None
 
     # ------------------------------------------------------------------ helpers
 
@@ -253,7 +291,7 @@ class Reviewer:
             pairs: list[set[int]] = []
             partner = None
             follow = {"PickUp": {"PutAOnB"}, "PutAOnB": {"PickUp"}, "Open": {"Open", "Close"}}
-            follow["ToggleOn"] = {"ToggleOn", "ToggleOff"}
+            follow["ToggleOn"] = follow["ToggleOff"] = {"ToggleOn", "ToggleOff"}
             if action.verb in follow and obj is not None:
                 partner = self._near(pos, obj, follow[action.verb], forward=True)
             if (
@@ -277,9 +315,42 @@ class Reviewer:
         outcome = self.trace.outcomes[pos]
         if outcome.problem or outcome.changed is False:
             return True  # an impossible step, or one that changes nothing
-        if blame or self._inert_switch(pos):
+        if blame or self._inert_switch(pos) or self._idle_switch_off(pos):
             return True
         return action.verb != "PutAOnB" and action.verb not in RESTORING
+
+    def _idle_switch_off(self, pos: int) -> bool:
+        """Whether the step at an order position switches off a device that ran from the start
+        and has acted on nothing the plan put in it: it serves nothing (tidying up after use is
+        switching off what the plan used)."""
+        action = self.actions[self.order[pos]]
+        if action.verb != "ToggleOff" or not action.objects:
+            return False
+        name = action.objects[0]
+        if self._near(pos, name, {"ToggleOn", "ToggleOff"}, forward=False) is not None:
+            return False
+        state = self.state_at(pos)
+        device = state.key(name)
+        if (
+            device is None
+            or state.get(device).on is not True
+            or state.kind_at(device) == "Microwave"
+        ):
+            return False  # (whether a microwave may be opened while it runs is not known)
+        acted = set(self._acted_on(state, device)) | {device}
+        places = {state.get(key).loc for key in acted}
+        if any(self._named.get(key) for key in acted - places - {device}):
+            return False  # what it acts on is used: switching it off is tidying up
+        for p in range(pos):
+            earlier = self.actions[self.order[p]]
+            if earlier.verb in ("PutAOnB", "PourFromAIntoB") and self.active(self.order[p]):
+                before = self.state_at(p)
+                if (
+                    before.key(earlier.objects[1]) in acted
+                    or before.key(earlier.objects[0]) in acted
+                ):
+                    return False
+        return True
 
     def _inert_switch(self, pos: int) -> bool:
         """Whether the step at an order position switches a device that acts on nothing."""
@@ -358,8 +429,17 @@ class Reviewer:
             outcome = self.trace.outcomes[self.trace.position(step)]
             if action.verb == "PickUp" and not (outcome.problem or outcome.changed is False):
                 obj = action.objects[0]
+                back = self._near(self.trace.position(step), obj, {"PutAOnB"}, forward=False)
+                if back is not None and back in block:
+                    continue  # takes back what the block put down: the two cancel
                 put = self._near(self.trace.position(step), obj, {"PutAOnB"}, forward=True)
-                if put is None or (put in block and self._touched_after(obj, last, block)):
+                if put is None:
+                    return False
+                if (
+                    put in block
+                    and self._touched_after(obj, last, block)
+                    and not self._set_straight_back(step, put)
+                ):
                     return False
         return True
 
@@ -386,6 +466,8 @@ class Reviewer:
             return None
         if action.verb in ("ToggleOn", "ToggleOff") and self._inert_switch(pos):
             return None
+        if self._switched_back(pos, block):
+            return None  # off and on again: the device runs as it did
         if action.verb in ("Close", "ToggleOff"):
             opener = self._near(pos, obj, {"Open", "ToggleOn"}, forward=False)
             if opener is not None:  # puts back what the plan changed: tidying up
@@ -404,12 +486,52 @@ class Reviewer:
         if action.verb in ("Open", "ToggleOn"):
             closer = self._near(pos, obj, {"Close", "ToggleOff"}, forward=True)
             if closer is None:  # left on: whether that serves the goal, the simulation says
-                return f"step {n} leaves {obj} open" if action.verb == "Open" else None
+                if action.verb == "Open" and not self._searched(pos, obj, block):
+                    return f"step {n} leaves {obj} open"
+                return None
             if closer not in block:
                 return f"step {closer + 1} undoes step {n}"
             if action.verb == "Open" and self._reached_into(pos, self.trace.position(closer)):
                 return f"something is taken from {obj} while it is open"
         return None
+
+    def _switched_back(self, pos: int, block: Collection[int]) -> bool:
+        """Whether the switch at an order position is a switch-off that the block switches on
+        again next, or a switch-on right after a switch-off in the block (a microwave's switches
+        stay: whether it may be opened while it runs is not known)."""
+        action = self.actions[self.order[pos]]
+        if action.verb not in ("ToggleOn", "ToggleOff") or not action.objects:
+            return False
+        state = self.state_at(pos)
+        if state.kind_at(state.key(action.objects[0])) == "Microwave":
+            return False
+        switches = {"ToggleOn", "ToggleOff"}
+        forward = action.verb == "ToggleOff"
+        other = self._near(pos, action.objects[0], switches, forward=forward)
+        wanted = "ToggleOn" if forward else "ToggleOff"
+        return other is not None and other in block and self.actions[other].verb == wanted
+
+    def _searched(self, pos: int, name: str, block: Collection[int]) -> bool:
+        """Whether an open left open at an order position only searched: nothing else names
+        the container, and nothing is taken afterwards from a place that may be in it (a place
+        not known, or somewhere of its type)."""
+        if self._touched_elsewhere(name, block):
+            return False
+        state = self.state_at(pos)
+        key = state.key(name)
+        kind = state.kind_at(key)
+        for later in range(pos + 1, len(self.order)):
+            step = self.order[later]
+            action = self.actions[step]
+            if not self.active(step) or action.verb in MOTION_VERBS:
+                continue
+            now = self.state_at(later)
+            for name in action.objects:
+                used = now.key(name)
+                loc = now.get(used).loc if used is not None else None
+                if loc is None or loc == key or (kind is not None and loc == SOME + kind):
+                    return False
+        return True
 
     def _handles_goal_objects(self, block: set[int]) -> bool:
         """Whether a block does something to an object of a kind the goal names (moves it,
@@ -417,12 +539,66 @@ class Reviewer:
         simulation cannot always show, so they only go when they change nothing, cannot
         happen, or put the object down and take it back at once (a misplacement)."""
         steps = sorted(block, key=self.trace.position)
-        if len(steps) == 2 and [self.actions[s].verb for s in steps] == ["PutAOnB", "PickUp"]:
-            first, second = (self.trace.position(s) for s in steps)
-            between = self.order[first + 1 : second]
-            if all(self.actions[s].verb in MOTION_VERBS or not self.active(s) for s in between):
-                return False  # put down and taken straight back: a misplacement
-        return any(self._touches_goal_objects(self.trace.position(step)) for step in steps)
+        positions = [self.trace.position(s) for s in steps]
+        verbs = [self.actions[s].verb for s in steps]
+        if len(steps) == 2 and verbs == ["PutAOnB", "PickUp"]:
+            obj = self.actions[steps[0]].objects[0]
+            if self._near(positions[0], obj, forward=True) == steps[1]:
+                return False  # put down and taken back: a misplacement, whatever follows
+        if len(steps) == 2 and all(self._switched_back(p, block) for p in positions):
+            return False  # switched off and on again: the device runs as it did
+        if len(steps) == 1 and self._idle_switch_off(positions[0]):
+            return False
+        if not any(self._touches_goal_objects(p) for p in positions):
+            return False
+        return not self._abandoned(steps, positions)
+
+    def _set_straight_back(self, pick: int, put: int) -> bool:
+        """Whether a pick-up and a put-down set the object straight back where it was, with
+        nothing but motion between them: it was never carried anywhere."""
+        first, second = self.trace.position(pick), self.trace.position(put)
+        between = self.order[first + 1 : second]
+        if any(self.active(s) and self.actions[s].verb not in MOTION_VERBS for s in between):
+            return False
+        return self._put_back([pick, put], [first, second])
+
+    def _put_back(self, steps: Sequence[int], positions: Sequence[int]) -> bool:
+        """Whether a block is a pick-up and the put-down that sets the object back on the
+        receptacle it was taken from (for a scene's initial place, known by type only, on one
+        of that type, from where the Driver stood: carried elsewhere, it went to another)."""
+        if [self.actions[s].verb for s in steps] != ["PickUp", "PutAOnB"]:
+            return False
+        pick, put = (self.actions[s] for s in steps)
+        if pick.objects[0] != put.objects[0]:
+            return False
+        state = self.state_at(positions[0])
+        key = state.key(pick.objects[0])
+        loc = state.get(key).loc if key is not None else None
+        if loc is None or self._moved_between(positions[0], positions[1]):
+            return False
+        return self._puts_into(steps[1], loc)
+
+    def _abandoned(self, steps: Sequence[int], positions: Sequence[int]) -> bool:
+        """Whether a block only picks up objects and puts them down: back where they were, or,
+        where the plan meets its whole goal, each never touched again and never changed by the
+        plan (the wrong object fetched and left aside; a finished object put away was changed,
+        and stays)."""
+        if any(self.actions[s].verb not in ("PickUp", "PutAOnB") for s in steps):
+            return False
+        if self._put_back(steps, positions):
+            return True
+        if not all(u.met is True for u in self.sim.known_units(self.trace.units)):
+            return False  # while the goal is not met, moving its objects may be progress
+        last = max(positions)
+        start = self.state_at(0)
+        for step, pos in zip(steps, positions, strict=True):
+            name = self.actions[step].objects[0]
+            if self._touched_after(name, last, set(steps)):
+                return False
+            key = self.state_at(pos).key(name)
+            if key is None or _worked(start.objects.get(key), self.state_at(pos).get(key)):
+                return False
+        return True
 
     def _touches_goal_objects(self, pos: int) -> bool:
         """Whether the step at an order position does something to an object of a kind the
@@ -634,6 +810,13 @@ class Reviewer:
             if self.judged(a) and self.judged(b) and cancels(self.actions[a], self.actions[b]):
                 why = f"{self.actions[a]} is undone by the next step, {self.actions[b]}: the Driver ends where it started"
                 self.removed[a] = self.removed[b] = why
+                # provable without positions; once removals brought them together, as sure as
+                # those removals
+                between = [self.grounds.get(s, (True, False)) for s in range(a + 1, b)]
+                self.grounds[a] = self.grounds[b] = (
+                    any(g[0] for g in between),
+                    all(g[1] for g in between),
+                )
                 del self.order[k : k + 2]
                 k, found = max(k - 1, 0), True
             else:
@@ -659,9 +842,7 @@ class Reviewer:
                     variant.units, self.trace.units
                 ):
                     continue
-                # empty hands count only when the input's end empty: otherwise a block would
-                # take in an unrelated pick-up to empty them
-                met, progress = score(variant.units[0 if self.hands_were_empty else 1 :])
+                met, progress = score(variant.units)
                 key = (
                     -met,
                     -progress,
@@ -676,8 +857,13 @@ class Reviewer:
             block = best[1]
             fixed = sorted(self.trace.impossible - best[2].impossible)
             why = self._blame_reason(block, fixed)
+            # a step removed for itself cannot happen whatever the goal; a cause is chosen as
+            # the block whose removal meets the goal best
+            itself = block <= self.trace.impossible
+            grounds = (not itself, self._known_effects(block))
             for step in block:
                 self.removed[step] = why
+                self.grounds[step] = grounds
             self._apply(block)
 
     def _blame_reason(self, block: set[int], fixed: list[int]) -> str:
@@ -712,8 +898,11 @@ class Reviewer:
             if block is None:
                 return removed
             why = self._removal_reason(block)
+            known = self._known_effects(block) and not self._presumed(block)
+            grounds = (not self._goal_free(block), known)
             for step in block:
                 self.removed[step] = why
+                self.grounds[step] = grounds
             start = min(self.trace.position(s) for s in block)
             for step in block:
                 for name in self.actions[step].objects[:1]:
@@ -741,7 +930,86 @@ class Reviewer:
     def _find_removable(self, block: set[int]) -> bool:
         if any(s in self.removed for s in block) or self._policy(block) is not None:
             return False
+        if self.vacuous and not self._goal_free(block):
+            return False
         return self._acceptable(self.sim.without(self.trace, block, strict=True), block)
+
+    @property
+    def vacuous(self) -> bool:
+        """Whether the plan as repaired so far meets no goal condition in any world simulated
+        (the world as known, and without a scene the possible worlds): "it meets the goal no
+        less" is then no evidence, and only what is useless whatever the goal may go. Without a
+        goal spec the objects the goal text names must end as they do, and when it names none,
+        every object must: that too lets only what is useless whatever the goal go."""
+        if self.spec is None:  # the objects the goal text names must end as they do (with
+            return False  # none named, every object: nothing with a lasting effect goes)
+        return not any(u.met is True for u in self.trace.units)
+
+    def _goal_free(self, block: Collection[int]) -> bool:
+        """Whether a block is useless whatever the goal: each of its steps cannot happen or
+        changes nothing, or, as a whole, it changes nothing that lasts (a cancelling pair, an
+        object put down and taken back)."""
+        outcomes = [self.trace.outcomes[self.trace.position(s)] for s in block]
+        if all(o.problem or o.changed is False for o in outcomes):
+            return True
+        return self._looked_into(block) or self.sim.settles(self.trace, block)
+
+    def _looked_into(self, block: Collection[int]) -> bool:
+        """Whether a block is a container opened and closed again with nothing taken from it or
+        put into it in between (what it holds is unknown without a scene, but nothing moved)."""
+        steps = sorted(block, key=self.trace.position)
+        if [self.actions[s].verb for s in steps] != ["Open", "Close"]:
+            return False
+        name = self.actions[steps[0]].objects[0]
+        first, last = (self.trace.position(s) for s in steps)
+        if self.actions[steps[1]].objects[0] != name or self._reached_into(first, last):
+            return False
+        return not any(
+            name in self.actions[self.order[p]].objects[1:] for p in range(first + 1, last)
+        )
+
+    def _presumed(self, block: Collection[int]) -> bool:
+        """Whether a removal rests on a presumption rather than on simulated states: an object
+        set back on a receptacle known by its type only (the same one, presumably), an instance
+        of what the goal is about fetched and left aside (the wrong one, presumably), a
+        container left open with nothing known to be taken from it (a search, presumably), or a
+        put-down somewhere nobody knows."""
+        steps = sorted(block, key=self.trace.position)
+        positions = [self.trace.position(s) for s in steps]
+        if any(
+            self.actions[s].verb == "PutAOnB" and len(set(self.actions[s].objects)) == 1
+            for s in steps
+        ):
+            return True  # put down "on itself", as TEACh records now and then: where is unknown
+        if len(steps) == 1:
+            action = self.actions[steps[0]]
+            return action.verb == "Open" and action.objects[0] not in {
+                o for s in self.order[positions[0] + 1 :] for o in self.actions[s].objects[:1]
+            }
+        if self._put_back(steps, positions):
+            state = self.state_at(positions[0])
+            key = state.key(self.actions[steps[0]].objects[0])
+            loc = state.get(key).loc if key is not None else None
+            return loc is not None and loc.startswith(SOME)
+        return any(self._touches_goal_objects(p) for p in positions) and (
+            all(self.actions[s].verb in ("PickUp", "PutAOnB") for s in steps)
+            and not self.sim.settles(self.trace, steps)
+            and not self._taken_back(steps, positions)
+        )
+
+    def _taken_back(self, steps: Sequence[int], positions: Sequence[int]) -> bool:
+        """Whether a block is a put-down and the pick-up that takes the object back next."""
+        if [self.actions[s].verb for s in steps] != ["PutAOnB", "PickUp"]:
+            return False
+        obj = self.actions[steps[0]].objects[0]
+        return self._near(positions[0], obj, forward=True) == steps[1]
+
+    def _known_effects(self, block: Collection[int]) -> bool:
+        """Whether the states a block's proof used were known: a scene, and no step of the block
+        with an effect the simulator did not know."""
+        return self.scene_known and all(
+            self.trace.outcomes[self.trace.position(s)].changed is not None for s in block
+        )
 
     def _removal_reason(self, block: set[int]) -> str:
         if len(block) == 1:
@@ -753,14 +1021,14 @@ class Reviewer:
             if outcome.changed is False:
                 return f"changes nothing: {action.objects[-1] if action.objects else 'the state'} is already that way"
         what = "; ".join(_gist(self.actions[s]) for s in sorted(block))
+        if self.vacuous:
+            return f"{steps_named(sorted(block))} ({what}) change nothing that lasts"
         return f"without {steps_named(sorted(block))} ({what}) {self.what_holds()}"
 
     def what_holds(self) -> str:
         """What a removal the search accepts keeps of the plan, as the reasons say it."""
         if self.spec is None:
             return "every object the goal names ends the same"
-        if not any(u.met is True for u in self.sim.known_units(self.trace.units)[1:]):
-            return "the plan meets the goal no less"
         return "every goal condition the plan meets still holds"
 
     def _evidence(self) -> dict[str, int]:
@@ -936,6 +1204,7 @@ class Reviewer:
                 continue
             why = f"{action.objects[0]} is switched off after {self.actions[put].objects[0]} is put in, but never switched on"
             self.added[added] = (self._origin_before(pos), why)
+            self.grounds[added] = (True, False)  # a pattern: a forgotten switch-on
             self.order.insert(pos, added)
             self._retrace()
 
@@ -947,43 +1216,136 @@ class Reviewer:
                 return step
         return None
 
-    def add_missing(self) -> None:
+    def add_missing(self, *, goal: bool = True) -> None:
         """Insert steps that make goal conditions the plan is known to fail hold, or impossible
         steps possible, each checked by simulation (a condition that is only not known to
-        hold is not a reason to add anything)."""
+        hold is not a reason to add anything). Without `goal`, only steps that make impossible
+        steps possible. When no one step helps, two close together (`PAIR_REACH`) that help
+        together are tried (a rinsed mug poured out, then the coffee machine switched on)."""
         for _ in range(MAX_ROUNDS):
             known = self.sim.known_units(self.trace.units)
-            wanted = [u for u in known if u.met is False]
+            wanted = [u for u in known if u.met is False] if goal else []
             if not wanted and not self.trace.impossible:
                 return
-            best = None
+            candidates: list[tuple[int, Action, str]] = []
             seen: set[tuple[int, str]] = set()
             for pos, action, why in self._templates():
-                if self.exhausted():
-                    return
-                if (pos, str(action)) in seen:
-                    continue
-                seen.add((pos, str(action)))
+                if (pos, str(action)) not in seen:
+                    seen.add((pos, str(action)))
+                    candidates.append((pos, action, why))
+            best = self._best_insertion([[c] for c in candidates], known, goal=goal)
+            if best is None and goal and len(candidates) > 1:
+                pairs = [
+                    sorted([a, b], key=lambda c: c[0])
+                    for k, a in enumerate(candidates)
+                    for b in candidates[k + 1 :]
+                    if str(a[1]) != str(b[1]) and abs(a[0] - b[0]) <= PAIR_REACH
+                ]
+                best = self._best_insertion(pairs, known, goal=goal)
+            if best is None or self.exhausted():
+                return
+            chosen, gains = best
+            for pos, action, why in reversed(chosen):  # the later first: positions hold
                 step = self._add_step(action)
-                variant = self.sim.without(self.trace, set(), {pos: [step]})
+                self.added[step] = (self._origin_before(pos), why)
+                self.grounds[step] = (gains, self.scene_known)
+                self.order.insert(pos, step)
+            self._retrace()
+
+    def _best_insertion(
+        self, options: list[list[tuple[int, Action, str]]], known: list[Unit], *, goal: bool
+    ) -> tuple[list[tuple[int, Action, str]], bool] | None:
+        """Of sets of steps to insert (each at an order position), the one that meets the goal
+        best (or makes the most impossible steps possible) without breaking anything; with
+        whether it gains on the goal. None when none helps."""
+        best: tuple[tuple[int, int, int], list[tuple[int, Action, str]], bool] | None = None
+        for option in options:
+            if self.exhausted():
+                return None
+            extra: dict[int, list[int]] = {}
+            for pos, action, _ in option:
+                extra.setdefault(pos, []).append(self._add_step(action))
+            variant = self.sim.without(self.trace, set(), extra)
+            for _ in option:
                 self.sim.steps.pop()
                 self.actions.pop()
-                fewer = variant.impossible < self.trace.impossible
-                gains = better(self.sim.known_units(variant.units), known) and no_worse(
-                    variant.units, self.trace.units
-                )
-                if variant.impossible - self.trace.impossible or not (gains or fewer):
-                    continue
-                key = (-score(variant.units)[0], len(variant.impossible), -pos)
-                if best is None or key < best[0]:
-                    best = (key, pos, action, why)
-            if best is None:
+            fewer = variant.impossible < self.trace.impossible
+            gains = (
+                goal
+                and better(self.sim.known_units(variant.units), known)
+                and no_worse(variant.units, self.trace.units)
+            )
+            if variant.impossible - self.trace.impossible or not (gains or fewer):
+                continue
+            key = (-score(variant.units)[0], len(variant.impossible), -option[0][0])
+            if best is None or key < best[0]:
+                best = (key, option, gains)
+        return None if best is None else (best[1], best[2])
+
+    def replace_misplaced(self) -> None:
+        """A device switched on while the object the goal wants worked on was just set down on
+        a surface (a plate put on the counter, the faucet turned on and off, the plate picked
+        up): the device only makes sense with the object in it. The wrong put-down is replaced
+        by the right one, in its place, when that meets the goal better and breaks nothing;
+        the device's steps stay."""
+        if self.spec is None:
+            return
+        for step in list(self.order):
+            if self.exhausted():
                 return
-            _, pos, action, why = best
-            step = self._add_step(action)
-            self.added[step] = (self._origin_before(pos), why)
-            self.order.insert(pos, step)
-            self._retrace()
+            action = self.actions[step]
+            if action.verb != "ToggleOn" or not self.judged(step):
+                continue
+            pos = self.trace.position(step)
+            put = self._previous_interaction(pos)
+            if put is None or self.actions[put].verb != "PutAOnB" or not self.judged(put):
+                continue
+            state = self.state_at(pos)
+            device = state.key(action.objects[0])
+            kind = state.kind_at(device)
+            where = self._device_place(state, device)
+            thing = self.actions[put].objects[0]
+            onto = state.kind_at(state.key(self.actions[put].objects[1]))
+            if where is None or kind not in WORKING_DEVICES or onto not in SURFACES:
+                continue
+            if state.kind_at(state.key(thing)) not in self.goal_kinds:
+                continue
+            self._try_replacement(put, parse_action(f"Driver.PutAOnB('{thing}', '{where}')"))
+
+    def _device_place(self, state: State, device: str | None) -> str | None:
+        """The plan's name for where an object goes for a device to act on it: the basin a tap
+        runs into, or the device itself (a coffee machine, a toaster)."""
+        if device is None:
+            return None
+        kind = state.get(device).kind
+        if kind in WATER_TAPS:
+            basins = serves(state, device)
+            return self._name_for(*sorted(basins, key=lambda b: b != "SinkBasin"))
+        if kind in ("CoffeeMachine", "Toaster"):
+            return next(
+                (n for a in self.actions[: self.n] for n in a.objects if state.key(n) == device),
+                None,
+            )
+        return None
+
+    def _try_replacement(self, put: int, right: Action) -> None:
+        """Remove a put-down and insert another in its place, when the goal gains."""
+        pos = self.trace.position(put)
+        known = self.sim.known_units(self.trace.units)
+        added = self._add_step(right)
+        variant = self.sim.without(self.trace, {put}, {pos: [added]})
+        gains = better(self.sim.known_units(variant.units), known)
+        if variant.impossible - self.trace.impossible or not gains:
+            self.sim.steps.pop()
+            self.actions.pop()
+            return
+        wrong = self.actions[put]
+        why = f"{wrong.objects[0]} goes in {right.objects[1]}, not on {wrong.objects[1]}: the device the plan switches next acts on what is in {right.objects[1]}"
+        self.removed[put] = f"replaced: {why}"
+        self.grounds[put] = self.grounds[added] = (True, self.scene_known)
+        self.added[added] = (self._origin_before(pos), why)
+        self.order[pos] = added
+        self._retrace()
 
     def prune_added(self) -> bool:
         """Take back every inserted step the final plan does as well without (one added for a
@@ -1003,8 +1365,9 @@ class Reviewer:
     def review(self) -> Review:
         self.cancel_motion()
         self.complete_switches()
-        self.add_missing()
-        self.blame()
+        self.add_missing(goal=False)  # what impossible steps lack (a closed fridge opened)
+        self.blame()  # before steps are added for the goal: the cause goes, not a second copy
+        self.replace_misplaced()
         self.add_missing()
         self.remove()
         if self.prune_added():
@@ -1022,10 +1385,14 @@ class Reviewer:
         for why, steps in groups.items():
             if cited and why.endswith("still holds"):
                 why = f"{why}: {cited}"
-            result.removals.append(Removal(tuple(sorted(steps)), why))
+            uses_goal = any(self.grounds.get(s, (True, False))[0] for s in steps)
+            known = all(self.grounds.get(s, (True, False))[1] for s in steps)
+            result.removals.append(Removal(tuple(sorted(steps)), why, uses_goal, known))
         result.removals.sort(key=lambda r: r.steps)
         for step, (after, why) in self.added.items():
-            result.proposals.append(Proposal(str(self.actions[step]), after, why))
+            uses_goal, known = self.grounds.get(step, (True, False))
+            action = str(self.actions[step])
+            result.proposals.append(Proposal(action, after, why, uses_goal, known))
         return result
 
 
@@ -1039,6 +1406,17 @@ def look_alike(kind: str | None, other: str) -> bool:
         return False
     shared = set(classes_of(kind)) & set(classes_of(other))
     return bool(shared - BROAD_CLASSES)
+
+
+def _worked(start: Obj | None, now: Obj) -> bool:
+    """Whether an object's states (other than where it is) are not what they were at the start:
+    the plan has worked on it."""
+    if start is None:
+        return True
+    return any(
+        getattr(start, name) != getattr(now, name)
+        for name in ("present", "dirty", "liquid", "cooked", "boiled", "sliced", "on", "open")
+    )
 
 
 def _taken_first(actions: Sequence[Action]) -> set[str]:

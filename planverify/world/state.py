@@ -79,10 +79,17 @@ class State:
     spare: dict[str, list[str]] = field(default_factory=dict)  # type -> unnamed scene keys
     renamed: dict[str, list[str]] = field(default_factory=dict)  # type -> names the plan dropped
     hopeful: frozenset[str] = frozenset()  # possible worlds: keys that may stand in any device
+    kept: frozenset[str] = frozenset()  # types some of whose scene names the plan uses
 
     def copy(self) -> State:
         return State(
-            self.index, dict(self.objects), self.held, self.spare, self.renamed, self.hopeful
+            self.index,
+            dict(self.objects),
+            self.held,
+            self.spare,
+            self.renamed,
+            self.hopeful,
+            self.kept,
         )
 
     def snapshot(self) -> tuple[tuple[tuple[str, Obj], ...], str | None]:
@@ -103,7 +110,8 @@ class State:
             kind = object_type(name)
         if self.index.known and not self.index.exists(kind):
             return None
-        renamed = self.renamed.get(kind)
+        numbered = object_type(name) == kind  # TEACh's own numbering: Bread3
+        renamed = self.renamed.get(kind) if not numbered or kind not in self.kept else None
         if renamed:  # the object the scene names otherwise
             self.renamed = {**self.renamed, kind: renamed[1:]}
             self.objects[name] = self.objects.pop(renamed[0])
@@ -214,8 +222,12 @@ def initial_state(scene: Scene | None, *, names: Iterable[str] = ()) -> State:
             {},
         )
         # A name the plan uses that the scene does not (`Tap`, `Countertop`: renamed) is first
-        # the scene's object of that type the plan no longer names, where it is.
+        # the scene's object of that type the plan no longer names, where it is. A name in
+        # TEACh's own numbering (`Bread3`) next to a scene name of its type that the plan uses
+        # (`Bread`) is another instance: the scene's names stay theirs, so that a plan without
+        # some of its steps still names the same objects.
         used = set(names)
+        state.kept = frozenset(o.type for o in scene.objects if o.name in used)
         for o in scene.objects:
             if o.name is not None and o.name not in used:
                 state.renamed.setdefault(o.type, []).append(o.name)

@@ -138,13 +138,13 @@ class Simulator:
         self.work = 0  # step updates so far, over all worlds: what a search is budgeted in
 
     def _units(self, states: Sequence[State]) -> list[Unit]:
-        """The goal conditions in every world, the world as known first (`known_units`)."""
-        hands = Unit("hands", "the Driver's hands end empty", states[0].held is None)
-        return [hands, *(unit for state in states for unit in self.judge(state))]
+        """The goal conditions in every world, the world as known first (`known_units`). The
+        Driver's hands are not among them: TEACh never asks for empty hands."""
+        return [unit for state in states for unit in self.judge(state)]
 
     def known_units(self, units: Sequence[Unit]) -> list[Unit]:
         """Of all worlds' conditions, those of the world as known."""
-        return list(units[: 1 + (len(units) - 1) // len(self.starts)])
+        return list(units[: len(units) // len(self.starts)])
 
     def trace(self, order: Sequence[int], reuse: Trace | None = None) -> Trace:
         """Run a sequence of steps. `reuse`: an earlier trace whose states and outcomes hold for

@@ -112,7 +112,7 @@ def fingerprint(plan: Sequence[str], grounding: Grounding) -> str:
 
 def _grounding(goal: str, plan: Sequence[str], scene: Scene | None) -> Grounding:
     said = dialogue_lines(parse_action(line) for line in plan)
-    return ground(goal, said, scene, task=None, teach_task=None)
+    return ground(goal, said, scene, task=None, teach_task=None, plan=plan)
 
 
 CUT_SHORT = (

@@ -174,7 +174,13 @@ def test_teach_task_wins_over_the_text() -> None:
     grounding = ground(goal, said, None, task=None, teach_task=TASK, plan=CLEANS_A_MUG)
     assert grounding.spec is not None and grounding.spec.source == "teach_task"
     assert signature(grounding.spec) == signature(CLEAN_CUPS)
-    assert judge_plan(goal, CLEANS_A_MUG, grounding).flags  # the Mug is not one of the Cups
+    # a Mug and then a Cup washed: under the task definition the Mug is not one of the Cups, and
+    # its steps go; read from text ("all the drinkware") both are, and they stay
+    both = [*CLEANS_A_MUG, *(line.replace("Mug", "Cup") for line in CLEANS_A_MUG)]
+    by_task = ground(goal, said, None, task=None, teach_task=TASK, plan=both)
+    assert [f.step for f in judge_plan(goal, both, by_task).flags] == [0, 1, 2, 3, 4, 5]
+    by_text = ground(goal, said, None, task=None, teach_task=None, plan=both)
+    assert not {0, 1, 4, 5} & {f.step for f in judge_plan(goal, both, by_text).flags}
 
 
 # ----------------------------------------------------------------------------- the Commander

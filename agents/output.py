@@ -26,13 +26,8 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from pydantic import BaseModel, ValidationError
 
 from planverify.calls import CallPolicy
-from planverify.capability import (
-    learn,
-    learned,
-    model_key,
-    refused_parameter,
-    refuses_method,
-)
+from planverify.capability import learn, learned, model_key
+from planverify.errors import refused_parameter, refuses_method
 from planverify.params import sent_parameters, with_cap, without
 from planverify.usage import TokenUsage
 

@@ -22,9 +22,10 @@ from planverify.agents.base import Insertion, Judge, JudgeReply, Planner
 from planverify.agents.coverage import spans
 from planverify.agents.parsing import StepResolver, add_flag
 from planverify.agents.planner import commander_goal, drop_repeats
-from planverify.calls import CallLimits, ModelCallFailed, retryable
+from planverify.calls import CallLimits
 from planverify.critique import Critique, Veto
 from planverify.episode import input_digest
+from planverify.errors import ModelCallFailed, retryable
 from planverify.evidence import grounded
 from planverify.graphs.context import OutputMode, VerifierContext
 from planverify.graphs.edits import grade, insert_steps, remove_flagged, shift_missing

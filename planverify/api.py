@@ -30,10 +30,11 @@ from planverify.agents.baseline import BaselineJudge
 from planverify.agents.judge import ModelJudge
 from planverify.agents.planner import ModelPlanner, RulesPlanner
 from planverify.agents.rules import RulesJudge
-from planverify.calls import CallLimits, ModelCallFailed, causes, unreachable_provider
+from planverify.calls import CallLimits
 from planverify.concurrency import describe_gates
 from planverify.costs import Spend
 from planverify.episode import Episode
+from planverify.errors import ModelCallFailed, causes, unreachable_provider
 from planverify.files import disk_full
 from planverify.graphs.context import VerifierContext
 from planverify.graphs.graph import build_verifier, recursion_limit

@@ -8,10 +8,7 @@ OpenAI-compatible server), so `--concurrency 64` never means 64 requests at once
 30-requests-per-second quota. They hold no asyncio objects, so one process can use them from
 several event loops (`verify_plan` called again and again, a thread per run).
 
-Provider errors are recognised by shape, without importing any provider package: an HTTP status
-(`status_code`, `status`, `code`, `response.status_code`), LangChain's `ModelError.is_retryable`
-(what langchain-google-genai raises), or the SDK's class name; wrappers are looked through via
-`raise ... from`.
+What a failed call means (retry, give up, a refusal) is `planverify.errors`.
 
 Calls to one provider (one base URL) also pass an adaptive limit on how many are in flight at
 once (`planverify.concurrency`), never above `--concurrency`; a call's timeout starts when it is
@@ -34,133 +31,20 @@ from email.utils import parsedate_to_datetime
 from typing import Any, TypeVar
 
 from planverify.concurrency import CallGate, Ticket, gate_for
+from planverify.errors import (
+    ModelCallFailed,
+    ProviderUnreachable,
+    causes,
+    overloaded,
+    retryable,
+    status_of,
+    timed_out,
+    unreachable,
+)
 from planverify.tables import SharedTable
 from planverify.turns import waiting
 
 T = TypeVar("T")
-
-RETRYABLE_NAMES = frozenset(
-    {
-        # openai, groq (and other Stainless-generated SDKs)
-        "RateLimitError",
-        "APITimeoutError",
-        "APIConnectionError",
-        "InternalServerError",
-        "ServiceUnavailableError",
-        # google-api-core
-        "ResourceExhausted",
-        "ServiceUnavailable",
-        "DeadlineExceeded",
-        "TooManyRequests",
-        # httpx and aiohttp, when an SDK lets them through
-        "ConnectError",
-        "ConnectTimeout",
-        "ReadTimeout",
-        "WriteTimeout",
-        "PoolTimeout",
-        "ReadError",
-        "RemoteProtocolError",
-        "ServerDisconnectedError",
-        "ClientConnectorError",
-    }
-)
-
-
-class ModelCallFailed(RuntimeError):
-    """A model call that still failed after its retries (the graph does not retry it again)."""
-
-    model: str = ""  # the model's name, as in the run settings
-    unknown_calls: int = 0  # attempts that timed out: their tokens are unknown
-
-
-class ProviderUnreachable(ModelCallFailed):
-    """The provider or server could not be connected to at all, even after retries; later calls
-    to it fail at once with this error, and a batch stops starting new episodes."""
-
-    def __init__(self, provider: str, message: str) -> None:
-        super().__init__(f"cannot reach {provider}: {message}")
-        self.provider = provider
-
-
-CONNECTION_NAMES = frozenset({"ConnectError", "ClientConnectorError", "gaierror"})
-
-
-def unreachable(exc: BaseException) -> bool:
-    """Whether an error means no connection could be made at all (refused, unknown host), as
-    opposed to a slow or failing server that was reached."""
-    for error in causes(exc):
-        name = type(error).__name__
-        if name == "APITimeoutError":
-            return False
-        if isinstance(error, ConnectionRefusedError) or name in CONNECTION_NAMES:
-            return True
-    return False
-
-
-def unreachable_provider(exc: BaseException) -> ProviderUnreachable | None:
-    """The `ProviderUnreachable` behind an error, if there is one."""
-    return next((e for e in causes(exc) if isinstance(e, ProviderUnreachable)), None)
-
-
-def causes(exc: BaseException) -> Iterator[BaseException]:
-    """The exception and the ones it was raised from (`raise X from e`), innermost last."""
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen and len(seen) < 10:
-        seen.add(id(current))
-        yield current
-        current = current.__cause__
-
-
-def status_of(exc: BaseException) -> int | None:
-    """The HTTP status an exception carries, if any (provider SDKs name it differently)."""
-    for attribute in ("status_code", "status", "code", "http_status"):
-        value = getattr(exc, attribute, None)
-        if isinstance(value, int) and not isinstance(value, bool) and 100 <= value < 600:
-            return value
-    response = getattr(exc, "response", None)
-    value = getattr(response, "status_code", None)
-    return value if isinstance(value, int) and 100 <= value < 600 else None
-
-
-def retryable(exc: BaseException) -> bool:
-    """Rate limits (429), server errors (5xx), timeouts and lost connections are worth retrying;
-    other client errors (bad request, auth, not found) are not, nor a call already given up on,
-    nor a server refusing an output method or a parameter, whatever its status."""
-    from planverify.capability import refusal  # it builds on this module
-
-    if refusal(exc):
-        return False
-    for error in causes(exc):
-        if isinstance(error, ModelCallFailed):
-            return False
-        if isinstance(error, TimeoutError | ConnectionError):
-            return True
-        status = status_of(error)
-        if status is not None:
-            return status == 429 or status >= 500
-        if getattr(error, "is_retryable", None) is True:  # langchain_core ModelError
-            return True
-        if type(error).__name__ in RETRYABLE_NAMES:
-            return True
-    return False
-
-
-TIMEOUT_NAMES = frozenset({"APITimeoutError", "ReadTimeout", "DeadlineExceeded"})
-
-
-def timed_out(exc: BaseException) -> bool:
-    """Whether an attempt ran out of time: the server may have spent tokens on it anyway."""
-    return any(
-        isinstance(e, TimeoutError) or type(e).__name__ in TIMEOUT_NAMES for e in causes(exc)
-    )
-
-
-def overloaded(exc: BaseException) -> bool:
-    """Whether an error says the server has too much to do: a timeout, 429, 503 or 504."""
-    if timed_out(exc):
-        return True
-    return any(status_of(e) in (429, 503, 504) for e in causes(exc))
 
 
 def output_tokens(result: Any) -> int | None:

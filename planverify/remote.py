@@ -23,9 +23,10 @@ from langgraph_sdk import __version__ as SDK_VERSION
 from langgraph_sdk.client import LangGraphClient
 
 from planverify.api import graph_input, thread_id
-from planverify.calls import CallLimits, ProviderUnreachable
+from planverify.calls import CallLimits
 from planverify.costs import Spend
 from planverify.episode import Episode
+from planverify.errors import ProviderUnreachable
 from planverify.graphs.context import VerifierContext
 from planverify.graphs.graph import recursion_limit
 from planverify.graphs.state import PlanState

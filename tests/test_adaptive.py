@@ -15,9 +15,10 @@ from langchain_openai import ChatOpenAI
 from planverify.agents.base import ask
 from planverify.agents.judge import ModelJudge
 from planverify.api import Verifier, verify_plan
-from planverify.calls import CallPolicy, ModelCallFailed
+from planverify.calls import CallPolicy
 from planverify.concurrency import gate_for
 from planverify.episode import Episode
+from planverify.errors import ModelCallFailed
 from tests.fake_openai import FakeOpenAI, Reply
 
 

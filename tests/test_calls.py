@@ -9,13 +9,8 @@ from typing import Any
 import pytest
 
 from planverify import verify_plan
-from planverify.calls import (
-    CallPolicy,
-    ModelCallFailed,
-    TokenWindow,
-    limits_for,
-    retryable,
-)
+from planverify.calls import CallPolicy, TokenWindow, limits_for
+from planverify.errors import ModelCallFailed, retryable
 
 from .conftest import ScriptedChatModel
 

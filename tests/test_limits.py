@@ -22,14 +22,13 @@ from planverify.agents.judge import ModelJudge
 from planverify.calls import (
     CallLimits,
     CallPolicy,
-    ModelCallFailed,
     RequestRate,
     TokenWindow,
     limits_for,
     parse_duration,
     retry_after,
-    retryable,
 )
+from planverify.errors import ModelCallFailed, retryable
 
 from .conftest import ScriptedChatModel
 

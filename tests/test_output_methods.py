@@ -19,9 +19,10 @@ from typer.testing import CliRunner
 
 from planverify.agents.base import JudgeReply
 from planverify.agents.judge import JudgeVerdict, ModelJudge
-from planverify.calls import CallPolicy, retryable
-from planverify.capability import forget, refusal
+from planverify.calls import CallPolicy
+from planverify.capability import forget
 from planverify.cli import app
+from planverify.errors import refusal, retryable
 from planverify.graphs.context import VerifierContext
 from planverify.result import VerificationResult
 from tests.conftest import COFFEE_PLAN, ScriptedChatModel

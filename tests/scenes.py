@@ -12,7 +12,8 @@ import pytest
 from planverify.episode import Episode, Scene
 from planverify.notation import parse_action
 from planverify.world.rules import Outcome, apply
-from planverify.world.state import State, initial_state
+from planverify.world.start import initial_state
+from planverify.world.state import State
 
 OFF = {"toggleable": True, "toggled": False}
 ON = {"toggleable": True, "toggled": True}

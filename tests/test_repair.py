@@ -18,7 +18,7 @@ from planverify.world import ground, simulate
 from planverify.world.goals import GoalSpec, parse_teach_task
 from planverify.world.repair import Review, review
 from planverify.world.rules import apply
-from planverify.world.state import initial_state
+from planverify.world.start import initial_state
 
 from .scenes import CLOSED, OFF, ON, fixture, item, part, scene, shared_games
 

@@ -26,7 +26,8 @@ from planverify.episode import Scene
 from planverify.notation import parse_action
 from planverify.world.goals import GoalSpec, Unit, parse_teach_task
 from planverify.world.rules import Outcome, apply
-from planverify.world.state import State, initial_state
+from planverify.world.start import initial_state
+from planverify.world.state import State
 from planverify.world.text_goals import read_goal
 
 WORLD_VERSION = "4"  # changes whenever the world model can give another verdict

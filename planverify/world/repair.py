@@ -60,7 +60,8 @@ from planverify.world.rules import (
     undone,
     within,
 )
-from planverify.world.state import SOME, WATER, State, initial_state
+from planverify.world.start import initial_state
+from planverify.world.state import SOME, WATER, State
 from planverify.world.trace import (
     Judge,
     Simulator,

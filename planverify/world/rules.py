@@ -20,6 +20,7 @@ Each rule below models one behaviour of TEACh's simulator (AI2-THOR with TEACh's
 A state that is unknown before a step makes its effect unknown, never assumed.
 
 >>> from planverify.notation import parse_action
+>>> from planverify.world.start import initial_state
 >>> state = initial_state(None)
 >>> [apply(state, parse_action(s)).changed for s in ("Driver.PickUp('Mug')",
 ...     "Driver.PutAOnB('Mug', 'SinkBasin')", "Driver.ToggleOn('Faucet')")]
@@ -37,7 +38,7 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 
 from planverify.notation import MOTION_VERBS, Action
-from planverify.world.state import COFFEE, EMPTY, HAND, SOME, WATER, State, derived, initial_state
+from planverify.world.state import COFFEE, EMPTY, HAND, SOME, WATER, State, derived
 
 WATER_TAPS = frozenset({"Faucet", "ShowerHead"})
 BASINS = frozenset({"Sink", "SinkBasin", "Bathtub", "BathtubBasin"})
@@ -487,7 +488,6 @@ __all__ = [
     "Outcome",
     "apply",
     "cancels",
-    "initial_state",
     "simulate",
     "stove_lit",
     "water_running",

@@ -180,51 +180,8 @@ class State:
         return None if any(o.open is None for o in same) else False
 
 
-_SCENES: dict[int, tuple[Scene, State]] = {}  # the last scenes' states, by identity
-
-
-def _scene_state(scene: Scene) -> State:
-    """The state a scene describes (computed once per scene object, then copied)."""
-    cached = _SCENES.get(id(scene))
-    if cached is not None and cached[0] is scene:
-        return cached[1]
-    from planverify.world.rules import settle  # the rules build on this module
-
-    state = _from_scene(scene)
-    settle(state)
-    if len(_SCENES) >= 256:
-        _SCENES.clear()
-    _SCENES[id(scene)] = (scene, state)
-    return state
-
-
-def initial_state(scene: Scene | None, *, names: Iterable[str] = ()) -> State:
-    """The state at the start of a plan: the scene's objects and initial states, the Driver's
-    hands empty. Objects the scene names (`SceneObject.name`) get that key, the others their
-    id; `names` are plan names to resolve now."""
-    if scene is None:
-        state = State(SceneIndex(known=False))
-    else:
-        base = _scene_state(scene)
-        state = State(
-            SceneIndex(known=True, types=base.index.types),
-            dict(base.objects),
-            None,
-            dict(base.spare),
-            {},
-        )
-        # A name the plan uses that the scene does not (`Tap`, `Countertop`: renamed) is first
-        # the scene's object of that type the plan no longer names, where it is.
-        used = set(names)
-        for o in scene.objects:
-            if o.name is not None and o.name not in used:
-                state.renamed.setdefault(o.type, []).append(o.name)
-    for name in names:
-        state.key(name)
-    return state
-
-
-def _from_scene(scene: Scene) -> State:
+def from_scene(scene: Scene) -> State:
+    """A scene's objects and their initial states, as the scene gives them."""
     index = SceneIndex(known=True, types=frozenset(o.type for o in scene.objects))
     state = State(index)
     holders = [o for o in scene.objects if o.pickupable and o.receptacle]
@@ -299,6 +256,6 @@ __all__ = [
     "SceneIndex",
     "State",
     "derived",
-    "initial_state",
+    "from_scene",
     "replace",
 ]

@@ -12,7 +12,6 @@ from planverify.agents.judge import ModelJudge
 from planverify.agents.planner import ModelPlanner, RulesPlanner
 from planverify.agents.rules import RulesJudge
 from planverify.calls import CallLimits
-from planverify.graphs.context import label
 from planverify.models import ModelSpec, ModelSpecError, load_chat_model, parse_spec
 from planverify.params import ModelOptions, init_options, tuning
 from planverify.redaction import public_url
@@ -31,6 +30,28 @@ def version_of_spec(spec: str, role: Literal["judge", "planner"]) -> str:
         else {"rules": RulesPlanner.version}
     )
     return offline.get(spec, PROMPT_VERSION)
+
+
+def label(thing: Any) -> str:
+    """The name of a Judge, Planner or chat model in settings and price lookups."""
+    if isinstance(thing, str):
+        return thing
+    model = getattr(thing, "model", None)
+    if isinstance(thing, BaseChatModel) or not isinstance(model, BaseChatModel):
+        return str(
+            getattr(thing, "name", None)
+            or getattr(thing, "model_name", None)
+            or type(thing).__name__
+        )
+    return label(model)
+
+
+def version_of(thing: Any, role: Literal["judge", "planner"]) -> str | None:
+    """The version of a Judge's or Planner's own logic (specs resolve to the built-in ones)."""
+    if isinstance(thing, str):
+        return version_of_spec(thing, role)
+    value = getattr(thing, "version", None)
+    return str(value) if value is not None else None
 
 
 def provider_key(spec: ModelSpec) -> str:
@@ -105,7 +126,9 @@ __all__ = [
     "Planner",
     "RulesJudge",
     "RulesPlanner",
+    "label",
     "resolve_judge",
     "resolve_planner",
+    "version_of",
     "version_of_spec",
 ]

@@ -13,6 +13,7 @@ from pydantic import (
     ValidationError,
 )
 
+from planverify.agents import label, version_of
 from planverify.calls import CallLimits, Ceilings
 from planverify.episode import problems
 from planverify.params import ModelOptions
@@ -20,32 +21,6 @@ from planverify.result import GoalSource, RunSettings
 from planverify.world import WORLD_VERSION
 
 OutputMode = Literal["text", "structured"]
-
-
-def label(thing: Any) -> str:
-    """The name of a Judge, Planner or chat model in settings and price lookups."""
-    from langchain_core.language_models import BaseChatModel
-
-    if isinstance(thing, str):
-        return thing
-    model = getattr(thing, "model", None)
-    if isinstance(thing, BaseChatModel) or not isinstance(model, BaseChatModel):
-        return str(
-            getattr(thing, "name", None)
-            or getattr(thing, "model_name", None)
-            or type(thing).__name__
-        )
-    return label(model)
-
-
-def version_of(thing: Any, role: Literal["judge", "planner"]) -> str | None:
-    """The version of a Judge's or Planner's own logic (specs resolve to the built-in ones)."""
-    from planverify.agents import version_of_spec
-
-    if isinstance(thing, str):
-        return version_of_spec(thing, role)
-    value = getattr(thing, "version", None)
-    return str(value) if value is not None else None
 
 
 def model_parameters(thing: Any) -> dict[str, Any]:

@@ -26,7 +26,6 @@ from planverify.calls import CallLimits
 from planverify.critique import Critique, Veto
 from planverify.episode import input_digest
 from planverify.errors import ModelCallFailed, retryable
-from planverify.evidence import grounded
 from planverify.graphs.context import OutputMode, VerifierContext
 from planverify.graphs.edits import grade, insert_steps, remove_flagged, shift_missing
 from planverify.graphs.record import record
@@ -203,11 +202,11 @@ def rules_evidence(critique: Critique, grounding: Grounding) -> Critique:
 
     Its removals and missing steps are proved by simulating the plan against the episode's goal
     spec, and the world model never lets an unknown state decide a verdict, so each verdict gets
-    the level of those inputs (`planverify.evidence.grounded`): `proven` with a scene and a goal
+    the level of those inputs (`Grounding.evidence`): `proven` with a scene and a goal
     from `teach_task`, `goal-text` with a scene and a goal read from text, `heuristic` without a
     scene or without a goal spec. The critique does not say which verdicts do not depend on the
     goal, so a step impossible whatever the goal is not raised above its goal's level here."""
-    level = grounded(grounding)
+    level = grounding.evidence()
     return critique.model_copy(
         update={
             "flags": [flag.model_copy(update={"evidence": level}) for flag in critique.flags],

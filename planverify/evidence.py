@@ -24,10 +24,7 @@ level (`None`). Records written before levels existed read as `heuristic` where 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Literal, get_args
-
-if TYPE_CHECKING:
-    from planverify.world import Grounding
+from typing import Literal, get_args
 
 Evidence = Literal["proven", "goal-text", "heuristic"]
 LEVELS: tuple[Evidence, ...] = get_args(Evidence)  # strongest first: the order, defined once
@@ -87,15 +84,6 @@ def simulated(*, scene_known: bool, goal_source: GoalOrigin | None, uses_goal: b
     return weakest(inputs)
 
 
-def grounded(grounding: Grounding, *, uses_goal: bool = True) -> Evidence:
-    """`simulated` for a verdict checked against an episode's grounding (its scene and goal
-    spec)."""
-    source = grounding.spec.source if grounding.spec is not None else None
-    return simulated(
-        scene_known=grounding.scene is not None, goal_source=source, uses_goal=uses_goal
-    )
-
-
 __all__ = [
     "LEVELS",
     "MEANINGS",
@@ -104,7 +92,6 @@ __all__ = [
     "GoalOrigin",
     "at_least",
     "goal_evidence",
-    "grounded",
     "levels_from",
     "rank",
     "simulated",

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from planverify.episode import Scene
+from planverify.evidence import Evidence, simulated
 from planverify.notation import parse_action
 from planverify.world.goals import GoalSpec, Unit, parse_teach_task
 from planverify.world.rules import Outcome, apply
@@ -47,6 +48,14 @@ class Grounding:
     def grounded(self) -> bool:
         """Whether there is anything to verify against (a scene or a goal spec)."""
         return self.scene is not None or self.spec is not None
+
+    def evidence(self, *, uses_goal: bool = True) -> Evidence:
+        """The level of a verdict checked against this grounding by simulation (`uses_goal`:
+        whether the verdict depends on the goal)."""
+        source = self.spec.source if self.spec is not None else None
+        return simulated(
+            scene_known=self.scene is not None, goal_source=source, uses_goal=uses_goal
+        )
 
 
 def simulate(plan: Sequence[str], scene: Scene | None) -> tuple[State, list[Outcome]]:

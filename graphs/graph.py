@@ -30,7 +30,8 @@ from planverify.graphs.context import OutputMode, VerifierContext
 from planverify.graphs.edits import grade, insert_steps, remove_flagged, shift_missing
 from planverify.graphs.record import record
 from planverify.graphs.review import apply_review
-from planverify.graphs.state import Iteration, PlanState, Step, StopReason, VerifyInput
+from planverify.graphs.state import PlanState, VerifyInput
+from planverify.history import Iteration, Step, StopReason
 from planverify.notation import diagnose, dialogue_lines, parse_action
 from planverify.params import ModelOptions
 from planverify.result import VerificationResult

@@ -4,16 +4,34 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Collection, Sequence
-from typing import Any, Literal, Self
+from typing import Any, Literal, Protocol, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic_core import to_json
 
 from planverify.episode import Episode
 from planverify.evidence import WEAKEST, Evidence
-from planverify.graphs.state import Iteration, PlanState, StopReason
+from planverify.history import Iteration, Step, StopReason
 from planverify.redaction import public_url, redacted, scrub, without_secrets
 from planverify.usage import TokenUsage
+
+
+class FinishedState(Protocol):
+    """What a result is made from: the verification graph's state once the loop has ended
+    (`planverify.graphs.state.PlanState`)."""
+
+    episode_id: str
+    input_digest: str | None
+    goal: str | None
+    actions: list[str]
+    plan: list[Step]
+    iteration: int
+    history: list[Iteration]
+    stop_reason: StopReason | None
+    usage: dict[str, TokenUsage]
+    warnings: list[str]
+
+    def lines(self) -> list[str]: ...
 
 
 class Verdict(BaseModel):
@@ -133,7 +151,7 @@ class VerificationResult(BaseModel):
     warnings: list[str] = Field(default_factory=list)  # notes about the input
 
     @classmethod
-    def from_state(cls, state: PlanState) -> VerificationResult:
+    def from_state(cls, state: FinishedState) -> VerificationResult:
         """Summarise a finished graph state."""
         removed: dict[int, tuple[str, int, Evidence]] = {}
         if state.stop_reason == "static" and state.history:

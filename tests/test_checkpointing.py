@@ -27,7 +27,8 @@ from planverify.critique import Critique, Flag
 from planverify.episode import Episode, Scene
 from planverify.graphs.context import VerifierContext
 from planverify.graphs.graph import build_verifier
-from planverify.graphs.state import Iteration, PlanState, Step
+from planverify.graphs.state import PlanState
+from planverify.history import Iteration, Step
 from planverify.result import VerificationResult
 from planverify.serde import state_serializer
 

@@ -33,7 +33,7 @@ from planverify.export import Decision, Options, curate, export_results
 from planverify.export.formats import rows
 from planverify.graphs.edits import grade, insert_steps
 from planverify.graphs.review import apply_review
-from planverify.graphs.state import Step
+from planverify.history import Step
 from planverify.result import Inserted, Verdict, VerificationResult
 from planverify.scoring import Counts, evidence_levels, format_report, score_results
 from planverify.sources import load_episodes

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from planverify.corrupt import corrupt_many
 from planverify.critique import Critique, Flag, Missing
 from planverify.episode import Episode, Label, Scene, SceneObject
-from planverify.graphs.state import Iteration
+from planverify.history import Iteration
 from planverify.notation import parse_action
 from planverify.result import Inserted, Verdict, VerificationResult
 from planverify.scoring import (

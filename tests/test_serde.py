@@ -5,7 +5,7 @@ from __future__ import annotations
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from planverify.episode import Scene, SceneObject
-from planverify.graphs.state import Step
+from planverify.history import Step
 from planverify.serde import COMPRESS_FROM, state_serializer
 
 

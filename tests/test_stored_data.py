@@ -13,7 +13,8 @@ from typer.testing import CliRunner
 from planverify.checkpoints import episode_threads, load_history
 from planverify.cli import app
 from planverify.graphs.context import VerifierContext
-from planverify.graphs.state import PlanState, Step
+from planverify.graphs.state import PlanState
+from planverify.history import Step
 
 from .conftest import ROOT
 

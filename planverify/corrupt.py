@@ -61,7 +61,7 @@ from typing import Any, Literal, Protocol, get_args
 
 from planverify.episode import Episode, InjectedError, Label
 from planverify.notation import Action, escape_text, object_type
-from planverify.scoring import mentions_type
+from planverify.world.mentions import mentions_type
 
 __all__ = [
     "ACTING_PLACES",

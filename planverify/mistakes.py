@@ -74,7 +74,7 @@ from typing import Any, Literal, cast, get_args
 from planverify.corrupt import ACTING_PLACES, CorruptSummary
 from planverify.episode import Episode, ErrorType, Label, SceneObject
 from planverify.notation import Action, escape_text, object_type, parse_action
-from planverify.scoring import mentions_type
+from planverify.world.mentions import mentions_type
 from planverify.world.vocabulary import words_of
 
 __all__ = [

@@ -13,7 +13,7 @@ Static mode scores the first Judge pass (`VerificationResult.history[0].critique
 - a flag on an unlabelled, non-dialogue step is a false positive (FP);
 - a MISSING label is found when a `#MISSING` critique matches it (`missing_matches`): the
   critique contains a matching action, or it names the label's object type(s) together with
-  the verb or one of its synonyms (`VERB_SYNONYMS`); a critique that finds no label is an FP.
+  the verb or one of its synonyms (`planverify.world.mentions.VERB_SYNONYMS`); a critique that finds no label is an FP.
 
 Iterative mode scores the refined plan against the input:
 
@@ -79,15 +79,13 @@ from pydantic import BaseModel, Field
 from planverify.critique import Critique, Flag, Missing
 from planverify.episode import Episode, Label
 from planverify.evidence import LEVELS, Evidence, levels_from
-from planverify.notation import MOTION_VERBS, Action, NotationError, object_type, parse_action
+from planverify.notation import MOTION_VERBS, Action, NotationError, parse_action
 from planverify.result import VerificationResult
-from planverify.world.vocabulary import words_of
+from planverify.world.mentions import mentions_type, mentions_verb
 
 __all__ = [
     "OTHER",
-    "TYPE_ALIASES",
     "UNKNOWN_TASK",
-    "VERB_SYNONYMS",
     "Counts",
     "EpisodeScore",
     "Interval",
@@ -104,8 +102,6 @@ __all__ = [
     "format_report",
     "gold_plan",
     "infer_mode",
-    "mentions_type",
-    "mentions_verb",
     "missing_matches",
     "motion_step",
     "motionless",
@@ -125,74 +121,9 @@ UNKNOWN_TASK = "unknown"  # task family of an episode without one
 
 # --------------------------------------------------------------------------- matching steps
 
-VERB_SYNONYMS: dict[str, tuple[str, ...]] = {
-    "PickUp": ("pick up", "pick", "grab", "take", "get", "lift", "hold", "retrieve", "collect"),
-    "PutAOnB": ("put", "place", "set", "drop", "insert", "lay", "store", "move"),
-    "Open": ("open",),
-    "Close": ("close", "shut"),
-    "ToggleOn": (
-        "turn on",
-        "switch on",
-        "toggle on",
-        "power on",
-        "start",
-        "activate",
-        "run",
-    ),
-    "ToggleOff": (
-        "turn off",
-        "switch off",
-        "toggle off",
-        "power off",
-        "shut off",
-        "stop",
-        "deactivate",
-    ),
-    "Slice": ("slice", "cut", "chop", "dice"),
-    "PourFromAIntoB": ("pour", "water"),
-    "Clean": ("clean", "wash", "rinse", "scrub"),
-    "Dirty": ("dirty", "soil"),
-    "Fill": ("fill",),
-    "Empty": ("empty", "drain"),
-    "Break": ("break", "crack", "smash"),
-}
-"""Phrases that name a verb in a `#MISSING` critique (any inflection: "slices", "sliced").
-
-The words of a phrase may be split by up to four other words ("turn the coffee machine on").
-Motion verbs have no entry: a missing motion step is only found through a concrete action.
-"""
-
-TYPE_ALIASES: dict[str, tuple[str, ...]] = {
-    "CoffeeMachine": ("coffee maker",),
-    "CounterTop": ("counter",),
-    "DiningTable": ("table",),
-    "SideTable": ("table",),
-    "CoffeeTable": ("table",),
-    "SinkBasin": ("sink",),
-    "Faucet": ("tap", "water", "sink"),
-    "StoveKnob": ("stove", "burner"),
-    "StoveBurner": ("stove",),
-    "GarbageCan": ("trash", "bin"),
-    "HousePlant": ("plant",),
-    "RemoteControl": ("remote",),
-    "DishSponge": ("sponge",),
-    "LightSwitch": ("light",),
-}
-"""Everyday names of object types, besides the type's own words ("coffee machine")."""
-
-_DERIVED_SUFFIXES = ("Sliced", "Cracked")  # BreadSliced is also named by "bread"
 _ACTION_IN_TEXT = re.compile(
     r"(?:\b[A-Z]\w*\.)?\b[A-Za-z_]\w*\((?:[^()'\"]|'(?:\\.|[^'\\])*'|\"[^\"]*\")*\)"
 )
-_IRREGULAR: dict[str, tuple[str, ...]] = {
-    "take": ("took", "taken"),
-    "get": ("got", "gotten"),
-    "hold": ("held",),
-    "break": ("broke", "broken"),
-    "lay": ("laid",),
-    "run": ("ran",),
-}
-_GAP = r"\W+(?:\w+\W+){0,4}?"  # between the words of a phrase: up to four other words
 
 
 def same_step(a: Action, b: Action) -> bool:
@@ -206,63 +137,6 @@ def same_step(a: Action, b: Action) -> bool:
     if not (a.known and b.known):
         return a.raw == b.raw
     return a.verb == b.verb and a.object_types == b.object_types
-
-
-def _camel_words(name: str) -> list[str]:
-    return list(words_of(name)) or [name.lower()]
-
-
-def _inflected(word: str) -> str:
-    forms = [re.escape(word) + r"(?:s|es|ed|d|ing)?", *map(re.escape, _IRREGULAR.get(word, ()))]
-    if word.endswith("e"):
-        forms.append(re.escape(word[:-1]) + "ing")
-    if re.search(r"[^aeiou][aeiou][bdgmnpt]$", word):
-        forms.append(re.escape(word + word[-1]) + "(?:ed|ing)")
-    return "(?:" + "|".join(forms) + ")"
-
-
-def _phrase(words: Sequence[str], *, gap: str) -> str:
-    return r"\b" + gap.join(_inflected(w) for w in words) + r"\b"
-
-
-def _type_names(kind: str) -> list[str]:
-    names = [" ".join(_camel_words(kind)), *TYPE_ALIASES.get(kind, ())]
-    for suffix in _DERIVED_SUFFIXES:
-        if kind.endswith(suffix) and len(kind) > len(suffix):
-            names += _type_names(kind[: -len(suffix)])
-    return names
-
-
-def mentions_type(text: str, kind: str) -> bool:
-    """Whether `text` names an object type, in its own words or an alias (case ignored).
-
-    >>> mentions_type("switch on the coffee machine", "CoffeeMachine")
-    True
-    >>> mentions_type("put the slices of bread in the toaster", "BreadSliced")
-    True
-    >>> mentions_type("pour the potato", "Pot")
-    False
-    """
-    kind = object_type(kind)
-    for name in _type_names(kind):
-        pattern = _phrase(name.split(), gap=r"[\s_-]*")
-        if re.search(pattern, text, re.I):
-            return True
-    return re.search(r"\b" + re.escape(kind) + r"s?\b", text, re.I) is not None
-
-
-def mentions_verb(text: str, verb: str) -> bool:
-    """Whether `text` names a verb through one of its `VERB_SYNONYMS` (case ignored).
-
-    >>> mentions_verb("Switch the toaster on", "ToggleOn")
-    True
-    >>> mentions_verb("the bread was never sliced", "Slice")
-    True
-    """
-    return any(
-        re.search(_phrase(phrase.split(), gap=_GAP), text, re.I)
-        for phrase in VERB_SYNONYMS.get(verb, ())
-    )
 
 
 def actions_in(text: str) -> list[Action]:

@@ -22,8 +22,6 @@ from planverify.scoring import (
     common_subsequence_length,
     format_report,
     gold_plan,
-    mentions_type,
-    mentions_verb,
     missing_matches,
     motion_step,
     motionless,
@@ -36,6 +34,7 @@ from planverify.scoring import (
     score_static,
     summarize,
 )
+from planverify.world.mentions import mentions_type, mentions_verb
 
 SAY = "Commander.Say('Make coffee please.')"
 PICK = "Driver.PickUp('Mug')"

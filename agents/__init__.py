@@ -11,10 +11,10 @@ from planverify.agents.baseline import BaselineJudge
 from planverify.agents.judge import ModelJudge
 from planverify.agents.planner import ModelPlanner, RulesPlanner
 from planverify.agents.rules import RulesJudge
-from planverify.calls import CallLimits
-from planverify.models import ModelSpec, ModelSpecError, load_chat_model, parse_spec
-from planverify.params import ModelOptions, init_options, tuning
-from planverify.redaction import public_url
+from planverify.llm.calls import CallLimits
+from planverify.llm.models import ModelSpec, ModelSpecError, load_chat_model, parse_spec
+from planverify.llm.params import ModelOptions, init_options, tuning
+from planverify.records.redaction import public_url
 
 OFFLINE_JUDGES = ("rules", "baseline")
 OFFLINE_PLANNERS = ("rules",)
@@ -71,7 +71,7 @@ def resolve_judge(
     **model_options: Any,
 ) -> Judge:
     """A Judge from a spec ("rules", "baseline", a preset, "provider:model"), a model or a Judge;
-    `options` override the request parameters of a model made from a spec (`planverify.params`)."""
+    `options` override the request parameters of a model made from a spec (`planverify.llm.params`)."""
     if isinstance(judge, str):
         if judge == "baseline":
             return BaselineJudge()

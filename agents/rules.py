@@ -6,7 +6,7 @@ still be carried out), the steps that cannot happen and what caused them, and th
 each placed where it works. No model, deterministic.
 
 >>> import asyncio
->>> from planverify.episode import Scene
+>>> from planverify.records.episode import Scene
 >>> from planverify.world import ground
 >>> kitchen = Scene.model_validate({"objects": [
 ...     {"id": "m", "type": "Mug", "name": "Mug", "pickupable": True, "receptacle": True,
@@ -33,9 +33,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from planverify.agents.base import JudgeReply
-from planverify.critique import Critique, Flag, Missing
-from planverify.episode import Scene
-from planverify.notation import dialogue_lines, parse_action
+from planverify.records.critique import Critique, Flag, Missing
+from planverify.records.episode import Scene
+from planverify.records.notation import dialogue_lines, parse_action
 from planverify.world import WORLD_VERSION, Grounding, ground
 from planverify.world.repair import Review, review
 

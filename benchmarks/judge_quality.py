@@ -42,11 +42,11 @@ from pathlib import Path
 from hand_set import HandSetUnavailable, load_hand_set
 
 from planverify import verify_many
-from planverify.corrupt import ANNOTATION_KEYS, GENERATORS
-from planverify.episode import Episode
-from planverify.result import VerificationResult
-from planverify.scoring import Counts, Report, Scores, plan_counts, score_results, summarize
-from planverify.sources import load_episodes
+from planverify.inputs.sources import load_episodes
+from planverify.metrics.scoring import Counts, Report, Scores, plan_counts, score_results, summarize
+from planverify.noise.injected import ANNOTATION_KEYS, GENERATORS
+from planverify.records.episode import Episode
+from planverify.records.result import VerificationResult
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 CONDITIONS = {

@@ -14,10 +14,10 @@ from pydantic import (
 )
 
 from planverify.agents import label, version_of
-from planverify.calls import CallLimits, Ceilings
-from planverify.episode import problems
-from planverify.params import ModelOptions
-from planverify.result import GoalSource, RunSettings
+from planverify.llm.calls import CallLimits, Ceilings
+from planverify.llm.params import ModelOptions
+from planverify.records.episode import problems
+from planverify.records.result import GoalSource, RunSettings
 from planverify.world import WORLD_VERSION
 
 OutputMode = Literal["text", "structured"]
@@ -37,7 +37,7 @@ def model_parameters(thing: Any) -> dict[str, Any]:
     }
 
 
-# Bounds of the numeric settings: the command line's options (planverify.options) and every
+# Bounds of the numeric settings: the command line's options (planverify.cli.options) and every
 # context, local or served, are held to the same ones.
 MIN_RPS = 0.01  # requests per second
 MIN_TIMEOUT = 1.0  # seconds per model call
@@ -99,7 +99,7 @@ class VerifierContext(BaseModel):
     timeout: Annotated[Finite | None, Field(ge=MIN_TIMEOUT)] = 120.0  # seconds per model call
     max_retries: Annotated[int, Field(ge=0)] = 5  # retries on rate limits, errors, timeouts
     concurrency: Annotated[int, Field(ge=1)] = 8  # cap on model calls in flight per provider
-    # Request parameters of models made from specs (planverify.params):
+    # Request parameters of models made from specs (planverify.llm.params):
     temperature: Annotated[Finite | None, Field(ge=0.0)] = None  # None: 0, or the model's own
     model_params: dict[str, Any] = Field(default_factory=dict)  # more parameters, by name
     # the operator's limits over all runs of a served process (never given by a run)
@@ -122,10 +122,10 @@ class VerifierContext(BaseModel):
         return ModelOptions.of(self.temperature, self.model_params)
 
     def requested(self, thing: Any, role: Literal["judge", "planner"]) -> dict[str, Any]:
-        """The parameters a model role is called with: a spec's from `planverify.params`, a
+        """The parameters a model role is called with: a spec's from `planverify.llm.params`, a
         model object's own."""
-        from planverify.models import ModelSpecError, parse_spec
-        from planverify.params import tuning
+        from planverify.llm.models import ModelSpecError, parse_spec
+        from planverify.llm.params import tuning
 
         if not isinstance(thing, str):
             return model_parameters(thing)

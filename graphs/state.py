@@ -7,10 +7,10 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, field_validator
 
-from planverify.critique import Critique, Dropped, Veto
-from planverify.episode import Scene, action_lines
-from planverify.history import Edit, Iteration, Step, StopReason, merge_history
-from planverify.usage import TokenUsage, add_usage
+from planverify.records.critique import Critique, Dropped, Veto
+from planverify.records.episode import Scene, action_lines
+from planverify.records.history import Edit, Iteration, Step, StopReason, merge_history
+from planverify.records.usage import TokenUsage, add_usage
 
 
 class VerifyInput(BaseModel):
@@ -75,8 +75,8 @@ class PlanState(VerifyInput):
 
 def checkpoint_types() -> tuple[type[BaseModel], ...]:
     """The state's own types, allowed when a checkpointer deserialises state."""
-    from planverify.critique import Flag, Missing
-    from planverify.episode import SceneObject
+    from planverify.records.critique import Flag, Missing
+    from planverify.records.episode import SceneObject
 
     return (
         PlanState,

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from planverify.episode import Episode, Scene
-from planverify.notation import parse_action
+from planverify.records.episode import Episode, Scene
+from planverify.records.notation import parse_action
 from planverify.world.rules import Outcome, apply
 from planverify.world.start import initial_state
 from planverify.world.state import State
@@ -70,7 +70,7 @@ def problems(outcomes: Sequence[Outcome]) -> list[str | None]:
 
 @cache
 def _load(games: Path) -> tuple[Episode, ...]:
-    from planverify.sources import load_episodes
+    from planverify.inputs.sources import load_episodes
 
     return tuple(load_episodes([games]))
 

@@ -1,4 +1,4 @@
-"""The adaptive limit on model calls in flight (`planverify.concurrency`), on simulated servers
+"""The adaptive limit on model calls in flight (`planverify.llm.concurrency`), on simulated servers
 with a fake clock: no sockets, no sleeping."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from planverify.concurrency import CallGate, LimitEstimator, Sample, describe_gates, gate_for
+from planverify.llm.concurrency import CallGate, LimitEstimator, Sample, describe_gates, gate_for
 
 
 @dataclass

@@ -23,7 +23,7 @@ import pytest
 from typer.testing import CliRunner
 
 from planverify.cli import app
-from planverify.result import VerificationResult
+from planverify.records.result import VerificationResult
 
 from .conftest import ROOT
 from .fake_openai import send_json

@@ -15,9 +15,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from planverify.corrupt import ACTING_PLACES, GENERATORS, CorruptSummary
-from planverify.episode import Episode, Label, Scene, SceneObject, dump_jsonl_line, parse_episode
-from planverify.mistakes import (
+from planverify.metrics.scoring import gold_plan, score_results
+from planverify.noise.injected import ACTING_PLACES, GENERATORS, CorruptSummary
+from planverify.noise.natural import (
     ALIASES,
     CLASSES,
     INVENTED,
@@ -27,9 +27,16 @@ from planverify.mistakes import (
     natural_episode,
     natural_many,
 )
-from planverify.notation import object_type, parse_action
-from planverify.result import Inserted, Verdict, VerificationResult
-from planverify.scoring import gold_plan, score_results
+from planverify.records.episode import (
+    Episode,
+    Label,
+    Scene,
+    SceneObject,
+    dump_jsonl_line,
+    parse_episode,
+)
+from planverify.records.notation import object_type, parse_action
+from planverify.records.result import Inserted, Verdict, VerificationResult
 
 SHARED_GAMES = Path(__file__).resolve().parents[2] / "shared" / "teach" / "games"
 
@@ -614,7 +621,7 @@ def test_goal_changes_and_renames() -> None:
 
 
 def test_colloquial_goals_read_like_requests() -> None:
-    from planverify.mistakes import _goals, _phrase
+    from planverify.noise.natural import _goals, _phrase
 
     rng = random.Random(0)
     said = {
@@ -677,8 +684,8 @@ def test_same_bytes_whatever_the_hash_seed(tmp_path: Path) -> None:
     source = tmp_path / "in.jsonl"
     source.write_bytes(b"".join(dump_jsonl_line(ep) for ep in synthetic() + synthetic(scene=False)))
     script = (
-        "import sys; from planverify.episode import read_episodes, dump_jsonl_line;"
-        "from planverify.mistakes import natural_many;"
+        "import sys; from planverify.records.episode import read_episodes, dump_jsonl_line;"
+        "from planverify.noise.natural import natural_many;"
         "eps, _ = read_episodes([__import__('pathlib').Path(sys.argv[1])]);"
         "sys.stdout.buffer.write(b''.join(dump_jsonl_line(e) for e in natural_many(eps, seed=3)))"
     )
@@ -721,7 +728,7 @@ def test_summary_clean_share_and_refusals() -> None:
 
 
 def test_real_teach_episodes() -> None:
-    teach = pytest.importorskip("planverify.teach")
+    teach = pytest.importorskip("planverify.inputs.teach")
     if not SHARED_GAMES.is_dir():
         pytest.skip("no TEACh games in ../shared")
     games = [g for g in teach.iter_games([SHARED_GAMES / "valid_seen"]) if isinstance(g, Episode)]

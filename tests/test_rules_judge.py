@@ -10,9 +10,9 @@ import pytest
 
 from planverify import verify_plan
 from planverify.agents.rules import RulesJudge, judge_plan
-from planverify.critique import Critique
-from planverify.episode import Scene
-from planverify.notation import parse_action
+from planverify.records.critique import Critique
+from planverify.records.episode import Scene
+from planverify.records.notation import parse_action
 from planverify.world import WORLD_VERSION, Grounding, ground, simulate
 from planverify.world.facts import facts
 from planverify.world.goals import parse_teach_task

@@ -11,8 +11,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from planverify.episode import Episode, EpisodeError
-from planverify.evidence import Evidence
 from planverify.export.curate import (
     Curated,
     Curation,
@@ -25,8 +23,10 @@ from planverify.export.curate import (
 )
 from planverify.export.formats import FORMATS, Format, Options, rows
 from planverify.export.write import SplitBy, Written, card, group, jsonl, parquet, schema
-from planverify.files import clash, write_atomically
-from planverify.result import VerificationResult
+from planverify.records.episode import Episode, EpisodeError
+from planverify.records.evidence import Evidence
+from planverify.records.result import VerificationResult
+from planverify.stores.files import clash, write_atomically
 
 __all__ = [
     "FORMATS",

@@ -19,10 +19,10 @@ from typing import Any, Literal
 
 import orjson
 
-from planverify.evidence import LEVELS, MEANINGS
 from planverify.export.curate import Curation
 from planverify.export.formats import Format
-from planverify.files import replacing
+from planverify.records.evidence import LEVELS, MEANINGS
+from planverify.stores.files import replacing
 
 SplitBy = Literal["task", "split"]
 UNKNOWN = "unknown"  # the file of rows without a task family or split

@@ -22,9 +22,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from planverify.episode import Scene
-from planverify.evidence import Evidence, simulated
-from planverify.notation import parse_action
+from planverify.records.episode import Scene
+from planverify.records.evidence import Evidence, simulated
+from planverify.records.notation import parse_action
 from planverify.world.goals import GoalSpec, Unit, parse_teach_task
 from planverify.world.rules import Outcome, apply
 from planverify.world.start import initial_state

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from planverify.notation import object_type
+from planverify.records.notation import object_type
 from planverify.world.vocabulary import words_of
 
 VERB_SYNONYMS: dict[str, tuple[str, ...]] = {

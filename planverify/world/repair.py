@@ -44,8 +44,8 @@ import bisect
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from planverify.episode import Scene
-from planverify.notation import MOTION_VERBS, Action, parse_action
+from planverify.records.episode import Scene
+from planverify.records.notation import MOTION_VERBS, Action, parse_action
 from planverify.world.classes import classes_of, types_of
 from planverify.world.goals import GoalSpec, Unit, evaluate
 from planverify.world.rules import (

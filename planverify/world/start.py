@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from planverify.episode import Scene
+from planverify.records.episode import Scene
 from planverify.world.rules import settle
 from planverify.world.state import SceneIndex, State, from_scene
 

@@ -15,8 +15,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
-from planverify.episode import Scene, SceneObject
-from planverify.notation import object_type
+from planverify.records.episode import Scene, SceneObject
+from planverify.records.notation import object_type
 from planverify.world.classes import base_type
 from planverify.world.vocabulary import resolve_name
 

@@ -1,0 +1,5 @@
+"""Running many episodes: batches with progress and a resumable output, the consoles, verifying on
+a LangGraph server (`--server`), and serving planverify as one.
+
+May import `stores`, `graphs` and the layers below them.
+"""

@@ -334,7 +334,7 @@ CASES: dict[tuple[str, str], Case] = {
     (BUSY, "export"): words("export {results} --episodes {annotated} -o {busy}"),
 }
 WHILE = {  # where Ctrl-C stops each command
-    "verify": "planverify.cli.program.run",
+    "verify": "planverify.cli.verify.run",
     "convert": "planverify.inputs.teach.iter_games",
     "corrupt": "planverify.inputs.sources.iter_inputs",
     "score": "planverify.metrics.scoring.score_results",
@@ -343,7 +343,7 @@ WHILE = {  # where Ctrl-C stops each command
     "review": "planverify.review.build_site",
     "show": "planverify.stores.checkpoints.episode_threads",
     "goal": "planverify.world.text_goals.read_goal",
-    "presets": "planverify.cli.program.presets",
+    "presets": "planverify.cli.presets.presets",
 }
 
 

@@ -366,7 +366,7 @@ def test_a_full_disk_is_one_line_and_the_rerun_continues(tmp_path: Path, where: 
     out.write_bytes(b'{"id": "earlier"}\n')
     db = tmp_path / "cp.sqlite"
     args = ["verify", str(source), "--checkpoint", str(db), "-o", str(out), "--concurrency", "4"]
-    script = FULL_DISK[where] + "\nfrom planverify.cli.program import main\nmain()\n"
+    script = FULL_DISK[where] + "\nfrom planverify.cli import main\nmain()\n"
     full = subprocess.run(
         [sys.executable, "-c", script, *args], capture_output=True, text=True, check=False
     )

@@ -11,7 +11,8 @@ import pytest
 from typer.testing import CliRunner
 
 from planverify import verify_many
-from planverify.cli.program import _summary, app
+from planverify.cli import app
+from planverify.cli.verify import _summary
 from planverify.inputs.sources import load_episodes, prefetch_games
 from planverify.records.result import Inserted, Verdict, VerificationResult
 from planverify.runs.batch import BatchReport

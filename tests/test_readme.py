@@ -28,7 +28,7 @@ def test_readme_gives_the_two_commands() -> None:
 def test_documented_verify_options_exist() -> None:
     from typer.main import get_command
 
-    from planverify.cli.program import app
+    from planverify.cli import app
 
     command = get_command(app)
     verify = command.commands["verify"]  # type: ignore[attr-defined]
@@ -57,7 +57,7 @@ def test_the_quick_start_takes_teach_games_to_a_review_site(
     import orjson
     from typer.testing import CliRunner
 
-    from planverify.cli.program import app
+    from planverify.cli import app
 
     from .test_cli import tiny_game
 

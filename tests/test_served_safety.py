@@ -396,7 +396,7 @@ def test_verify_on_the_server_sends_the_token_from_the_environment(
 ) -> None:
     from typer.testing import CliRunner
 
-    from planverify.cli.program import app
+    from planverify.cli import app
 
     source = tmp_path / "in.jsonl"
     source.write_text(json.dumps({"id": "tok", "actions": COFFEE_PLAN}) + "\n", encoding="utf-8")

@@ -317,7 +317,7 @@ def test_verify_runs_on_the_server_and_resumes_from_its_threads(
 ) -> None:
     from typer.testing import CliRunner
 
-    from planverify.cli.program import app
+    from planverify.cli import app
     from planverify.records.episode import Episode
 
     source = tmp_path / "in.jsonl"

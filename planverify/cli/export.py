@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
+from planverify.cli.shared import fail
 from planverify.export.formats import Format
 from planverify.export.write import SplitBy
 from planverify.records.evidence import Evidence
@@ -25,12 +26,6 @@ from planverify.runs.console import err, literal, out, say
 
 if TYPE_CHECKING:
     from planverify.export import ExportReport, Options
-
-
-def fail(message: str, code: int = 2) -> typer.Exit:
-    """Print a one-line error and return the exit to raise."""
-    say(err, "error:", "bold red", message)
-    return typer.Exit(code)
 
 
 def episode_inputs(arguments: list[str], episodes: list[str] | None) -> tuple[Path, list[str]]:
@@ -125,7 +120,7 @@ def export_command(
     ] = None,
 ) -> None:
     """Export curated data: cleaned episodes, SFT chats, preference pairs or recovery blocks."""
-    from planverify.cli.program import writing
+    from planverify.cli.shared import writing
     from planverify.export import Options
     from planverify.inputs.sources import InputError, check_inputs, input_files
     from planverify.records.jsonl import expect

@@ -8,7 +8,8 @@ from typing import Annotated
 
 import typer
 
-from planverify.cli.export import episode_inputs, fail
+from planverify.cli.export import episode_inputs
+from planverify.cli.shared import fail
 from planverify.runs.console import err, literal, out, say
 
 

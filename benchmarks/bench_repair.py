@@ -20,7 +20,7 @@ from pathlib import Path
 
 from planverify.agents.rules import judge_plan
 from planverify.inputs.sources import load_episodes
-from planverify.noise.injected import GENERATORS
+from planverify.noise import GENERATORS
 from planverify.records.episode import Episode
 from planverify.records.notation import dialogue_lines, parse_action
 from planverify.world import Grounding, ground

@@ -12,14 +12,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from planverify.noise import CorruptSummary
+from planverify.noise.common import ACTING_PLACES
 from planverify.noise.injected import (
-    ACTING_PLACES,
     ESSENTIAL_TOGGLES,
     FALLBACK_APPLIANCES,
     FALLBACK_PICKUPABLE,
     KINDS,
     NO_OP_REPEATS,
-    CorruptSummary,
     ErrorKind,
     corrupt_episode,
     corrupt_many,

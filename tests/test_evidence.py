@@ -21,7 +21,7 @@ from planverify.graphs.edits import grade, insert_steps
 from planverify.graphs.review import apply_review
 from planverify.inputs.sources import load_episodes
 from planverify.metrics.scoring import Counts, evidence_levels, format_report, score_results
-from planverify.noise.injected import ANNOTATION_KEYS, GENERATORS
+from planverify.noise import ANNOTATION_KEYS, GENERATORS
 from planverify.records.critique import Critique, Flag, Missing
 from planverify.records.episode import Episode, iter_jsonl
 from planverify.records.evidence import (

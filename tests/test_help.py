@@ -173,7 +173,7 @@ def test_the_choices_are_what_the_code_knows() -> None:
     from typing import get_args
 
     from planverify.export import FORMATS
-    from planverify.noise.injected import GENERATORS, GeneratorName
+    from planverify.noise import GENERATORS, GeneratorName
     from planverify.records.evidence import LEVELS
     from planverify.records.result import GoalSource
 

@@ -16,7 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from planverify.metrics.scoring import gold_plan, score_results
-from planverify.noise.injected import ACTING_PLACES, GENERATORS, CorruptSummary
+from planverify.noise import GENERATORS, CorruptSummary
+from planverify.noise.common import ACTING_PLACES
 from planverify.noise.natural import (
     ALIASES,
     CLASSES,

@@ -15,7 +15,7 @@ from planverify.cli.shared import (
     fail,
     writing,
 )
-from planverify.noise.injected import GeneratorName
+from planverify.noise import GeneratorName
 from planverify.records.episode import Episode, EpisodeError, dump_jsonl_line
 from planverify.runs.console import err, literal, out, say
 
@@ -66,7 +66,7 @@ def corrupt(
 ) -> None:
     """Inject labelled errors (detours, misplacements, needless toggles, ...) into real episodes."""
     from planverify.inputs.sources import iter_inputs
-    from planverify.noise.injected import GENERATORS, CorruptSummary
+    from planverify.noise import GENERATORS, CorruptSummary
     from planverify.stores.files import replacing
 
     bounds = _range(errors_per_episode)

@@ -54,35 +54,26 @@ Driver.PutAOnB('Mug', 'Sink')
 from __future__ import annotations
 
 import random
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, get_args
+from typing import Any, get_args
 
+from planverify.noise.common import ACTING_PLACES, CorruptSummary
 from planverify.records.episode import Episode, InjectedError, Label
 from planverify.records.notation import Action, escape_text, object_type
 from planverify.world.mentions import mentions_type
 
 __all__ = [
-    "ACTING_PLACES",
-    "ANNOTATION_KEYS",
     "ESSENTIAL_TOGGLES",
-    "GENERATORS",
     "KINDS",
     "NO_OP_REPEATS",
-    "CorruptSummary",
     "ErrorKind",
-    "Generator",
-    "GeneratorName",
     "corrupt_episode",
     "corrupt_many",
 ]
 
 ErrorKind = InjectedError
 KINDS: tuple[ErrorKind, ...] = get_args(InjectedError)
-ANNOTATION_KEYS = ("labels", "injected", "clean")
-"""Record keys that annotate an episode (the ground truth), never part of a verifier's input."""
-
 ESSENTIAL_TOGGLES = frozenset(
     {"CoffeeMachine", "Toaster", "Faucet", "StoveKnob", "StoveBurner", "Microwave"}
 )
@@ -108,12 +99,6 @@ FALLBACK_SURFACES = ("CounterTop", "DiningTable", "Shelf", "SideTable", "Chair")
 FALLBACK_CONTAINERS = ("Cabinet", "Drawer", "Fridge", "Microwave")
 FALLBACK_APPLIANCES = ("Toaster", "CoffeeMachine", "Microwave", "StoveKnob", "Faucet")
 UNFIT_SURFACES = frozenset({"Floor", "Toaster", "CoffeeMachine", "GarbageCan"})
-ACTING_PLACES = frozenset(
-    {"Sink", "SinkBasin", "Bathtub", "BathtubBasin", "StoveBurner", "Pan", "Pot", "Microwave"}
-    | {"CoffeeMachine", "Toaster"}
-)
-"""Receptacles that can act on what is put in them (a running tap washes and fills, a lit
-burner cooks): a wrong place there may do the task's work, so a misplacement never goes there."""
 OOPS = ("Oops, wrong spot.", "Wait, that is the wrong place.", "Oh, not there.", "Hmm, wrong spot.")
 MOVES = (0.25, 0.5, 0.75, 1.0, 1.5)
 TURNS = (90.0, 180.0)
@@ -492,33 +477,6 @@ def corrupt_episode(
     return corrupted
 
 
-@dataclass
-class CorruptSummary:
-    """Counts of a `corrupt_many` run."""
-
-    read: int = 0  # episodes seen
-    too_long: int = 0  # skipped: more than `max_steps` non-dialogue steps
-    clean: int = 0  # kept without errors
-    corrupted: int = 0  # given at least one error
-    kinds: Counter[str] = field(default_factory=Counter)  # errors injected, by kind
-    changes: Counter[str] = field(default_factory=Counter)  # changes that are not errors, by kind
-
-    def __str__(self) -> str:
-        text = (
-            f"read {self.read}, skipped {self.too_long} too long, "
-            f"{self.clean} clean, {self.corrupted} with errors"
-        )
-        if self.kinds:
-            text += " (" + ", ".join(f"{k}: {n}" for k, n in sorted(self.kinds.items())) + ")"
-        if self.changes:
-            text += (
-                "; changes ("
-                + ", ".join(f"{k}: {n}" for k, n in sorted(self.changes.items()))
-                + ")"
-            )
-        return text
-
-
 def corrupt_many(
     episodes: Iterable[Episode],
     *,
@@ -559,44 +517,3 @@ def corrupt_many(
         else:
             tally.clean += 1
         yield corrupted
-
-
-class Generator(Protocol):
-    """What `corrupt_many` and `planverify.noise.natural.natural_many` have in common."""
-
-    def __call__(
-        self,
-        episodes: Iterable[Episode],
-        *,
-        seed: int = ...,
-        errors_per_episode: tuple[int, int] = ...,
-        clean_fraction: float = ...,
-        max_steps: int | None = ...,
-        summary: CorruptSummary | None = ...,
-    ) -> Iterator[Episode]: ...
-
-
-def _natural_many(
-    episodes: Iterable[Episode],
-    *,
-    seed: int = 0,
-    errors_per_episode: tuple[int, int] = (1, 3),
-    clean_fraction: float = 0.2,
-    max_steps: int | None = 25,
-    summary: CorruptSummary | None = None,
-) -> Iterator[Episode]:
-    from planverify.noise.natural import natural_many  # it builds on this module
-
-    return natural_many(
-        episodes,
-        seed=seed,
-        errors_per_episode=errors_per_episode,
-        clean_fraction=clean_fraction,
-        max_steps=max_steps,
-        summary=summary,
-    )
-
-
-GeneratorName = Literal["injected", "natural"]
-GENERATORS: dict[GeneratorName, Generator] = {"injected": corrupt_many, "natural": _natural_many}
-"""The error generators by name (`planverify corrupt --generator`)."""

@@ -71,7 +71,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast, get_args
 
-from planverify.noise.injected import ACTING_PLACES, CorruptSummary
+from planverify.noise.common import ACTING_PLACES, CorruptSummary
 from planverify.records.episode import Episode, ErrorType, Label, SceneObject
 from planverify.records.notation import Action, escape_text, object_type, parse_action
 from planverify.world.mentions import mentions_type

@@ -622,11 +622,11 @@ def test_goal_changes_and_renames() -> None:
 
 
 def test_colloquial_goals_read_like_requests() -> None:
-    from planverify.noise.natural import _goals, _phrase
+    from planverify.noise.natural.goals import goals_of, phrase_goal
 
     rng = random.Random(0)
     said = {
-        goal: {_phrase(g, rng) for _ in range(30) for g in _goals(goal) or []}
+        goal: {phrase_goal(g, rng) for _ in range(30) for g in goals_of(goal) or []}
         for goal in (
             "Put all RemoteControl on one CoffeeTable.",
             "Put all Fork on any DiningTable.",
@@ -645,7 +645,7 @@ def test_colloquial_goals_read_like_requests() -> None:
     assert any("sports" in s for s in said["Put all SportsEquipment on any Bed."])
     assert "make me a coffee" in said["Prepare coffee in a clean mug."]
     assert any("two" in s for s in said["Serve 2 slice(s) of Tomato on a Plate."])
-    assert _goals("Tidy up the room.") is None
+    assert goals_of("Tidy up the room.") is None
 
 
 def test_a_renamed_step_is_no_error_an_invented_object_is() -> None:

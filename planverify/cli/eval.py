@@ -10,6 +10,7 @@ matplotlib, a DATASET that holds no annotated episodes), reported before any wor
 from __future__ import annotations
 
 import contextlib
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -221,26 +222,14 @@ def eval_command(
         params = parse_params(model_param)
     except ValueError as exc:
         raise _fail(str(exc)) from None
-    table: dict[EvalMode, tuple[Mode, ...]] = {
-        EvalMode.static: ("static",),
-        EvalMode.iterative: ("iterative",),
-        EvalMode.both: ("static", "iterative"),
-    }
-    modes = table[mode]
+    modes = MODES[mode]
     judges = _specs(judge, "rules,baseline")
     planners = _specs(planner, "rules")
     try:
         require_matplotlib()
     except MissingMatplotlib as exc:
         raise _fail(str(exc)) from None
-    if (problem := expect(dataset, "annotated episodes", "DATASET")) is not None:
-        raise _fail(problem)
-    episodes, skipped = read_annotated(dataset)
-    for line in skipped:
-        say(err, "skipped:", "yellow", line)
-    if not episodes:
-        raise _fail(f"{dataset}: no annotated episodes (planverify corrupt makes some)")
-    episodes = episodes[:limit]
+    episodes, skipped = _annotated(dataset, limit)
 
     from planverify.llm.calls import CallLimits
 
@@ -250,19 +239,16 @@ def eval_command(
     store = SQLiteCache(cache) if wants_cache and not no_cache else None
     try:
         try:
+            limits = CallLimits(
+                rps=rps, tpm=tpm, timeout=timeout, max_retries=max_retries, concurrency=concurrency
+            )
             runs = plan_runs(
                 judges,
                 planners,
                 modes,
                 max_iterations=max_iterations,
                 cache=store,
-                limits=CallLimits(
-                    rps=rps,
-                    tpm=tpm,
-                    timeout=timeout,
-                    max_retries=max_retries,
-                    concurrency=concurrency,
-                ),
+                limits=limits,
                 judge_output=judge_output,
                 grounding=grounding,
                 base_url=base_url,
@@ -272,46 +258,19 @@ def eval_command(
         except (ModelSpecError, ValueError) as exc:
             raise _fail(str(exc)) from None
         err.print(f"{len(episodes)} episodes x {len(runs)} runs", highlight=False)
-        bar, tasks = _progress(runs, len(episodes))
-        tally = Tally(total=len(episodes) * len(runs))
-        plain = PlainProgress(tally, stream=err.file) if not err.is_terminal else None
-
-        def advance(index: int, result: object) -> None:
-            failed = getattr(result, "status", "ok") == "error"
-            task = bar.tasks[index]
-            bar.update(tasks[index], advance=1, failed=task.fields["failed"] + failed)
-            tally.done += 1
-            tally.failed += failed
-            if plain is not None:
-                plain.refresh()  # a plain line every few seconds where there is no terminal
-
-        async def main() -> tuple[list[Cell], DatasetSync | None, list[Experiment]]:
-            with bar, plain or contextlib.nullcontext():
-                cells = await run_cells(
-                    runs,
-                    episodes,
-                    concurrency=concurrency,
-                    seed=seed,
-                    resamples=resamples,
-                    on_result=advance,
-                )
-            if not langsmith_dataset:
-                return cells, None, []
-            sync, experiments = await run_langsmith(
-                langsmith_dataset,
+        cells, sync, experiments = run(
+            _evaluate(
+                runs,
                 episodes,
-                cells,
+                Sampling(concurrency=concurrency, seed=seed, resamples=resamples),
+                langsmith_dataset=langsmith_dataset,
                 max_iterations=max_iterations,
                 dataset=str(dataset),
-                concurrency=concurrency,
             )
-            return cells, sync, experiments
-
-        cells, sync, experiments = run(main())
+        )
     finally:
         if store is not None:
             store.close()
-
     settings = EvalSettings(
         dataset=str(dataset),
         judges=list(dict.fromkeys(r.judge for r in runs)),
@@ -330,6 +289,94 @@ def eval_command(
         langsmith_dataset=sync.as_dict() if sync is not None else None,
     )
     files = write_report(cells, episodes, report, settings)
+    _tell(cells, store, cache, langsmith_dataset, sync, experiments)
+    _print(f"report: {files.report}")
+    if skipped or any(c.failed for c in cells):
+        raise typer.Exit(1)
+
+
+MODES: dict[EvalMode, tuple[Mode, ...]] = {
+    EvalMode.static: ("static",),
+    EvalMode.iterative: ("iterative",),
+    EvalMode.both: ("static", "iterative"),
+}
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """How the grid runs and how its scores are resampled."""
+
+    concurrency: int  # episodes verified at once
+    seed: int  # seed of the bootstrap
+    resamples: int  # bootstrap resamples
+
+
+def _annotated(dataset: Path, limit: int | None) -> tuple[list[Episode], list[str]]:
+    """The first `limit` annotated episodes of the dataset, and the lines skipped."""
+    if (problem := expect(dataset, "annotated episodes", "DATASET")) is not None:
+        raise _fail(problem)
+    episodes, skipped = read_annotated(dataset)
+    for line in skipped:
+        say(err, "skipped:", "yellow", line)
+    if not episodes:
+        raise _fail(f"{dataset}: no annotated episodes (planverify corrupt makes some)")
+    return episodes[:limit], skipped
+
+
+async def _evaluate(
+    runs: list[Run],
+    episodes: list[Episode],
+    sampling: Sampling,
+    *,
+    langsmith_dataset: str | None,
+    max_iterations: int,
+    dataset: str,
+) -> tuple[list[Cell], DatasetSync | None, list[Experiment]]:
+    """Every run over every episode with a progress bar, then the LangSmith experiments."""
+    bar, tasks = _progress(runs, len(episodes))
+    tally = Tally(total=len(episodes) * len(runs))
+    plain = PlainProgress(tally, stream=err.file) if not err.is_terminal else None
+
+    def advance(index: int, result: object) -> None:
+        failed = getattr(result, "status", "ok") == "error"
+        task = bar.tasks[index]
+        bar.update(tasks[index], advance=1, failed=task.fields["failed"] + failed)
+        tally.done += 1
+        tally.failed += failed
+        if plain is not None:
+            plain.refresh()  # a plain line every few seconds where there is no terminal
+
+    with bar, plain or contextlib.nullcontext():
+        cells = await run_cells(
+            runs,
+            episodes,
+            concurrency=sampling.concurrency,
+            seed=sampling.seed,
+            resamples=sampling.resamples,
+            on_result=advance,
+        )
+    if not langsmith_dataset:
+        return cells, None, []
+    sync, experiments = await run_langsmith(
+        langsmith_dataset,
+        episodes,
+        cells,
+        max_iterations=max_iterations,
+        dataset=dataset,
+        concurrency=sampling.concurrency,
+    )
+    return cells, sync, experiments
+
+
+def _tell(
+    cells: list[Cell],
+    store: SQLiteCache | None,
+    cache: Path,
+    langsmith_dataset: str | None,
+    sync: DatasetSync | None,
+    experiments: list[Experiment],
+) -> None:
+    """One line per cell, then what the model cache and LangSmith did."""
     for cell in cells:
         _print(_line(cell))
     if store is not None:
@@ -341,6 +388,3 @@ def eval_command(
             else f"run locally (no {API_KEY_ENV}; nothing sent)"
         )
         _print(f"LangSmith: {len(experiments)} experiment(s) {where}")
-    _print(f"report: {files.report}")
-    if skipped or any(c.failed for c in cells):
-        raise typer.Exit(1)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import orjson
 import typer
@@ -17,6 +17,9 @@ from planverify.records.episode import Episode, EpisodeError
 from planverify.records.evidence import Evidence
 from planverify.records.result import VerificationResult
 from planverify.runs.console import err, literal, out, say
+
+if TYPE_CHECKING:
+    from planverify.metrics.scoring import Report
 
 
 def score(
@@ -49,7 +52,6 @@ def score(
 ) -> None:
     """Recall, precision and F1 of results against labels, overall, per error type and per task."""
     from planverify.metrics.scoring import BELOW_LEVEL, infer_mode, score_results
-    from planverify.records.episode import iter_jsonl
     from planverify.records.jsonl import UnusableFile, expect, read_all
 
     for problem in (
@@ -64,14 +66,7 @@ def score(
         outcomes = [r for _, r in read_all(results, VerificationResult, "a result record")]
     except UnusableFile as exc:
         raise fail(str(exc)) from None
-    episodes: list[Episode] = []
-    skipped = 0
-    for item in iter_jsonl(annotated):
-        if isinstance(item, EpisodeError):
-            skipped += 1
-            say(err, "skipped", "red", str(item))
-        else:
-            episodes.append(item)
+    episodes, skipped = _annotated(annotated)
     _check_pairing(episodes, outcomes, annotated, results)
     if mode == "auto":
         try:
@@ -83,49 +78,7 @@ def score(
     if min_evidence is not None:
         title += f", evidence {min_evidence} or stronger"
         out.print(literal(f"evidence: {BELOW_LEVEL.format(level=min_evidence)}"))
-    table = Table(title=title, title_justify="left")
-    for column in ("group", "TP", "FP", "FN", "recall", "precision", "F1"):
-        table.add_column(column, justify="left" if column == "group" else "right")
-
-    def pct(value: float | None) -> str:
-        return "-" if value is None else f"{100 * value:.1f}"
-
-    groups = [("overall", scored.overall)]
-    groups += [(f"error: {k}", v) for k, v in sorted(scored.by_error.items())]
-    groups += [(f"task: {k}", v) for k, v in sorted(scored.by_task.items())]
-    for name, s in groups:
-        c = s.counts
-        table.add_row(
-            literal(name),
-            str(c.tp),
-            str(c.fp),
-            str(c.fn),
-            pct(s.recall),
-            pct(s.precision),
-            pct(s.f1),
-        )
-    out.print(table)
-    levels = Table(title="label and plan level, with and without motion", title_justify="left")
-    for column in ("level", "TP", "FP", "FN", "recall", "precision", "F1"):
-        levels.add_column(column, justify="left" if column == "level" else "right")
-    rows = [
-        ("labels, with motion", scored.overall),
-        ("labels, without motion", scored.without_motion),
-    ]
-    rows += [(f"plan, {k.replace('_', ' ')}", v) for k, v in (scored.plan_level or {}).items()]
-    for name, s in ((n, v) for n, v in rows if v is not None):
-        c = s.counts
-        levels.add_row(
-            name, str(c.tp), str(c.fp), str(c.fn), pct(s.recall), pct(s.precision), pct(s.f1)
-        )
-    out.print(levels)
-    o = scored.overall
-    if o.recall_ci and o.precision_ci:
-        out.print(
-            f"95% intervals: recall {pct(o.recall_ci.low)}-{pct(o.recall_ci.high)}, "
-            f"precision {pct(o.precision_ci.low)}-{pct(o.precision_ci.high)}",
-            highlight=False,
-        )
+    _print_scores(scored, title)
     if scored.failed:
         say(
             err,
@@ -193,3 +146,65 @@ def _same_content(episode: Episode, result: VerificationResult) -> bool:
     if result.input_digest is not None:
         return result.input_digest == episode.input_digest
     return not result.original or result.original == episode.actions
+
+
+def _annotated(path: Path) -> tuple[list[Episode], int]:
+    """The episodes of an annotated file, and how many lines were skipped (each said why)."""
+    from planverify.records.episode import iter_jsonl
+
+    episodes: list[Episode] = []
+    skipped = 0
+    for item in iter_jsonl(path):
+        if isinstance(item, EpisodeError):
+            skipped += 1
+            say(err, "skipped", "red", str(item))
+        else:
+            episodes.append(item)
+    return episodes, skipped
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}"
+
+
+def _print_scores(scored: Report, title: str) -> None:
+    """The scores by group (overall, error type, task), then by level, then the intervals."""
+    table = Table(title=title, title_justify="left")
+    for column in ("group", "TP", "FP", "FN", "recall", "precision", "F1"):
+        table.add_column(column, justify="left" if column == "group" else "right")
+    groups = [("overall", scored.overall)]
+    groups += [(f"error: {k}", v) for k, v in sorted(scored.by_error.items())]
+    groups += [(f"task: {k}", v) for k, v in sorted(scored.by_task.items())]
+    for name, s in groups:
+        c = s.counts
+        table.add_row(
+            literal(name),
+            str(c.tp),
+            str(c.fp),
+            str(c.fn),
+            _pct(s.recall),
+            _pct(s.precision),
+            _pct(s.f1),
+        )
+    out.print(table)
+    levels = Table(title="label and plan level, with and without motion", title_justify="left")
+    for column in ("level", "TP", "FP", "FN", "recall", "precision", "F1"):
+        levels.add_column(column, justify="left" if column == "level" else "right")
+    rows = [
+        ("labels, with motion", scored.overall),
+        ("labels, without motion", scored.without_motion),
+    ]
+    rows += [(f"plan, {k.replace('_', ' ')}", v) for k, v in (scored.plan_level or {}).items()]
+    for name, s in ((n, v) for n, v in rows if v is not None):
+        c = s.counts
+        levels.add_row(
+            name, str(c.tp), str(c.fp), str(c.fn), _pct(s.recall), _pct(s.precision), _pct(s.f1)
+        )
+    out.print(levels)
+    o = scored.overall
+    if o.recall_ci and o.precision_ci:
+        out.print(
+            f"95% intervals: recall {_pct(o.recall_ci.low)}-{_pct(o.recall_ci.high)}, "
+            f"precision {_pct(o.precision_ci.low)}-{_pct(o.precision_ci.high)}",
+            highlight=False,
+        )

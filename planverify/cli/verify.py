@@ -215,8 +215,6 @@ def verify(
     ] = None,
 ) -> None:
     """Verify plans: flag unneeded steps, add missing ones, loop until the Judge has no objections."""
-    from planverify.api import Verifier, open_checkpointer
-
     if goal == "infer" and planner == "rules":
         raise fail(
             "--goal infer needs a model planner (--planner provider:model); the rules planner has no model"
@@ -281,27 +279,9 @@ def verify(
             )
         return _verify_on_server(server, batch, limits=limits, settings=settings)
     where = None if no_checkpoint else checkpoint
-
-    async def run() -> BatchReport:
-        async with AsyncExitStack() as stack:
-            stack.push_async_exit(_closing_store(batch, where))
-            try:
-                saver = await stack.enter_async_context(open_checkpointer(where))
-            except Exception as exc:
-                raise fail(f"cannot open the checkpoint {where}: {exc}".splitlines()[0]) from None
-            try:
-                verifier = Verifier(
-                    **settings,
-                    checkpointer=saver,
-                    reviewer=_ask_review if review else None,
-                    limits=limits,
-                )
-            except (ModelSpecError, SettingsError) as exc:
-                raise fail(str(exc)) from None
-            return await batch.stream(verifier)
-
     with writing(output):
-        _finish(_interruptible(run(), output, where), output)
+        local = _verify_locally(batch, where, settings, limits=limits, review=review)
+        _finish(_interruptible(local, output, where), output)
 
 
 @dataclass
@@ -480,3 +460,32 @@ def _ask_review(payload: dict[str, Any]) -> Any:
         if s.isdigit() and 1 <= int(s) <= len(plan)
     ]
     return {"flags": [{"step": s, "reason": "removed by the reviewer"} for s in steps]}
+
+
+async def _verify_locally(
+    batch: Batch,
+    where: str | None,
+    settings: dict[str, Any],
+    *,
+    limits: CallLimits,
+    review: bool,
+) -> BatchReport:
+    """Verify the batch in this process, checkpointing to `where` (None: no checkpoints)."""
+    from planverify.api import Verifier, open_checkpointer
+
+    async with AsyncExitStack() as stack:
+        stack.push_async_exit(_closing_store(batch, where))
+        try:
+            saver = await stack.enter_async_context(open_checkpointer(where))
+        except Exception as exc:
+            raise fail(f"cannot open the checkpoint {where}: {exc}".splitlines()[0]) from None
+        try:
+            verifier = Verifier(
+                **settings,
+                checkpointer=saver,
+                reviewer=_ask_review if review else None,
+                limits=limits,
+            )
+        except (ModelSpecError, SettingsError) as exc:
+            raise fail(str(exc)) from None
+        return await batch.stream(verifier)

@@ -215,6 +215,29 @@ async def run_batch(
     return report
 
 
+def _accepted(
+    item: Episode | EpisodeError,
+    first_seen: dict[str, str],
+    report: BatchReport,
+    tally: Tally,
+) -> Episode | None:
+    """The episode to verify, or None when the item is skipped (a bad record, or an id seen
+    before): the skip is reported and said."""
+    if isinstance(item, Episode) and item.id in first_seen:
+        message = (
+            f"episode id {item.id!r} appears more than once (first at "
+            f"{first_seen[item.id]}); ids must be unique"
+        )
+        item = EpisodeError(item.origin, 0, message, reason="repeated id")
+    if isinstance(item, EpisodeError):
+        report.skipped.append(item)
+        say(err, "skipped", "red", str(item))
+        tally.total = max(tally.total - 1, tally.done)
+        return None
+    first_seen[item.id] = item.origin
+    return item
+
+
 async def _stream(
     verifier: Any,
     items: Iterable[Episode | EpisodeError],
@@ -268,23 +291,14 @@ async def _stream(
             for item in items:
                 if limit is not None and len(order) >= limit:
                     break
-                if isinstance(item, Episode) and item.id in first_seen:
-                    message = (
-                        f"episode id {item.id!r} appears more than once (first at "
-                        f"{first_seen[item.id]}); ids must be unique"
-                    )
-                    item = EpisodeError(item.origin, 0, message, reason="repeated id")
-                if isinstance(item, EpisodeError):
-                    report.skipped.append(item)
-                    say(err, "skipped", "red", str(item))
-                    tally.total = max(tally.total - 1, tally.done)
+                episode = _accepted(item, first_seen, report, tally)
+                if episode is None:
                     continue
-                first_seen[item.id] = item.origin
                 if report.stopped is not None:
                     report.not_started += 1
                     continue
-                order.append(item.id)
-                reused = known.get((item.id, item.input_digest)) if known else None
+                order.append(episode.id)
+                reused = known.get((episode.id, episode.input_digest)) if known else None
                 if reused is not None:
                     finish(reused, record=False)
                     continue
@@ -297,7 +311,7 @@ async def _stream(
                     order.pop()
                     report.stopped, report.not_started = why, report.not_started + 1
                     continue
-                job = asyncio.create_task(one(item))
+                job = asyncio.create_task(one(episode))
                 running.add(job)
                 job.add_done_callback(running.discard)
             if running:

@@ -36,7 +36,7 @@ from planverify.noise.natural.knowledge import (
 from planverify.noise.natural.missing import (
     opens_for,
 )
-from planverify.records.notation import object_type
+from planverify.records.notation import Action, object_type
 
 # --------------------------------------------------------------------------- the errors
 
@@ -147,75 +147,89 @@ def make_wrong_object(d: Draft, rng: random.Random) -> bool:
         if not d.kept(j) or (use is not None and not d.kept(use)):
             continue
         later = d.steps[use] if use is not None else None
-        options: list[tuple[str, str]] = []  # (look-alike, variant)
-        for other in LOOK_ALIKES.get(kind, ()):
-            if other in d.needed or other in d.names:
-                continue
-            if d.view.known and loose_object(d, other) is None:
-                continue
-            options.append((other, "swapped"))
-            if (
-                later is not None
-                and later.verb == "PutAOnB"
-                and kind not in KNIVES
-                and (not d.view.known or d.view.place(object_type(later.objects[1])))
-            ):
-                options.append((other, "carried"))
-        if kind in KNIVES and later is not None and later.verb == "Slice":
-            sliced = later.objects[0]
-            if not any(s.verb == "Slice" and s.objects == (sliced,) for s in d.steps[:j]):
-                for other in NOT_KNIVES:
-                    if (
-                        other not in d.needed
-                        and other not in d.names
-                        and (not d.view.known or loose_object(d, other))
-                    ):
-                        options.append((other, "tried_to_slice"))
-        if (
-            later is not None
-            and later.verb == "PourFromAIntoB"
-            and object_type(later.objects[1]) in PLANTS
-            and d.view.known
-        ):
-            for other in sorted(VESSELS - {kind}):
-                objects = [o for o in d.view.of(other) if o.pickupable and d.view.reachable(o)]
-                if objects and other not in d.names and not any(o.filled for o in d.view.of(other)):
-                    options.append((other, "poured_empty"))
+        options = _look_alikes(d, j, kind, later)
         if not options:
             continue
         other, variant = rng.choice(options)
         back = put_back(d, loose_object(d, other))
         if back is None:
             continue
-        lines = [Line(driver_line("PickUp", other), f"fetches {other} instead of the {kind}")]
-        if variant == "carried":
-            assert later is not None
-            target = later.objects[1]
-            lines += [
-                Line(
-                    driver_line("PutAOnB", other, target),
-                    f"puts {other} where the {kind} should go",
-                ),
-                _remark(rng, other, kind),
-                Line(driver_line("PickUp", other), f"takes {other} away again"),
-            ]
-        elif variant == "tried_to_slice":
-            assert later is not None
-            lines.append(Line(driver_line("Slice", later.objects[0]), f"{other} cannot slice"))
-        elif variant == "poured_empty":
-            assert later is not None
-            lines.append(
-                Line(
-                    driver_line("PourFromAIntoB", other, later.objects[1]),
-                    f"{other} holds no water",
-                )
-            )
-        if variant != "carried" and rng.random() < 0.6:
-            lines.append(_remark(rng, other, kind))
-        lines.append(Line(driver_line("PutAOnB", other, back), f"puts {other} back"))
+        lines = _fetch_and_return(rng, variant, other, kind, later, back)
         d.add(j, "wrong_object", lines, variant=variant, relies_on=[j] if use is None else [j, use])
         return True
     return False
+
+
+def _look_alikes(d: Draft, j: int, kind: str, later: Action | None) -> list[tuple[str, str]]:
+    """What could be fetched instead of the object step `j` picks up, and how (the variant)."""
+    options: list[tuple[str, str]] = []  # (look-alike, variant)
+    for other in LOOK_ALIKES.get(kind, ()):
+        if other in d.needed or other in d.names:
+            continue
+        if d.view.known and loose_object(d, other) is None:
+            continue
+        options.append((other, "swapped"))
+        if (
+            later is not None
+            and later.verb == "PutAOnB"
+            and kind not in KNIVES
+            and (not d.view.known or d.view.place(object_type(later.objects[1])))
+        ):
+            options.append((other, "carried"))
+    if kind in KNIVES and later is not None and later.verb == "Slice":
+        sliced = later.objects[0]
+        if not any(s.verb == "Slice" and s.objects == (sliced,) for s in d.steps[:j]):
+            for other in NOT_KNIVES:
+                if (
+                    other not in d.needed
+                    and other not in d.names
+                    and (not d.view.known or loose_object(d, other))
+                ):
+                    options.append((other, "tried_to_slice"))
+    if (
+        later is not None
+        and later.verb == "PourFromAIntoB"
+        and object_type(later.objects[1]) in PLANTS
+        and d.view.known
+    ):
+        for other in sorted(VESSELS - {kind}):
+            objects = [o for o in d.view.of(other) if o.pickupable and d.view.reachable(o)]
+            if objects and other not in d.names and not any(o.filled for o in d.view.of(other)):
+                options.append((other, "poured_empty"))
+    return options
+
+
+def _fetch_and_return(
+    rng: random.Random, variant: str, other: str, kind: str, later: Action | None, back: str
+) -> list[Line]:
+    """The steps of fetching `other` for a `kind`, what happens with it, and putting it back."""
+    lines = [Line(driver_line("PickUp", other), f"fetches {other} instead of the {kind}")]
+    if variant == "carried":
+        assert later is not None
+        target = later.objects[1]
+        lines += [
+            Line(
+                driver_line("PutAOnB", other, target),
+                f"puts {other} where the {kind} should go",
+            ),
+            _remark(rng, other, kind),
+            Line(driver_line("PickUp", other), f"takes {other} away again"),
+        ]
+    elif variant == "tried_to_slice":
+        assert later is not None
+        lines.append(Line(driver_line("Slice", later.objects[0]), f"{other} cannot slice"))
+    elif variant == "poured_empty":
+        assert later is not None
+        lines.append(
+            Line(
+                driver_line("PourFromAIntoB", other, later.objects[1]),
+                f"{other} holds no water",
+            )
+        )
+    if variant != "carried" and rng.random() < 0.6:
+        lines.append(_remark(rng, other, kind))
+    lines.append(Line(driver_line("PutAOnB", other, back), f"puts {other} back"))
+    return lines
 
 
 def _remark(rng: random.Random, wrong: str, right: str) -> Line:

@@ -89,6 +89,7 @@ def _message(pa: Any) -> Any:
 
 def schema(fmt: Format, rows: Sequence[dict[str, Any]]) -> tuple[Any, set[str]]:
     """The Arrow schema of a format's rows, and the columns stored as JSON text."""
+    # a long flat table: one schema per format reads better whole (tests/test_layout.py)
     pa = _arrow()
     if fmt == "sft":
         return pa.schema(

@@ -35,7 +35,7 @@ from certify_fidelity import set_options, source_of  # the script next to this o
 
 from planverify import verify_many
 from planverify.agents.base import JudgeReply
-from planverify.metrics.scoring import Counts, clean_plan, plan_counts, score_results
+from planverify.metrics import Counts, clean_plan, plan_counts, score_results
 from planverify.noise import GENERATORS
 from planverify.records.critique import Critique, Flag, Missing
 from planverify.records.episode import Episode, Scene

@@ -33,7 +33,7 @@ from pydantic import Field
 
 from planverify import verify_many
 from planverify.inputs.sources import load_episodes
-from planverify.metrics.scoring import Counts, canonical, clean_plan, plan_counts
+from planverify.metrics import Counts, canonical, clean_plan, plan_counts
 from planverify.noise import ANNOTATION_KEYS, GENERATORS
 from planverify.records.episode import Episode
 from planverify.records.notation import parse_action

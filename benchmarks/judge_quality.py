@@ -43,7 +43,7 @@ from hand_set import HandSetUnavailable, load_hand_set
 
 from planverify import verify_many
 from planverify.inputs.sources import load_episodes
-from planverify.metrics.scoring import Counts, Report, Scores, plan_counts, score_results, summarize
+from planverify.metrics import Counts, Report, Scores, plan_counts, score_results, summarize
 from planverify.noise import ANNOTATION_KEYS, GENERATORS
 from planverify.records.episode import Episode
 from planverify.records.result import VerificationResult

@@ -1,7 +1,7 @@
 """Evaluation: the paper's tables, convergence, reports with plots, LangSmith experiments.
 
 - `grid`: every Judge x Planner pair over an annotated set (`plan_runs`, `run_cells`,
-  `arun_grid`), each run scored with `planverify.metrics.scoring`.
+  `arun_grid`), each run scored with `planverify.metrics`.
 - `convergence`: the share of plans final after k revision rounds (Figure 3), stop reasons,
   plan-length cut, and how many final plans the simulator can carry out.
 - `report`, `plots`: report.md, results.json and PNG figures (matplotlib, the `eval` extra).

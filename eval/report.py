@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 from pydantic import BaseModel, Field, field_validator
 
-from planverify.metrics.scoring import OTHER, Interval, Scores, actions_in
+from planverify.metrics import OTHER, Interval, Scores, actions_in
 from planverify.prompts import PROMPT_VERSION
 from planverify.records.episode import Episode
 from planverify.records.notation import MOTION_VERBS, NotationError, parse_action
@@ -189,7 +189,7 @@ _STEP = re.compile(r"^step (\d+): (.*)$", re.S)
 
 
 def _false_positive(text: str, result: VerificationResult | None, mode: str) -> tuple[str, str]:
-    """(pattern, the Judge's rationale) of one false positive as `planverify.metrics.scoring` words it."""
+    """(pattern, the Judge's rationale) of one false positive as `planverify.metrics` words it."""
     step = _STEP.match(text)
     if step:
         index, line = int(step[1]) - 1, step[2]  # "step N" counts from 1

@@ -26,7 +26,7 @@ from planverify.eval.cache import SQLiteCache
 from planverify.eval.convergence import convergence
 from planverify.eval.grid import NO_PLANNER, arun_grid, plan_runs
 from planverify.eval.report import false_positive_patterns, miss_patterns
-from planverify.metrics.scoring import score_results
+from planverify.metrics import score_results
 from planverify.prompts import PROMPT_VERSION
 from planverify.records.episode import Episode, Label, iter_jsonl
 from planverify.records.result import VerificationResult

@@ -20,7 +20,7 @@ from planverify.export.formats import rows
 from planverify.graphs.edits import grade, insert_steps
 from planverify.graphs.review import apply_review
 from planverify.inputs.sources import load_episodes
-from planverify.metrics.scoring import Counts, evidence_levels, format_report, score_results
+from planverify.metrics import Counts, evidence_levels, format_report, score_results
 from planverify.noise import ANNOTATION_KEYS, GENERATORS
 from planverify.records.critique import Critique, Flag, Missing
 from planverify.records.episode import Episode, iter_jsonl

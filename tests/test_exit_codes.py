@@ -337,7 +337,7 @@ WHILE = {  # where Ctrl-C stops each command
     "verify": "planverify.cli.verify.run",
     "convert": "planverify.inputs.teach.iter_games",
     "corrupt": "planverify.inputs.sources.iter_inputs",
-    "score": "planverify.metrics.scoring.score_results",
+    "score": "planverify.metrics.score_results",
     "eval": "planverify.cli.eval.read_annotated",
     "export": "planverify.export.export_results",
     "review": "planverify.review.build_site",

@@ -11,7 +11,7 @@ from types import ModuleType
 
 import pytest
 
-from planverify.metrics.scoring import plan_counts
+from planverify.metrics import plan_counts
 from planverify.records.episode import Episode, Label
 from planverify.records.notation import MOTION_VERBS, parse_action
 

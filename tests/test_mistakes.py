@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from planverify.metrics.scoring import gold_plan, score_results
+from planverify.metrics import gold_plan, score_results
 from planverify.noise import GENERATORS, CorruptSummary
 from planverify.noise.common import ACTING_PLACES
 from planverify.noise.natural import (

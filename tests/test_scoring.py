@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from planverify.metrics.scoring import (
+from planverify.metrics import (
     Counts,
     actions_in,
     bootstrap,

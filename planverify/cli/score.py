@@ -19,7 +19,7 @@ from planverify.records.result import VerificationResult
 from planverify.runs.console import err, literal, out, say
 
 if TYPE_CHECKING:
-    from planverify.metrics.scoring import Report
+    from planverify.metrics import Report
 
 
 def score(
@@ -51,7 +51,8 @@ def score(
     ] = None,
 ) -> None:
     """Recall, precision and F1 of results against labels, overall, per error type and per task."""
-    from planverify.metrics.scoring import BELOW_LEVEL, infer_mode, score_results
+    from planverify.metrics import infer_mode, score_results
+    from planverify.metrics.report import BELOW_LEVEL
     from planverify.records.jsonl import UnusableFile, expect, read_all
 
     for problem in (

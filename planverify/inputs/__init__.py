@@ -2,3 +2,7 @@
 
 May import `records` only.
 """
+
+from planverify.inputs.sources import InputError, LoadedEpisodes, load_episodes
+
+__all__ = ["InputError", "LoadedEpisodes", "load_episodes"]

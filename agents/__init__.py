@@ -1,4 +1,7 @@
-"""Judges and Planners, and how specs resolve to them."""
+"""Judges and Planners, and how specs resolve to them.
+
+May import `world`, `llm`, `prompts` and `records`.
+"""
 
 from __future__ import annotations
 

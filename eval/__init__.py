@@ -7,7 +7,8 @@
 - `report`, `plots`: report.md, results.json and PNG figures (matplotlib, the `eval` extra).
 - `cache`: `SQLiteCache`, a LangChain model cache in SQLite, so reruns cost nothing.
 - `smith`: the annotated set as a LangSmith dataset, each run as an experiment.
-- `cli`: `eval_command`, the `planverify eval` command.
+
+The command is `planverify.cli.eval`. May import `api` and the layers below.
 """
 
 from planverify.eval.cache import DEFAULT_CACHE, SQLiteCache

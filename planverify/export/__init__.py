@@ -3,6 +3,8 @@
 `export_results` joins results with their input episodes (by id and content), applies human
 decisions from `planverify review`, and writes one of four formats (`FORMATS`) as JSONL, or as
 Parquet in a folder with a dataset card, optionally one file per task family or split.
+
+The command is `planverify.cli.export`. May import `stores` and `records`.
 """
 
 from __future__ import annotations

@@ -15,6 +15,8 @@ applies.
 
 The site goes into a new or empty folder, or one it was written to before: `MARKER` lists the
 files review wrote there, and a rebuild deletes only those. A folder with other files is refused.
+
+The command is `planverify.cli.review`. May import `export`, `stores` and `records`.
 """
 
 from __future__ import annotations

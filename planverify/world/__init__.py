@@ -7,7 +7,11 @@ plans proved by simulation.
 - `text_goals`: goal specs read from a goal text and the Commander's words;
 - `classes`, `vocabulary`: TEACh's object classes, and the words people use for objects;
 - `trace`, `repair`: simulating variants of a plan, and the minimal-repair verdicts;
-- `certify`: checking another Judge's flags and a Planner's insertions by simulation.
+- `certify`: checking another Judge's flags and a Planner's insertions by simulation;
+- `start`, `mentions`, `facts`: the state at a plan's start, words that name types and verbs,
+  and facts for a model Judge's prompt.
+
+May import `records` only.
 
 `ground` gathers what an episode says about its goal; the Judges take it from there.
 

@@ -22,6 +22,7 @@ demo: install
 
 test: install
 	$(BIN)/ruff check .
+	PYTHON=$(BIN)/python scripts/import-contracts.sh
 	$(BIN)/python -m pytest
 
 # Opt-in: the model path against a real model server on loopback (../shared/tools/local-llm builds
@@ -38,6 +39,7 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	MYPY=$(BIN)/mypy scripts/typecheck.sh
+	PYTHON=$(BIN)/python scripts/import-contracts.sh
 
 format: install
 	$(BIN)/ruff format .

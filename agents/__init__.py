@@ -1,4 +1,7 @@
-"""Judges and Planners, and how specs resolve to them."""
+"""Judges and Planners, and how specs resolve to them.
+
+May import `world`, `llm`, `prompts` and `records`.
+"""
 
 from __future__ import annotations
 
@@ -11,11 +14,10 @@ from planverify.agents.baseline import BaselineJudge
 from planverify.agents.judge import ModelJudge
 from planverify.agents.planner import ModelPlanner, RulesPlanner
 from planverify.agents.rules import RulesJudge
-from planverify.calls import CallLimits
-from planverify.graphs.context import label
-from planverify.models import ModelSpec, ModelSpecError, load_chat_model, parse_spec
-from planverify.params import ModelOptions, init_options, tuning
-from planverify.redaction import public_url
+from planverify.llm.calls import CallLimits
+from planverify.llm.models import ModelSpec, ModelSpecError, load_chat_model, parse_spec
+from planverify.llm.params import ModelOptions, init_options, tuning
+from planverify.records.redaction import public_url
 
 OFFLINE_JUDGES = ("rules", "baseline")
 OFFLINE_PLANNERS = ("rules",)
@@ -31,6 +33,28 @@ def version_of_spec(spec: str, role: Literal["judge", "planner"]) -> str:
         else {"rules": RulesPlanner.version}
     )
     return offline.get(spec, PROMPT_VERSION)
+
+
+def label(thing: Any) -> str:
+    """The name of a Judge, Planner or chat model in settings and price lookups."""
+    if isinstance(thing, str):
+        return thing
+    model = getattr(thing, "model", None)
+    if isinstance(thing, BaseChatModel) or not isinstance(model, BaseChatModel):
+        return str(
+            getattr(thing, "name", None)
+            or getattr(thing, "model_name", None)
+            or type(thing).__name__
+        )
+    return label(model)
+
+
+def version_of(thing: Any, role: Literal["judge", "planner"]) -> str | None:
+    """The version of a Judge's or Planner's own logic (specs resolve to the built-in ones)."""
+    if isinstance(thing, str):
+        return version_of_spec(thing, role)
+    value = getattr(thing, "version", None)
+    return str(value) if value is not None else None
 
 
 def provider_key(spec: ModelSpec) -> str:
@@ -50,7 +74,7 @@ def resolve_judge(
     **model_options: Any,
 ) -> Judge:
     """A Judge from a spec ("rules", "baseline", a preset, "provider:model"), a model or a Judge;
-    `options` override the request parameters of a model made from a spec (`planverify.params`)."""
+    `options` override the request parameters of a model made from a spec (`planverify.llm.params`)."""
     if isinstance(judge, str):
         if judge == "baseline":
             return BaselineJudge()
@@ -105,7 +129,9 @@ __all__ = [
     "Planner",
     "RulesJudge",
     "RulesPlanner",
+    "label",
     "resolve_judge",
     "resolve_planner",
+    "version_of",
     "version_of_spec",
 ]

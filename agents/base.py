@@ -11,11 +11,11 @@ from langchain_core.messages import BaseMessage
 from pydantic import BaseModel
 
 from planverify.agents.output import answer, usage_of
-from planverify.calls import CallPolicy, counting_unknown, estimate_tokens
-from planverify.critique import Critique, Dropped, Missing
-from planverify.episode import Scene
-from planverify.evidence import WEAKEST, Evidence
-from planverify.usage import TokenUsage
+from planverify.llm.calls import CallPolicy, counting_unknown, estimate_tokens
+from planverify.records.critique import Critique, Dropped, Missing
+from planverify.records.episode import Scene
+from planverify.records.evidence import WEAKEST, Evidence
+from planverify.records.usage import TokenUsage
 
 
 @dataclass

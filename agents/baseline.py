@@ -16,9 +16,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from planverify.agents.base import JudgeReply
-from planverify.critique import Critique, Flag
-from planverify.episode import Scene
-from planverify.notation import parse_action
+from planverify.records.critique import Critique, Flag
+from planverify.records.episode import Scene
+from planverify.records.notation import parse_action
 from planverify.world.rules import cancels
 
 

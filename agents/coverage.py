@@ -21,9 +21,9 @@ from langchain_core.messages import HumanMessage
 
 from planverify.agents.base import as_data
 from planverify.agents.parsing import add_flag, canonical
-from planverify.critique import Critique, Missing
-from planverify.notation import parse_action
 from planverify.prompts import render
+from planverify.records.critique import Critique, Missing
+from planverify.records.notation import parse_action
 
 
 def driver_steps(plan: Sequence[str]) -> list[int]:

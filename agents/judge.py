@@ -19,11 +19,11 @@ from planverify.agents.parsing import (
     canonical,
     read_judge_text,
 )
-from planverify.calls import CallPolicy
-from planverify.critique import Critique
-from planverify.episode import Scene
-from planverify.params import Tuning
+from planverify.llm.calls import CallPolicy
+from planverify.llm.params import Tuning
 from planverify.prompts import PROMPT_VERSION, render
+from planverify.records.critique import Critique
+from planverify.records.episode import Scene
 from planverify.world import Grounding
 from planverify.world.facts import facts
 

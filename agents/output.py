@@ -7,7 +7,7 @@ was asked for) counts as a refusal too, but its text is still used when it follo
 protocol (`usable`), so the call is not wasted; otherwise the next method is asked. An answer in
 the right form that fails the schema is a bad answer, not a refusal: its text goes to the text
 parser, as it always did. What worked is remembered per model and base URL
-(`planverify.capability`), so later calls go straight to it.
+(`planverify.llm.capability`), so later calls go straight to it.
 
 JSON mode sends no schema, so the schema goes into the prompt, which also says "JSON" (some
 providers refuse JSON mode unless the messages do).
@@ -25,16 +25,11 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from pydantic import BaseModel, ValidationError
 
-from planverify.calls import CallPolicy
-from planverify.capability import (
-    learn,
-    learned,
-    model_key,
-    refused_parameter,
-    refuses_method,
-)
-from planverify.params import sent_parameters, streaming, streams, with_cap, without
-from planverify.usage import TokenUsage
+from planverify.llm.calls import CallPolicy
+from planverify.llm.capability import learn, learned, model_key
+from planverify.llm.errors import refused_parameter, refuses_method
+from planverify.llm.params import sent_parameters, streaming, streams, with_cap, without
+from planverify.records.usage import TokenUsage
 
 S = TypeVar("S", bound=BaseModel)
 T = TypeVar("T")
@@ -184,7 +179,7 @@ async def answer(
     usable: Callable[[str], bool] | None = None,
 ) -> Outcome[S]:
     """Ask a model, with structured output when `schema` is given (falling back as above);
-    an OpenAI-compatible server is asked to stream (`planverify.params.streaming`)."""
+    an OpenAI-compatible server is asked to stream (`planverify.llm.params.streaming`)."""
     model = streaming(with_cap(model, cap))
     outcome: Outcome[S] = Outcome()
     key = model_key(model)

@@ -35,9 +35,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from planverify.critique import Critique, Dropped, Flag, Missing
-from planverify.evidence import WEAKEST, Evidence
-from planverify.notation import SAY, VERBS, Action, NotationError, parse_action
+from planverify.records.critique import Critique, Dropped, Flag, Missing
+from planverify.records.evidence import WEAKEST, Evidence
+from planverify.records.notation import SAY, VERBS, Action, NotationError, parse_action
 
 _THINK = re.compile(r"<(think|thinking|reasoning)>.*?(?:</\1\s*>|\Z)", re.S | re.I)
 _THINK_END = re.compile(r"</(?:think|thinking|reasoning)\s*>", re.I)

@@ -17,12 +17,12 @@ from pydantic import BaseModel, Field
 
 from planverify.agents.base import Answer, Insertion, PlannerReply, as_data, ask, numbered
 from planverify.agents.parsing import canonical, strip_reasoning
-from planverify.calls import CallPolicy
-from planverify.critique import Dropped, Missing
-from planverify.notation import MOTION_VERBS, NotationError, parse_action
-from planverify.params import Tuning
+from planverify.llm.calls import CallPolicy
+from planverify.llm.params import Tuning
 from planverify.prompts import PROMPT_VERSION, render
-from planverify.usage import TokenUsage
+from planverify.records.critique import Dropped, Missing
+from planverify.records.notation import MOTION_VERBS, NotationError, parse_action
+from planverify.records.usage import TokenUsage
 from planverify.world.vocabulary import words_of
 
 _INSERT = re.compile(r"INSERT\s+AFTER\s+(?:step\s*)?(?P<n>-?\d+)\s*[:\-]\s*(?P<action>.+)", re.I)

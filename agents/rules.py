@@ -6,7 +6,7 @@ still be carried out), the steps that cannot happen and what caused them, and th
 each placed where it works. No model, deterministic.
 
 >>> import asyncio
->>> from planverify.episode import Scene
+>>> from planverify.records.episode import Scene
 >>> from planverify.world import ground
 >>> kitchen = Scene.model_validate({"objects": [
 ...     {"id": "m", "type": "Mug", "name": "Mug", "pickupable": True, "receptacle": True,
@@ -35,10 +35,10 @@ from collections import OrderedDict
 from collections.abc import Sequence
 
 from planverify.agents.base import JudgeReply
-from planverify.critique import Critique, Flag, Missing
-from planverify.episode import Scene
-from planverify.evidence import Evidence, simulated
-from planverify.notation import dialogue_lines, parse_action
+from planverify.records.critique import Critique, Flag, Missing
+from planverify.records.episode import Scene
+from planverify.records.evidence import Evidence, simulated
+from planverify.records.notation import dialogue_lines, parse_action
 from planverify.world import WORLD_VERSION, Grounding, ground
 from planverify.world.repair import Review, review
 
@@ -130,7 +130,7 @@ def judge_plan(goal: str, plan: Sequence[str], grounding: Grounding) -> Critique
 def critique_of(plan: Sequence[str], verdicts: Review, grounding: Grounding) -> Critique:
     """The critique a review of a plan amounts to, each verdict with its evidence level: what
     its proof rests on (`Removal.uses_goal`, `Removal.known`) weighed by the precedence rule of
-    `planverify.evidence`: the goal counts only where the proof needs it, and a proof that used
+    `planverify.records.evidence`: the goal counts only where the proof needs it, and a proof that used
     a state the simulator did not know is `heuristic`."""
     source = grounding.spec.source if grounding.spec is not None else None
 

@@ -29,8 +29,9 @@ from typing import Any
 
 from langchain_openai import ChatOpenAI
 
-from planverify.calls import CallPolicy, ModelCallFailed
-from planverify.concurrency import gate_for
+from planverify.llm.calls import CallPolicy
+from planverify.llm.concurrency import gate_for
+from planverify.llm.errors import ModelCallFailed
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.fake_openai
 

@@ -3,13 +3,13 @@
 A fake chat model (a GenericFakeChatModel) waits a fixed latency per call and answers in the
 Judge's text protocol: the first pass flags the plan's first Move, the next pass finds nothing,
 so every episode makes exactly two model calls (checked). Episodes go through
-`planverify.batch.run_batch` with a `Verifier(judge=model, planner="rules")`, the CLI's path.
+`planverify.runs.batch.run_batch` with a `Verifier(judge=model, planner="rules")`, the CLI's path.
 Prints:
 
 - wall time, the ideal (total model latency / concurrency) and their ratio, without a
   checkpointer and with the SQLite checkpointer (`open_checkpointer`) in each LangGraph
   durability mode: "sync" (what `Verifier` uses), "async" and "exit"; and, for comparison,
-  with episodes interleaved on the event loop instead of taking turns (`planverify.turns`);
+  with episodes interleaved on the event loop instead of taking turns (`planverify.eventloop.turns`);
 - the framework's own time per Judge pass (latency 0, so model time is excluded), likewise;
 - checkpoint bytes per Judge pass for a 50-step plan;
 - peak RSS of a run of --memory-episodes episodes with SQLite, in a fresh process;
@@ -21,7 +21,7 @@ With a fixed latency every episode waits in step with the others, so their CPU b
 The durability modes other than "sync" are measured by overriding the `durability` argument
 `Verifier` passes to the graph; nothing in planverify is changed.
 
-Episodes run on the CLI's event loop (`planverify.runner`: uvloop where installed); --asyncio
+Episodes run on the CLI's event loop (`planverify.eventloop.runner`: uvloop where installed); --asyncio
 measures asyncio's own loop instead.
 
 Usage: python benchmarks/bench_latency.py [--episodes 500] [--latency 0.1] [--concurrency 32]
@@ -50,20 +50,20 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
-from planverify import runner
 from planverify.agents.base import JudgeReply
 from planverify.agents.judge import judge_messages
 from planverify.agents.parsing import parse_judge_text
 from planverify.api import Verifier, open_checkpointer
-from planverify.batch import run_batch
-from planverify.calls import CallLimits
-from planverify.episode import Episode, Scene
+from planverify.eventloop import runner
+from planverify.llm.calls import CallLimits
+from planverify.records.episode import Episode, Scene
+from planverify.runs.batch import run_batch
 
 PLAIN_ASYNCIO = False  # --asyncio: asyncio's own event loop instead of the CLI's (uvloop)
 
 
 def arun(coro: Any) -> Any:
-    """Run as the CLI does (`planverify.runner`), or on plain asyncio with --asyncio."""
+    """Run as the CLI does (`planverify.eventloop.runner`), or on plain asyncio with --asyncio."""
     return asyncio.run(coro) if PLAIN_ASYNCIO else runner.run(coro)
 
 

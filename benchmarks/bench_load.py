@@ -16,8 +16,8 @@ import sys
 import time
 from pathlib import Path
 
-from planverify.episode import EpisodeError
-from planverify.teach import LoadSummary, expand_inputs, load_game
+from planverify.inputs.teach import LoadSummary, expand_inputs, load_game
+from planverify.records.episode import EpisodeError
 
 GAMES = Path(__file__).resolve().parents[1].parent / "shared" / "teach" / "games"
 

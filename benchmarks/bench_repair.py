@@ -19,10 +19,10 @@ import time
 from pathlib import Path
 
 from planverify.agents.rules import judge_plan
-from planverify.corrupt import GENERATORS
-from planverify.episode import Episode
-from planverify.notation import dialogue_lines, parse_action
-from planverify.sources import load_episodes
+from planverify.inputs.sources import load_episodes
+from planverify.noise import GENERATORS
+from planverify.records.episode import Episode
+from planverify.records.notation import dialogue_lines, parse_action
 from planverify.world import Grounding, ground
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"

@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from planverify.api import verify_many
-from planverify.episode import Episode
-from planverify.sources import load_episodes
+from planverify.inputs.sources import load_episodes
+from planverify.records.episode import Episode
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"

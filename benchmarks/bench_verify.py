@@ -22,12 +22,12 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from planverify import runner
 from planverify.api import Verifier, open_checkpointer
-from planverify.batch import run_batch
-from planverify.episode import Episode, EpisodeError
-from planverify.sources import default_workers, prefetch_games
-from planverify.teach import expand_inputs
+from planverify.eventloop import runner
+from planverify.inputs.sources import default_workers, prefetch_games
+from planverify.inputs.teach import expand_inputs
+from planverify.records.episode import Episode, EpisodeError
+from planverify.runs.batch import run_batch
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 

@@ -35,12 +35,12 @@ from certify_fidelity import set_options, source_of  # the script next to this o
 
 from planverify import verify_many
 from planverify.agents.base import JudgeReply
-from planverify.corrupt import GENERATORS
-from planverify.critique import Critique, Flag, Missing
-from planverify.episode import Episode, Scene
-from planverify.notation import MOTION_VERBS, Action, dialogue_lines, parse_action
-from planverify.result import VerificationResult
-from planverify.scoring import Counts, clean_plan, plan_counts, score_results
+from planverify.metrics import Counts, clean_plan, plan_counts, score_results
+from planverify.noise import GENERATORS
+from planverify.records.critique import Critique, Flag, Missing
+from planverify.records.episode import Episode, Scene
+from planverify.records.notation import MOTION_VERBS, Action, dialogue_lines, parse_action
+from planverify.records.result import VerificationResult
 from planverify.world import ground
 from planverify.world.repair import Reviewer
 

@@ -32,11 +32,11 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field
 
 from planverify import verify_many
-from planverify.corrupt import ANNOTATION_KEYS, GENERATORS
-from planverify.episode import Episode
-from planverify.notation import parse_action
-from planverify.scoring import Counts, canonical, clean_plan, plan_counts
-from planverify.sources import load_episodes
+from planverify.inputs.sources import load_episodes
+from planverify.metrics import Counts, canonical, clean_plan, plan_counts
+from planverify.noise import ANNOTATION_KEYS, GENERATORS
+from planverify.records.episode import Episode
+from planverify.records.notation import parse_action
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 _STEP = re.compile(r"^(\d+)\. (.+)$", re.M)

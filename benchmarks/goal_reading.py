@@ -23,8 +23,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from planverify.notation import dialogue_lines
-from planverify.sources import load_episodes
+from planverify.inputs.sources import load_episodes
+from planverify.records.notation import dialogue_lines
 from planverify.world.goals import parse_teach_task
 from planverify.world.text_goals import read_goal, signature
 

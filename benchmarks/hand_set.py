@@ -4,7 +4,7 @@
 content: the episodes are rebuilt from the shared TEACh games. `load_hand_set` finds each game
 under `GAMES/{train,valid_seen}/ID.game.json`, converts it as `planverify convert` does, checks
 that its input digest is the one annotated, and returns the episode with its `labels` and its
-`clean` plan (`planverify.scoring.gold_plan`: the actions without the REMOVE-labelled steps, with
+`clean` plan (`planverify.metrics.gold_plan`: the actions without the REMOVE-labelled steps, with
 the MISSING actions inserted), ready for plan-level scoring. Without the games it raises
 `HandSetUnavailable` with the reason.
 
@@ -29,10 +29,10 @@ from typing import Any
 
 import orjson
 
-from planverify.episode import Episode, EpisodeError
-from planverify.notation import MOTION_VERBS
-from planverify.scoring import gold_plan
-from planverify.teach import load_game
+from planverify.inputs.teach import load_game
+from planverify.metrics import gold_plan
+from planverify.records.episode import Episode, EpisodeError
+from planverify.records.notation import MOTION_VERBS
 
 HAND_FILE = Path(__file__).resolve().parent / "annotated" / "hand.jsonl"
 GAMES = Path(__file__).resolve().parents[1].parent / "shared" / "teach" / "games"

@@ -27,7 +27,7 @@ plan level without motion. A last table gives that score for every set, generato
 percentile bootstrap 95% intervals over episodes.
 
 The evidence table scores the removals at each evidence level (`proven`, `goal-text`, `heuristic`;
-`planverify.scoring.evidence_levels`) as if only they had been made: how many there are, their
+`planverify.metrics.evidence_levels`) as if only they had been made: how many there are, their
 share of all removals, and their plan-level precision, raw and, for the generators, excused. The
 generators are scored with motion, the hand set without (its labels never name motion).
 
@@ -48,11 +48,8 @@ from typing import Any
 from hand_set import HandSetUnavailable, load_hand_set
 
 from planverify import verify_many
-from planverify.corrupt import ANNOTATION_KEYS, GENERATORS
-from planverify.episode import Episode
-from planverify.evidence import LEVELS as EVIDENCE
-from planverify.result import VerificationResult
-from planverify.scoring import (
+from planverify.inputs.sources import load_episodes
+from planverify.metrics import (
     Counts,
     Report,
     Scores,
@@ -61,7 +58,10 @@ from planverify.scoring import (
     score_results,
     summarize,
 )
-from planverify.sources import load_episodes
+from planverify.noise import ANNOTATION_KEYS, GENERATORS
+from planverify.records.episode import Episode
+from planverify.records.evidence import LEVELS as EVIDENCE
+from planverify.records.result import VerificationResult
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 CONDITIONS = {

@@ -1,13 +1,14 @@
 """Evaluation: the paper's tables, convergence, reports with plots, LangSmith experiments.
 
 - `grid`: every Judge x Planner pair over an annotated set (`plan_runs`, `run_cells`,
-  `arun_grid`), each run scored with `planverify.scoring`.
+  `arun_grid`), each run scored with `planverify.metrics`.
 - `convergence`: the share of plans final after k revision rounds (Figure 3), stop reasons,
   plan-length cut, and how many final plans the simulator can carry out.
 - `report`, `plots`: report.md, results.json and PNG figures (matplotlib, the `eval` extra).
 - `cache`: `SQLiteCache`, a LangChain model cache in SQLite, so reruns cost nothing.
 - `smith`: the annotated set as a LangSmith dataset, each run as an experiment.
-- `cli`: `eval_command`, the `planverify eval` command.
+
+The command is `planverify.cli.eval`. May import `api` and the layers below.
 """
 
 from planverify.eval.cache import DEFAULT_CACHE, SQLiteCache

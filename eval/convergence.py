@@ -7,7 +7,7 @@ out). A plan is *executable* when `planverify.world.simulate` finds no step impo
 episode's scene (nothing held to put or pour, the hands already full, ...). Results with
 status "error" are counted apart and left out of every share.
 
->>> from planverify.result import VerificationResult
+>>> from planverify.records.result import VerificationResult
 >>> runs = [VerificationResult(id="a", revisions=0, stop_reason="no_objections"),
 ...         VerificationResult(id="b", revisions=2, stop_reason="max_iterations")]
 >>> flow = convergence(runs)
@@ -22,9 +22,9 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, Field
 
-from planverify.episode import Episode, Scene
-from planverify.notation import NotationError, parse_action
-from planverify.result import VerificationResult
+from planverify.records.episode import Episode, Scene
+from planverify.records.notation import NotationError, parse_action
+from planverify.records.result import VerificationResult
 from planverify.world import simulate
 
 __all__ = ["Convergence", "EpisodeFlow", "convergence", "first_problem", "plan_length"]

@@ -26,11 +26,11 @@ from langchain_core.language_models import BaseChatModel
 from planverify.agents import resolve_judge, resolve_planner
 from planverify.agents.base import Judge, Planner
 from planverify.api import JudgeLike, PlannerLike, Verifier
-from planverify.calls import CallLimits
-from planverify.episode import Episode
-from planverify.params import ModelOptions
-from planverify.result import VerificationResult
-from planverify.scoring import Report, score_results
+from planverify.llm.calls import CallLimits
+from planverify.llm.params import ModelOptions
+from planverify.metrics import Report, score_results
+from planverify.records.episode import Episode
+from planverify.records.result import VerificationResult
 
 from .cache import with_cache
 from .convergence import Convergence, convergence
@@ -64,7 +64,7 @@ class Cell:
 
     run: Run  # what ran
     results: list[VerificationResult]  # one per episode, in input order
-    report: Report  # `planverify.scoring` scores (overall, per error type and task, per episode)
+    report: Report  # `planverify.metrics` scores (overall, per error type and task, per episode)
     convergence: Convergence | None  # iterative runs only
 
     @property
@@ -209,7 +209,7 @@ async def run_cells(
     resamples: int = 1000,
     on_result: Callable[[int, VerificationResult], None] | None = None,
 ) -> list[Cell]:
-    """Verify the episodes under every run and score each run (`planverify.scoring`).
+    """Verify the episodes under every run and score each run (`planverify.metrics`).
 
     At most `concurrency` episodes are in flight across all runs of a phase; `on_result`
     hears (run index, result) as each episode finishes. The bootstrap intervals use `seed`.

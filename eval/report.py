@@ -18,13 +18,13 @@ from typing import Any
 import orjson
 from pydantic import BaseModel, Field, field_validator
 
-from planverify.episode import Episode
-from planverify.notation import MOTION_VERBS, NotationError, parse_action
+from planverify.metrics import OTHER, Interval, Scores, actions_in
 from planverify.prompts import PROMPT_VERSION
-from planverify.redaction import redacted
-from planverify.result import VerificationResult
-from planverify.scoring import OTHER, Interval, Scores, actions_in
-from planverify.usage import unknown_note
+from planverify.records.episode import Episode
+from planverify.records.notation import MOTION_VERBS, NotationError, parse_action
+from planverify.records.redaction import redacted
+from planverify.records.result import VerificationResult
+from planverify.records.usage import unknown_note
 
 from . import plots
 from .grid import Cell
@@ -189,7 +189,7 @@ _STEP = re.compile(r"^step (\d+): (.*)$", re.S)
 
 
 def _false_positive(text: str, result: VerificationResult | None, mode: str) -> tuple[str, str]:
-    """(pattern, the Judge's rationale) of one false positive as `planverify.scoring` words it."""
+    """(pattern, the Judge's rationale) of one false positive as `planverify.metrics` words it."""
     step = _STEP.match(text)
     if step:
         index, line = int(step[1]) - 1, step[2]  # "step N" counts from 1
@@ -532,20 +532,58 @@ def write_report(
 ) -> ReportFiles:
     """Write report.md, results.json, results/*.jsonl and the figures into `folder`."""
     folder.mkdir(parents=True, exist_ok=True)
-    by_id = {e.id: e for e in episodes}
     drawn = figures(cells, folder)
-    run_files = []
-    for index, cell in enumerate(cells, start=1):
-        path = folder / "results" / f"{_slug(index, cell)}.jsonl"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(
-            b"".join(orjson.dumps(r.model_dump(mode="json")) + b"\n" for r in cell.results)
-        )
-        run_files.append(path)
+    run_files = [_write_run(folder, index, cell) for index, cell in enumerate(cells, start=1)]
+    md = _introduction(cells, episodes, settings)
+    md += _static_section(cells) + _iterative_section(cells, drawn)
+    md += _levels(cells)
+    if any(c.report.by_error for c in cells):
+        md += ["## Recall per error type", ""]
+        md += _errors(cells, episodes)
+        if "errors" in drawn:
+            md += ["![Recall per error type](errors.png)", ""]
+    if any(c.report.by_task for c in cells):
+        md += ["## F1 per task family", ""]
+        md += _tasks(cells)
+    md += ["## Most frequent false positives and misses", ""]
+    by_id = {e.id: e for e in episodes}
+    for cell in cells:
+        md += _mistakes(cell, by_id)
+    md += _usage_section(cells)
+    if settings.langsmith:
+        md += _langsmith(settings.langsmith)
+    md += [
+        "## Files",
+        "",
+        "- `results.json`: every number above, per episode too.",
+        "- `results/*.jsonl`: each run's results, one record per episode "
+        "(`planverify score DATASET FILE` rescores one).",
+        "",
+    ]
+    report = folder / "report.md"
+    report.write_text("\n".join(md), encoding="utf-8")
+    relative = [str(p.relative_to(folder)) for p in run_files]
+    data = results_json(cells, settings, relative)
+    results = folder / "results.json"
+    results.write_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2))
+    return ReportFiles(report=report, results=results, figures=list(drawn.values()), runs=run_files)
 
+
+def _write_run(folder: Path, index: int, cell: Cell) -> Path:
+    """One run's results as JSONL under `results/`."""
+    path = folder / "results" / f"{_slug(index, cell)}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(
+        b"".join(orjson.dumps(r.model_dump(mode="json")) + b"\n" for r in cell.results)
+    )
+    return path
+
+
+def _introduction(
+    cells: Sequence[Cell], episodes: Sequence[Episode], settings: EvalSettings
+) -> list[str]:
+    """The report's title, what was evaluated and how, and the summary."""
     labels = sum(len(e.labels or []) for e in episodes)
-    static = [c for c in cells if c.mode == "static"]
-    loops = [c for c in cells if c.mode == "iterative"]
     cache = (
         f"model cache `{settings.cache}`: {settings.cache_hits} answers reused, "
         f"{settings.cache_misses} model calls"
@@ -568,60 +606,43 @@ def write_report(
             + ("; ..." if len(settings.skipped) > 5 else ""),
             "",
         ]
-    md += _summary(cells)
-    if static:
-        md += ["## Static: one Judge pass per judge (Table 1)", ""]
-        md += _table(
-            ("judge", *SCORE_HEADER[1:]),
-            [_scores_row(c.judge, c.report.overall, len(c.failed)) for c in static],
-        )
-    if loops:
-        md += ["## Iterative: Judge x Planner (Table 2)", "", "Recall / precision / F1:", ""]
-        md += _grid(loops)
-        md += _table(
-            SCORE_HEADER,
-            [_scores_row(c.name, c.report.overall, len(c.failed)) for c in loops],
-        )
-        if "grid" in drawn:
-            md += ["![Recall, precision and F1 of each Judge x Planner pair](grid.png)", ""]
-        md += [
-            "## Convergence (Figure 3)",
-            "",
-            "Share of episodes (%) whose plan is final after k revision rounds; plan length "
-            "counts Driver steps; executable: the simulator can carry the plan out in the "
-            "episode's scene.",
-            "",
-        ]
-        md += _convergence(loops)
-        if "convergence" in drawn:
-            md += ["![Share of final plans by revision round](convergence.png)", ""]
-    md += _levels(cells)
-    if any(c.report.by_error for c in cells):
-        md += ["## Recall per error type", ""]
-        md += _errors(cells, episodes)
-        if "errors" in drawn:
-            md += ["![Recall per error type](errors.png)", ""]
-    if any(c.report.by_task for c in cells):
-        md += ["## F1 per task family", ""]
-        md += _tasks(cells)
-    md += ["## Most frequent false positives and misses", ""]
-    for cell in cells:
-        md += _mistakes(cell, by_id)
-    md += _usage_section(cells)
-    if settings.langsmith:
-        md += _langsmith(settings.langsmith)
+    return md + _summary(cells)
+
+
+def _static_section(cells: Sequence[Cell]) -> list[str]:
+    """Table 1: one Judge pass per judge."""
+    static = [c for c in cells if c.mode == "static"]
+    if not static:
+        return []
+    md = ["## Static: one Judge pass per judge (Table 1)", ""]
+    return md + _table(
+        ("judge", *SCORE_HEADER[1:]),
+        [_scores_row(c.judge, c.report.overall, len(c.failed)) for c in static],
+    )
+
+
+def _iterative_section(cells: Sequence[Cell], drawn: dict[str, Path]) -> list[str]:
+    """Table 2 (Judge x Planner) and Figure 3 (convergence)."""
+    loops = [c for c in cells if c.mode == "iterative"]
+    if not loops:
+        return []
+    md = ["## Iterative: Judge x Planner (Table 2)", "", "Recall / precision / F1:", ""]
+    md += _grid(loops)
+    md += _table(
+        SCORE_HEADER,
+        [_scores_row(c.name, c.report.overall, len(c.failed)) for c in loops],
+    )
+    if "grid" in drawn:
+        md += ["![Recall, precision and F1 of each Judge x Planner pair](grid.png)", ""]
     md += [
-        "## Files",
+        "## Convergence (Figure 3)",
         "",
-        "- `results.json`: every number above, per episode too.",
-        "- `results/*.jsonl`: each run's results, one record per episode "
-        "(`planverify score DATASET FILE` rescores one).",
+        "Share of episodes (%) whose plan is final after k revision rounds; plan length "
+        "counts Driver steps; executable: the simulator can carry the plan out in the "
+        "episode's scene.",
         "",
     ]
-    report = folder / "report.md"
-    report.write_text("\n".join(md), encoding="utf-8")
-    relative = [str(p.relative_to(folder)) for p in run_files]
-    data = results_json(cells, settings, relative)
-    results = folder / "results.json"
-    results.write_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2))
-    return ReportFiles(report=report, results=results, figures=list(drawn.values()), runs=run_files)
+    md += _convergence(loops)
+    if "convergence" in drawn:
+        md += ["![Share of final plans by revision round](convergence.png)", ""]
+    return md

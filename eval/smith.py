@@ -6,7 +6,7 @@ Example ids derive from the dataset id and the episode id, so creating the datas
 updates changed examples and adds new ones instead of duplicating them.
 
 Each run of the grid becomes an experiment evaluated with LangSmith's own runner: a
-per-example evaluator (`tp`, `fp`, `fn`, from `planverify.scoring.score_episode`) and a
+per-example evaluator (`tp`, `fp`, `fn`, from `planverify.metrics.score_episode`) and a
 summary evaluator (`recall`, `precision`, `f1` over the summed counts), with metadata naming
 judge, planner, mode, prompt version and iteration cap.
 
@@ -37,10 +37,10 @@ from langsmith import Client, aevaluate, evaluate
 from langsmith.schemas import Example, LangSmithInfo
 from requests.adapters import BaseAdapter
 
-from planverify.episode import Episode, Label, Scene
+from planverify.metrics import Counts, score_episode
 from planverify.prompts import PROMPT_VERSION
-from planverify.result import VerificationResult
-from planverify.scoring import Counts, score_episode
+from planverify.records.episode import Episode, Label, Scene
+from planverify.records.result import VerificationResult
 
 from .grid import Cell, Mode
 
@@ -161,7 +161,7 @@ def per_example_evaluator(mode: Mode) -> Evaluator:
 
 def summary_evaluator(mode: Mode, seen: dict[str, Any] | None = None) -> SummaryEvaluator:
     """A LangSmith summary evaluator: recall, precision and F1 over the examples' summed
-    counts (None where undefined, as in `planverify.scoring.Counts`). What it returns is also
+    counts (None where undefined, as in `planverify.metrics.Counts`). What it returns is also
     stored in `seen`, when given."""
 
     def recall_precision_f1(

@@ -13,39 +13,14 @@ from pydantic import (
     ValidationError,
 )
 
-from planverify.calls import CallLimits, Ceilings
-from planverify.episode import problems
-from planverify.params import ModelOptions
-from planverify.result import GoalSource, RunSettings
+from planverify.agents import label, version_of
+from planverify.llm.calls import CallLimits, Ceilings
+from planverify.llm.params import ModelOptions
+from planverify.records.episode import problems
+from planverify.records.result import GoalSource, RunSettings
 from planverify.world import WORLD_VERSION
 
 OutputMode = Literal["text", "structured"]
-
-
-def label(thing: Any) -> str:
-    """The name of a Judge, Planner or chat model in settings and price lookups."""
-    from langchain_core.language_models import BaseChatModel
-
-    if isinstance(thing, str):
-        return thing
-    model = getattr(thing, "model", None)
-    if isinstance(thing, BaseChatModel) or not isinstance(model, BaseChatModel):
-        return str(
-            getattr(thing, "name", None)
-            or getattr(thing, "model_name", None)
-            or type(thing).__name__
-        )
-    return label(model)
-
-
-def version_of(thing: Any, role: Literal["judge", "planner"]) -> str | None:
-    """The version of a Judge's or Planner's own logic (specs resolve to the built-in ones)."""
-    from planverify.agents import version_of_spec
-
-    if isinstance(thing, str):
-        return version_of_spec(thing, role)
-    value = getattr(thing, "version", None)
-    return str(value) if value is not None else None
 
 
 def model_parameters(thing: Any) -> dict[str, Any]:
@@ -62,7 +37,7 @@ def model_parameters(thing: Any) -> dict[str, Any]:
     }
 
 
-# Bounds of the numeric settings: the command line's options (planverify.options) and every
+# Bounds of the numeric settings: the command line's options (planverify.cli.options) and every
 # context, local or served, are held to the same ones.
 MIN_RPS = 0.01  # requests per second
 MIN_TIMEOUT = 1.0  # seconds per model call
@@ -125,7 +100,7 @@ class VerifierContext(BaseModel):
     max_call_time: Annotated[Finite | None, Field(ge=MIN_TIMEOUT)] = 600.0  # seconds per call
     max_retries: Annotated[int, Field(ge=0)] = 5  # retries on rate limits, errors, timeouts
     concurrency: Annotated[int, Field(ge=1)] = 8  # cap on model calls in flight per provider
-    # Request parameters of models made from specs (planverify.params):
+    # Request parameters of models made from specs (planverify.llm.params):
     temperature: Annotated[Finite | None, Field(ge=0.0)] = None  # None: 0, or the model's own
     model_params: dict[str, Any] = Field(default_factory=dict)  # more parameters, by name
     # the operator's limits over all runs of a served process (never given by a run)
@@ -148,10 +123,10 @@ class VerifierContext(BaseModel):
         return ModelOptions.of(self.temperature, self.model_params)
 
     def requested(self, thing: Any, role: Literal["judge", "planner"]) -> dict[str, Any]:
-        """The parameters a model role is called with: a spec's from `planverify.params`, a
+        """The parameters a model role is called with: a spec's from `planverify.llm.params`, a
         model object's own."""
-        from planverify.models import ModelSpecError, parse_spec
-        from planverify.params import tuning
+        from planverify.llm.models import ModelSpecError, parse_spec
+        from planverify.llm.params import tuning
 
         if not isinstance(thing, str):
             return model_parameters(thing)

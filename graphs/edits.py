@@ -7,9 +7,9 @@ from dataclasses import replace
 
 from planverify.agents.base import Insertion
 from planverify.agents.parsing import canonical
-from planverify.critique import Flag, Missing
-from planverify.evidence import WEAKEST, Evidence, rank
-from planverify.graphs.state import Edit, Step
+from planverify.records.critique import Flag, Missing
+from planverify.records.evidence import WEAKEST, Evidence, rank
+from planverify.records.history import Edit, Step
 
 
 def remove_flagged(plan: Sequence[Step], flags: Sequence[Flag]) -> tuple[list[Step], list[Edit]]:

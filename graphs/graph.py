@@ -22,21 +22,23 @@ from planverify.agents.base import Insertion, Judge, JudgeReply, Planner
 from planverify.agents.coverage import spans
 from planverify.agents.parsing import StepResolver, add_flag
 from planverify.agents.planner import commander_goal, drop_repeats
-from planverify.calls import CallLimits, ModelCallFailed, retryable
-from planverify.critique import Critique, Veto
-from planverify.episode import input_digest
 from planverify.graphs.context import OutputMode, VerifierContext
 from planverify.graphs.edits import grade, insert_steps, remove_flagged, shift_missing
 from planverify.graphs.record import record
 from planverify.graphs.review import apply_review
-from planverify.graphs.state import Iteration, PlanState, Step, StopReason, VerifyInput
-from planverify.notation import diagnose, dialogue_lines, parse_action
-from planverify.params import ModelOptions
-from planverify.result import VerificationResult
+from planverify.graphs.state import PlanState, VerifyInput
+from planverify.llm.calls import CallLimits
+from planverify.llm.errors import ModelCallFailed, retryable
+from planverify.llm.params import ModelOptions
+from planverify.records.critique import Critique, Veto
+from planverify.records.episode import input_digest
+from planverify.records.history import Iteration, Step, StopReason
+from planverify.records.notation import diagnose, dialogue_lines, parse_action
+from planverify.records.result import VerificationResult
 from planverify.world import Grounding, ground
 from planverify.world.certify import certify_flags, certify_insertion
 
-# Model calls retry themselves (planverify.calls); the node retries once more only for a
+# Model calls retry themselves (planverify.llm.calls); the node retries once more only for a
 # transient error that escaped them, never one they already gave up on.
 MODEL_RETRY = RetryPolicy(
     max_attempts=2,

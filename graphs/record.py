@@ -14,10 +14,10 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from planverify.costs import Spend
 from planverify.graphs.context import VerifierContext
 from planverify.graphs.state import PlanState
-from planverify.result import VerificationResult
+from planverify.llm.costs import Spend
+from planverify.records.result import VerificationResult
 
 RECORD_ONLY = tuple(
     name for name in VerificationResult.model_fields if name not in PlanState.model_fields

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from planverify.agents.parsing import StepResolver, add_flag, add_missing
-from planverify.critique import Critique, Dropped
-from planverify.evidence import WEAKEST
+from planverify.records.critique import Critique, Dropped
+from planverify.records.evidence import WEAKEST
 
 ACCEPT = (None, True, "accept", "yes", "y", "")
 

@@ -8,7 +8,7 @@ assistant's context), never in the input.
 
 A served run's input and settings come from whoever can reach the server, so before the graph
 starts they are validated (`VerifyInput`, `VerifierContext`: one readable line per problem)
-and held to the operator's rules (`planverify.policy`: allowed model servers, ceilings); a run
+and held to the operator's rules (`planverify.graphs.policy`: allowed model servers, ceilings); a run
 that breaks one ends with that error before any model call. Every run also has a deadline
 (`PLANVERIFY_RUN_DEADLINE_S`): past it the run stops, its output is an error record (status
 `error`, the input unchanged), and a thread keeps its checkpoints, so a later run continues it.
@@ -25,12 +25,12 @@ from langchain_core.runnables.config import ensure_config
 from langgraph.graph.state import CompiledStateGraph
 from pydantic import ValidationError
 
-from planverify.episode import input_digest, problems
 from planverify.graphs.context import SettingsError, VerifierContext
 from planverify.graphs.graph import build_verifier
+from planverify.graphs.policy import DEADLINE_ENV, ServingPolicy
 from planverify.graphs.state import VerifyInput
-from planverify.policy import DEADLINE_ENV, ServingPolicy
-from planverify.result import VerificationResult
+from planverify.records.episode import input_digest, problems
+from planverify.records.result import VerificationResult
 
 
 class InputError(ValueError):

@@ -3,63 +3,14 @@
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, field_validator
 
-from planverify.critique import Critique, Dropped, Veto
-from planverify.episode import Scene, action_lines
-from planverify.evidence import WEAKEST, Evidence
-from planverify.usage import TokenUsage, add_usage
-
-# `incomplete`: the cap was reached, and the last Judge pass left Driver steps unjudged
-StopReason = Literal["no_objections", "no_change", "max_iterations", "incomplete", "static"]
-
-
-class Step(BaseModel):
-    """One step of the current plan and where it came from."""
-
-    action: str  # the step in the action notation
-    origin: int | None = None  # 0-based index in the input plan; None when inserted
-    inserted_at: int | None = None  # iteration that inserted it
-    after: int | None = None  # inserted steps: input index it follows (-1 = before the first)
-    reason: str | None = None  # inserted steps: why
-    evidence: Evidence | None = None  # inserted steps: how sure it is the plan needs them
-
-
-class Edit(BaseModel):
-    """One change the Planner made to the plan."""
-
-    kind: Literal["remove", "insert"]  # what was done
-    action: str  # the step removed or inserted
-    origin: int | None = None  # removals of input steps: their 0-based input index
-    after: int | None = None  # insertions: input index the step follows (-1 = before the first)
-    reason: str  # the critique behind the edit
-    evidence: Evidence = WEAKEST  # how sure the critique behind it is (planverify.evidence)
-
-
-class Iteration(BaseModel):
-    """The record of one Judge pass and the revision that followed it."""
-
-    iteration: int  # 1-based Judge pass
-    critique: Critique  # what the Judge said (with flags it dropped)
-    edits: list[Edit] = Field(default_factory=list)  # what the Planner changed
-    dropped: list[Dropped] = Field(default_factory=list)  # Planner output that was not applied
-    vetoes: list[Veto] = Field(default_factory=list)  # flags and insertions the simulator refused
-    certified: str | None = None  # the check the flags the simulator accepted passed, together
-    judge_output: str | None = (
-        None  # model Judges: output method of the answer (text, json_schema...)
-    )
-    planner_output: str | None = None  # model Planners that answered: their output method
-    incomplete: bool = False  # the Judge's answer left Driver steps unjudged, even asked again
-    uncovered: list[int] = Field(default_factory=list)  # those steps, 0-based in the judged plan
-
-
-def merge_history(left: list[Iteration], right: list[Iteration]) -> list[Iteration]:
-    """Reducer: add iterations, replacing an earlier record of the same iteration."""
-    merged = {item.iteration: item for item in left}
-    merged.update({item.iteration: item for item in right})
-    return [merged[k] for k in sorted(merged)]
+from planverify.records.critique import Critique, Dropped, Veto
+from planverify.records.episode import Scene, action_lines
+from planverify.records.history import Edit, Iteration, Step, StopReason, merge_history
+from planverify.records.usage import TokenUsage, add_usage
 
 
 class VerifyInput(BaseModel):
@@ -124,8 +75,8 @@ class PlanState(VerifyInput):
 
 def checkpoint_types() -> tuple[type[BaseModel], ...]:
     """The state's own types, allowed when a checkpointer deserialises state."""
-    from planverify.critique import Flag, Missing
-    from planverify.episode import SceneObject
+    from planverify.records.critique import Flag, Missing
+    from planverify.records.episode import SceneObject
 
     return (
         PlanState,

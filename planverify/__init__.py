@@ -1,9 +1,9 @@
 """planverify: verify and clean embodied-AI task plans with an iterative Judge/Planner loop."""
 
 from planverify.api import Verifier, averify_many, averify_plan, verify_many, verify_plan
-from planverify.critique import Critique, Dropped, Flag, Missing
-from planverify.episode import Episode
-from planverify.result import VerificationResult
+from planverify.records.critique import Critique, Dropped, Flag, Missing
+from planverify.records.episode import Episode
+from planverify.records.result import VerificationResult
 
 __all__ = [
     "Critique",

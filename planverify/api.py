@@ -30,20 +30,21 @@ from planverify.agents.baseline import BaselineJudge
 from planverify.agents.judge import ModelJudge
 from planverify.agents.planner import ModelPlanner, RulesPlanner
 from planverify.agents.rules import RulesJudge
-from planverify.calls import CallLimits, ModelCallFailed, causes, unreachable_provider
-from planverify.concurrency import describe_gates
-from planverify.costs import Spend
-from planverify.episode import Episode
-from planverify.files import disk_full
+from planverify.eventloop.runner import fewer_collections, run
+from planverify.eventloop.turns import Turns, waiting
 from planverify.graphs.context import VerifierContext
 from planverify.graphs.graph import build_verifier, recursion_limit
 from planverify.graphs.state import PlanState
-from planverify.result import GoalSource, VerificationResult
-from planverify.runner import fewer_collections, run
-from planverify.savers import BatchedSqliteSaver
-from planverify.serde import state_serializer
-from planverify.turns import Turns, waiting
-from planverify.usage import TokenUsage
+from planverify.llm.calls import CallLimits
+from planverify.llm.concurrency import describe_gates
+from planverify.llm.costs import Spend
+from planverify.llm.errors import ModelCallFailed, causes, unreachable_provider
+from planverify.records.episode import Episode
+from planverify.records.result import GoalSource, VerificationResult
+from planverify.records.usage import TokenUsage
+from planverify.stores.files import disk_full
+from planverify.stores.serde import state_serializer
+from planverify.stores.sqlite import BatchedSqliteSaver
 
 T = TypeVar("T")
 JudgeLike: TypeAlias = str | BaseChatModel | Judge
@@ -105,7 +106,7 @@ def is_postgres_url(checkpoint: object) -> bool:
 @asynccontextmanager
 async def _postgres(url: str) -> AsyncIterator[BaseCheckpointSaver[Any]]:
     try:
-        from planverify.postgres import BatchedPostgresSaver
+        from planverify.stores.postgres import BatchedPostgresSaver
     except ImportError:
         raise RuntimeError(
             "a postgresql:// checkpoint needs: pip install 'planverify[postgres]'"
@@ -208,7 +209,7 @@ class Verifier:
         return values
 
     def _can_take_turns(self) -> bool:
-        """Whether episodes can take turns on the event loop (`planverify.turns`): only when
+        """Whether episodes can take turns on the event loop (`planverify.eventloop.turns`): only when
         every wait inside an episode is known to give the turn up (model calls through a call
         policy, checkpoints in memory, queued for SQLite or sent to PostgreSQL by our savers),
         never with a reviewer or custom agents."""

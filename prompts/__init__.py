@@ -1,4 +1,4 @@
-"""Plain-text prompt templates, rendered with `str.format`.
+"""Plain-text prompt templates, rendered with `str.format`. Imports nothing else of planverify.
 
 >>> "{plan}" in template("judge_user")
 True

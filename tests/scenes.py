@@ -9,10 +9,11 @@ from typing import Any
 
 import pytest
 
-from planverify.episode import Episode, Scene
-from planverify.notation import parse_action
+from planverify.records.episode import Episode, Scene
+from planverify.records.notation import parse_action
 from planverify.world.rules import Outcome, apply
-from planverify.world.state import State, initial_state
+from planverify.world.start import initial_state
+from planverify.world.state import State
 
 OFF = {"toggleable": True, "toggled": False}
 ON = {"toggleable": True, "toggled": True}
@@ -69,7 +70,7 @@ def problems(outcomes: Sequence[Outcome]) -> list[str | None]:
 
 @cache
 def _load(games: Path) -> tuple[Episode, ...]:
-    from planverify.sources import load_episodes
+    from planverify.inputs.sources import load_episodes
 
     return tuple(load_episodes([games]))
 

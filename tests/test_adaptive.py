@@ -15,9 +15,10 @@ from langchain_openai import ChatOpenAI
 from planverify.agents.base import ask
 from planverify.agents.judge import ModelJudge
 from planverify.api import Verifier, verify_plan
-from planverify.calls import CallPolicy, ModelCallFailed
-from planverify.concurrency import gate_for
-from planverify.episode import Episode
+from planverify.llm.calls import CallPolicy
+from planverify.llm.concurrency import gate_for
+from planverify.llm.errors import ModelCallFailed
+from planverify.records.episode import Episode
 from tests.fake_openai import FakeOpenAI, Reply
 
 
@@ -170,9 +171,9 @@ def test_the_progress_line_shows_the_limit_of_the_model_server() -> None:
 
 
 async def test_server_runs_send_the_cap_with_the_other_call_limits() -> None:
-    from planverify.calls import CallLimits
     from planverify.graphs.context import VerifierContext
-    from planverify.remote import RemoteVerifier
+    from planverify.llm.calls import CallLimits
+    from planverify.runs.remote import RemoteVerifier
 
     limits = CallLimits(timeout=30.0, concurrency=3)
     async with RemoteVerifier("http://127.0.0.1:9", limits=limits) as remote:

@@ -4,7 +4,7 @@ and nothing else in the batch is lost."""
 from __future__ import annotations
 
 from planverify import verify_many
-from planverify.notation import parse_action
+from planverify.records.notation import parse_action
 
 from .conftest import scripted
 

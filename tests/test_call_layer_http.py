@@ -13,7 +13,8 @@ from langchain_openai import ChatOpenAI
 
 from planverify.agents.base import JudgeReply
 from planverify.agents.judge import ModelJudge
-from planverify.calls import CallPolicy, ModelCallFailed
+from planverify.llm.calls import CallPolicy
+from planverify.llm.errors import ModelCallFailed
 from tests.conftest import COFFEE_PLAN
 from tests.fake_openai import FakeOpenAI, Reply
 

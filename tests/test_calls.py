@@ -9,13 +9,8 @@ from typing import Any
 import pytest
 
 from planverify import verify_plan
-from planverify.calls import (
-    CallPolicy,
-    ModelCallFailed,
-    TokenWindow,
-    limits_for,
-    retryable,
-)
+from planverify.llm.calls import CallPolicy, TokenWindow, limits_for
+from planverify.llm.errors import ModelCallFailed, retryable
 
 from .conftest import ScriptedChatModel
 
@@ -177,8 +172,8 @@ def test_a_judge_rides_out_a_provider_outage() -> None:
 def test_cost_per_episode_and_unknown_prices(
     tmp_path: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from planverify.costs import Spend, prices
-    from planverify.usage import TokenUsage
+    from planverify.llm.costs import Spend, prices
+    from planverify.records.usage import TokenUsage
 
     from .conftest import scripted
 
@@ -210,8 +205,8 @@ def test_cost_per_episode_and_unknown_prices(
 
 async def test_rate_ceilings_hold_over_policies_that_ask_for_different_rates() -> None:
     """Runs of a served process asking for their own rates (each its own limiter) all pass the
-    operator's ceiling too (planverify.policy)."""
-    from planverify.calls import Ceilings
+    operator's ceiling too (planverify.graphs.policy)."""
+    from planverify.llm.calls import Ceilings
 
     waits: list[float] = []
 
@@ -233,9 +228,9 @@ async def test_rate_ceilings_hold_over_policies_that_ask_for_different_rates() -
 
 def test_the_shared_tables_stay_bounded() -> None:
     """A served process meets every rate and cap its runs send: the tables keep only so many."""
-    from planverify.calls import _LIMITS
-    from planverify.concurrency import _GATES, gate_for
-    from planverify.tables import TABLE_SIZE
+    from planverify.llm.calls import _LIMITS
+    from planverify.llm.concurrency import _GATES, gate_for
+    from planverify.llm.tables import TABLE_SIZE
 
     for i in range(3 * TABLE_SIZE):
         limits_for("bounded", 1.0 + i, None)
@@ -244,7 +239,7 @@ def test_the_shared_tables_stay_bounded() -> None:
 
 
 def test_a_shared_table_never_drops_an_entry_in_use() -> None:
-    from planverify.tables import SharedTable
+    from planverify.llm.tables import SharedTable
 
     table: SharedTable[str, list[str]] = SharedTable(
         lambda key: [key], size=1, idle=lambda value: value != ["busy"]

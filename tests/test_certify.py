@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from planverify import verify_plan
-from planverify.critique import Critique, Flag
-from planverify.episode import Scene
 from planverify.graphs.context import VerifierContext
+from planverify.records.critique import Critique, Flag
+from planverify.records.episode import Scene
 from planverify.world import certify, ground
 from planverify.world.certify import certify_flags, certify_insertion
 

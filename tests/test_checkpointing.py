@@ -22,14 +22,15 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from planverify import verify_many
 from planverify.agents.base import JudgeReply
 from planverify.api import Verifier, open_checkpointer, thread_id
-from planverify.checkpoints import episode_threads, load_history
-from planverify.critique import Critique, Flag
-from planverify.episode import Episode, Scene
 from planverify.graphs.context import VerifierContext
 from planverify.graphs.graph import build_verifier
-from planverify.graphs.state import Iteration, PlanState, Step
-from planverify.result import VerificationResult
-from planverify.serde import state_serializer
+from planverify.graphs.state import PlanState
+from planverify.records.critique import Critique, Flag
+from planverify.records.episode import Episode, Scene
+from planverify.records.history import Iteration, Step
+from planverify.records.result import VerificationResult
+from planverify.stores.checkpoints import episode_threads, load_history
+from planverify.stores.serde import state_serializer
 
 from .conftest import scripted
 

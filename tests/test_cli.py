@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from planverify.cli import app
-from planverify.result import VerificationResult
+from planverify.records.result import VerificationResult
 
 from .conftest import ROOT
 
@@ -182,8 +182,8 @@ def test_checkpoints_are_reused_and_shown(tmp_path: Path) -> None:
 def test_show_tells_runs_of_two_inputs_apart_by_digest_and_start_time(tmp_path: Path) -> None:
     """Two inputs with one id, verified under the same settings: their runs' headers differ,
     and nothing in them is cut to the terminal's width."""
-    from planverify.checkpoints import episode_threads, load_history
-    from planverify.episode import Episode
+    from planverify.records.episode import Episode
+    from planverify.stores.checkpoints import episode_threads, load_history
 
     db = tmp_path / "cp.sqlite"
     goals = ["Put the mug in the sink.", "Put the mug in the sink, then leave it there."]

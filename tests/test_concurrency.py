@@ -1,4 +1,4 @@
-"""The adaptive limit on model calls in flight (`planverify.concurrency`), on simulated servers
+"""The adaptive limit on model calls in flight (`planverify.llm.concurrency`), on simulated servers
 with a fake clock: no sockets, no sleeping."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from planverify.concurrency import (
+from planverify.llm.concurrency import (
     Budget,
     CallGate,
     LimitEstimator,
@@ -141,7 +141,7 @@ def test_cloud_endpoints_start_at_the_cap_and_unknown_servers_at_one() -> None:
 
 def test_presets_with_a_base_url_point_to_known_cloud_apis() -> None:
     from planverify.agents import provider_key
-    from planverify.models import parse_spec, presets
+    from planverify.llm.models import parse_spec, presets
 
     urls = [name for name, entry in presets().items() if "base_url" in entry]
     assert urls  # the shipped presets have one (DeepSeek)

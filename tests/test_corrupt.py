@@ -12,20 +12,27 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from planverify.corrupt import (
-    ACTING_PLACES,
+from planverify.noise import CorruptSummary
+from planverify.noise.common import ACTING_PLACES
+from planverify.noise.injected import (
     ESSENTIAL_TOGGLES,
     FALLBACK_APPLIANCES,
     FALLBACK_PICKUPABLE,
     KINDS,
     NO_OP_REPEATS,
-    CorruptSummary,
     ErrorKind,
     corrupt_episode,
     corrupt_many,
 )
-from planverify.episode import Episode, Label, Scene, SceneObject, dump_jsonl_line, parse_episode
-from planverify.notation import Action, object_type, parse_action
+from planverify.records.episode import (
+    Episode,
+    Label,
+    Scene,
+    SceneObject,
+    dump_jsonl_line,
+    parse_episode,
+)
+from planverify.records.notation import Action, object_type, parse_action
 
 SHARED_GAMES = Path(__file__).resolve().parents[2] / "shared" / "teach" / "games"
 
@@ -537,7 +544,7 @@ def test_max_steps_counts_non_dialogue_steps_only() -> None:
 
 
 def test_real_teach_episodes() -> None:
-    teach = pytest.importorskip("planverify.teach")
+    teach = pytest.importorskip("planverify.inputs.teach")
     if not SHARED_GAMES.is_dir():
         pytest.skip("no TEACh games in ../shared")
     games = [g for g in teach.iter_games([SHARED_GAMES / "valid_seen"]) if isinstance(g, Episode)]

@@ -12,7 +12,7 @@ from langchain_core.messages import AIMessage
 from planverify import verify_plan
 from planverify.agents.coverage import left_out, merge
 from planverify.agents.judge import ModelJudge
-from planverify.critique import Critique, Flag, Missing
+from planverify.records.critique import Critique, Flag, Missing
 
 from .conftest import scripted
 from .test_graph import structured

@@ -8,24 +8,11 @@ import pkgutil
 
 import pytest
 
-PACKAGES = [
+PACKAGE = importlib.import_module("planverify")
+MODULES = [
     "planverify",
-    "planverify.agents",
-    "planverify.eval",
-    "planverify.graphs",
-    "planverify.prompts",
-    "planverify.world",
+    *sorted(name for _, name, _ in pkgutil.walk_packages(PACKAGE.__path__, "planverify.")),
 ]
-MODULES = sorted(
-    {
-        name
-        for package in PACKAGES
-        for _, name, _ in pkgutil.iter_modules(
-            importlib.import_module(package).__path__, prefix=f"{package}."
-        )
-    }
-    | set(PACKAGES)
-)
 
 
 @pytest.mark.parametrize("name", MODULES)

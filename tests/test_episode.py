@@ -7,7 +7,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from planverify.episode import (
+from planverify.records.episode import (
     EpisodeError,
     dump_jsonl_line,
     iter_jsonl,

@@ -20,16 +20,16 @@ from matplotlib.image import imread
 from typer.testing import CliRunner
 
 from planverify import verify_many
-from planverify.episode import Episode, Label, iter_jsonl
+from planverify.cli.eval import eval_command
 from planverify.eval import smith
 from planverify.eval.cache import SQLiteCache
-from planverify.eval.cli import eval_command
 from planverify.eval.convergence import convergence
 from planverify.eval.grid import NO_PLANNER, arun_grid, plan_runs
 from planverify.eval.report import false_positive_patterns, miss_patterns
+from planverify.metrics import score_results
 from planverify.prompts import PROMPT_VERSION
-from planverify.result import VerificationResult
-from planverify.scoring import score_results
+from planverify.records.episode import Episode, Label, iter_jsonl
+from planverify.records.result import VerificationResult
 
 from .conftest import ROOT, scripted
 from .fake_openai import FakeOpenAI, Reply
@@ -244,7 +244,7 @@ def test_cache_keys_on_prompt_and_model_settings(tmp_path: Path) -> None:
 
 
 def app_with_eval() -> typer.Typer:
-    """A throwaway app with the command registered as planverify.cli registers it."""
+    """A throwaway app with the command registered as planverify.cli.program registers it."""
     app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
     app.command("eval")(eval_command)
 

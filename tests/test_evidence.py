@@ -15,10 +15,16 @@ from typer.testing import CliRunner
 from planverify import verify_many, verify_plan
 from planverify.agents.base import Insertion
 from planverify.cli import app
-from planverify.corrupt import ANNOTATION_KEYS, GENERATORS
-from planverify.critique import Critique, Flag, Missing
-from planverify.episode import Episode, iter_jsonl
-from planverify.evidence import (
+from planverify.export import Decision, Options, curate, export_results
+from planverify.export.formats import rows
+from planverify.graphs.edits import grade, insert_steps
+from planverify.graphs.review import apply_review
+from planverify.inputs.sources import load_episodes
+from planverify.metrics import Counts, evidence_levels, format_report, score_results
+from planverify.noise import ANNOTATION_KEYS, GENERATORS
+from planverify.records.critique import Critique, Flag, Missing
+from planverify.records.episode import Episode, iter_jsonl
+from planverify.records.evidence import (
     LEVELS,
     MEANINGS,
     at_least,
@@ -29,14 +35,8 @@ from planverify.evidence import (
     state_evidence,
     weakest,
 )
-from planverify.export import Decision, Options, curate, export_results
-from planverify.export.formats import rows
-from planverify.graphs.edits import grade, insert_steps
-from planverify.graphs.review import apply_review
-from planverify.graphs.state import Step
-from planverify.result import Inserted, Verdict, VerificationResult
-from planverify.scoring import Counts, evidence_levels, format_report, score_results
-from planverify.sources import load_episodes
+from planverify.records.history import Step
+from planverify.records.result import Inserted, Verdict, VerificationResult
 from planverify.world import ground
 from planverify.world.certify import certify_flags
 

@@ -7,7 +7,7 @@ from typing import get_args
 import orjson
 
 from planverify import verify_many
-from planverify.episode import InjectedError, read_episodes
+from planverify.records.episode import InjectedError, read_episodes
 
 from .conftest import ROOT
 

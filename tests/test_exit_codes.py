@@ -20,8 +20,8 @@ from typer.testing import CliRunner
 
 from planverify.api import verify_many
 from planverify.cli import app
-from planverify.episode import Episode, iter_jsonl
-from planverify.files import output_lock
+from planverify.records.episode import Episode, iter_jsonl
+from planverify.stores.files import output_lock
 
 from .conftest import ROOT
 from .fake_openai import FakeOpenAI, Reply
@@ -334,16 +334,16 @@ CASES: dict[tuple[str, str], Case] = {
     (BUSY, "export"): words("export {results} --episodes {annotated} -o {busy}"),
 }
 WHILE = {  # where Ctrl-C stops each command
-    "verify": "planverify.cli.run",
-    "convert": "planverify.teach.iter_games",
-    "corrupt": "planverify.sources.iter_inputs",
-    "score": "planverify.scoring.score_results",
-    "eval": "planverify.eval.cli.read_annotated",
+    "verify": "planverify.cli.verify.run",
+    "convert": "planverify.inputs.teach.iter_games",
+    "corrupt": "planverify.inputs.sources.iter_inputs",
+    "score": "planverify.metrics.score_results",
+    "eval": "planverify.cli.eval.read_annotated",
     "export": "planverify.export.export_results",
     "review": "planverify.review.build_site",
-    "show": "planverify.checkpoints.episode_threads",
+    "show": "planverify.stores.checkpoints.episode_threads",
     "goal": "planverify.world.text_goals.read_goal",
-    "presets": "planverify.cli.presets",
+    "presets": "planverify.cli.presets.presets",
 }
 
 

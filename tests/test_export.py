@@ -16,11 +16,11 @@ from typer.testing import CliRunner
 
 from planverify.api import verify_many
 from planverify.cli import app
-from planverify.episode import Episode, iter_jsonl
 from planverify.export import Decision, Options, curate, export_results, rebuild
 from planverify.export.formats import rows
-from planverify.result import VerificationResult
-from planverify.sources import load_episodes
+from planverify.inputs.sources import load_episodes
+from planverify.records.episode import Episode, iter_jsonl
+from planverify.records.result import VerificationResult
 
 from .conftest import ROOT
 

@@ -22,13 +22,13 @@ import orjson
 import pytest
 from typer.testing import CliRunner, Result
 
-from planverify import batch as batch_module
-from planverify.batch import run_batch
 from planverify.cli import app
-from planverify.episode import Episode, EpisodeError, iter_jsonl
-from planverify.result import RunSettings, VerificationResult
-from planverify.runner import run
-from planverify.sources import load_episodes
+from planverify.eventloop.runner import run
+from planverify.inputs.sources import load_episodes
+from planverify.records.episode import Episode, EpisodeError, iter_jsonl
+from planverify.records.result import RunSettings, VerificationResult
+from planverify.runs import batch as batch_module
+from planverify.runs.batch import run_batch
 
 from .conftest import ROOT
 from .test_cli import tiny_game
@@ -334,7 +334,7 @@ def fsync(fd):
 os.fsync = fsync
 """,
     "checkpoint": """
-from planverify.savers import BatchedSqliteSaver
+from planverify.stores.sqlite import BatchedSqliteSaver
 real_flush = BatchedSqliteSaver.flush
 def flush(self):
     if len(self.pending.known or ()) > 10:  # 10 episodes in, the file may not grow any more:
@@ -345,7 +345,7 @@ BatchedSqliteSaver.flush = flush
 """,
     "closing": """
 import sqlite3
-from planverify.savers import BatchedSqliteSaver
+from planverify.stores.sqlite import BatchedSqliteSaver
 real_exit = BatchedSqliteSaver.__aexit__
 def full():
     error = sqlite3.OperationalError("database or disk is full")

@@ -19,12 +19,12 @@ from langgraph.types import Command
 
 from planverify import averify_plan, verify_plan
 from planverify.agents.base import JudgeReply
-from planverify.critique import Critique, Flag, Missing
-from planverify.episode import Scene
 from planverify.graphs.context import VerifierContext
 from planverify.graphs.graph import build_verifier, recursion_limit
-from planverify.notation import parse_action
-from planverify.serde import state_serializer
+from planverify.records.critique import Critique, Flag, Missing
+from planverify.records.episode import Scene
+from planverify.records.notation import parse_action
+from planverify.stores.serde import state_serializer
 
 from .conftest import StructuredFake, scripted
 

@@ -11,9 +11,9 @@ from types import ModuleType
 
 import pytest
 
-from planverify.episode import Episode, Label
-from planverify.notation import MOTION_VERBS, parse_action
-from planverify.scoring import plan_counts
+from planverify.metrics import plan_counts
+from planverify.records.episode import Episode, Label
+from planverify.records.notation import MOTION_VERBS, parse_action
 
 from .conftest import ROOT
 from .scenes import shared_games

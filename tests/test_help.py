@@ -172,10 +172,10 @@ def test_choice_options_list_their_choices() -> None:
 def test_the_choices_are_what_the_code_knows() -> None:
     from typing import get_args
 
-    from planverify.corrupt import GENERATORS, GeneratorName
-    from planverify.evidence import LEVELS
     from planverify.export import FORMATS
-    from planverify.result import GoalSource
+    from planverify.noise import GENERATORS, GeneratorName
+    from planverify.records.evidence import LEVELS
+    from planverify.records.result import GoalSource
 
     assert list(get_args(GeneratorName)) == list(GENERATORS) == CHOICES["corrupt", "--generator"]
     assert list(FORMATS) == CHOICES["export", "--format"]

@@ -19,9 +19,9 @@ from typer.testing import CliRunner
 from planverify import Episode, verify_many
 from planverify.agents.base import JudgeReply
 from planverify.cli import app
-from planverify.critique import Critique, Flag
-from planverify.episode import EpisodeError, Scene
-from planverify.result import VerificationResult
+from planverify.records.critique import Critique, Flag
+from planverify.records.episode import EpisodeError, Scene
+from planverify.records.result import VerificationResult
 
 from .conftest import ROOT
 

@@ -11,10 +11,11 @@ import pytest
 from typer.testing import CliRunner
 
 from planverify import verify_many
-from planverify.batch import BatchReport
-from planverify.cli import _summary, app
-from planverify.result import Inserted, Verdict, VerificationResult
-from planverify.sources import load_episodes, prefetch_games
+from planverify.cli import app
+from planverify.cli.verify import _summary
+from planverify.inputs.sources import load_episodes, prefetch_games
+from planverify.records.result import Inserted, Verdict, VerificationResult
+from planverify.runs.batch import BatchReport
 
 from .conftest import ROOT
 from .test_cli import tiny_game

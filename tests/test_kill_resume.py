@@ -15,10 +15,10 @@ from pathlib import Path
 import orjson
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from planverify.episode import read_episodes
 from planverify.graphs.graph import build_verifier
-from planverify.result import VerificationResult
-from planverify.serde import state_serializer
+from planverify.records.episode import read_episodes
+from planverify.records.result import VerificationResult
+from planverify.stores.serde import state_serializer
 
 from .conftest import ROOT
 

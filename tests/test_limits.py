@@ -19,17 +19,16 @@ from langchain_core.messages import BaseMessage
 from planverify import verify_many, verify_plan
 from planverify.agents import resolve_judge, resolve_planner
 from planverify.agents.judge import ModelJudge
-from planverify.calls import (
+from planverify.llm.calls import (
     CallLimits,
     CallPolicy,
-    ModelCallFailed,
     RequestRate,
     TokenWindow,
     limits_for,
     parse_duration,
     retry_after,
-    retryable,
 )
+from planverify.llm.errors import ModelCallFailed, retryable
 
 from .conftest import ScriptedChatModel
 
@@ -556,7 +555,7 @@ def test_limits_travel_in_the_context_to_specs_resolved_by_the_graph() -> None:
     pytest.importorskip("langchain_openai")
     from planverify.graphs.context import VerifierContext
     from planverify.graphs.graph import judge_of, planner_of
-    from planverify.remote import RemoteVerifier
+    from planverify.runs.remote import RemoteVerifier
 
     limits = CallLimits(rps=3.0, tpm=40_000, timeout=20.0, max_retries=2)
     remote = RemoteVerifier(

@@ -34,10 +34,11 @@ from langchain_openai import ChatOpenAI
 from typer.testing import CliRunner
 
 from planverify.agents.base import Answer, ask
-from planverify.calls import CallPolicy, ModelCallFailed
 from planverify.cli import app
-from planverify.concurrency import gate_for
-from planverify.result import VerificationResult
+from planverify.llm.calls import CallPolicy
+from planverify.llm.concurrency import gate_for
+from planverify.llm.errors import ModelCallFailed
+from planverify.records.result import VerificationResult
 
 from .conftest import ROOT
 from .fake_openai import send_json

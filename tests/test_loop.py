@@ -12,8 +12,8 @@ from langgraph.types import Command
 from planverify import verify_plan
 from planverify.graphs.context import VerifierContext
 from planverify.graphs.graph import build_verifier, recursion_limit
-from planverify.notation import parse_action
-from planverify.serde import state_serializer
+from planverify.records.notation import parse_action
+from planverify.stores.serde import state_serializer
 
 from .conftest import scripted, structured
 

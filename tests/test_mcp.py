@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from planverify.api import Verifier
-from planverify.episode import Episode, iter_jsonl
-from planverify.result import VerificationResult
+from planverify.records.episode import Episode, iter_jsonl
+from planverify.records.result import VerificationResult
 
 from . import test_server as dev
 from .conftest import COFFEE_PLAN, ROOT
@@ -118,7 +118,7 @@ async def test_an_assistant_with_its_own_settings_is_its_own_tool(server: str) -
 async def test_a_teach_game_through_the_tool_equals_a_local_run(
     server: str, shared_dir: Path
 ) -> None:
-    from planverify.sources import load_episodes
+    from planverify.inputs.sources import load_episodes
 
     games = shared_dir / "teach" / "games" / "valid_seen"
     episode = next(e for e in load_episodes([games]) if len(e.actions) < 80)

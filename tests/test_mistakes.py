@@ -15,9 +15,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from planverify.corrupt import ACTING_PLACES, GENERATORS, CorruptSummary
-from planverify.episode import Episode, Label, Scene, SceneObject, dump_jsonl_line, parse_episode
-from planverify.mistakes import (
+from planverify.metrics import gold_plan, score_results
+from planverify.noise import GENERATORS, CorruptSummary
+from planverify.noise.common import ACTING_PLACES
+from planverify.noise.natural import (
     ALIASES,
     CLASSES,
     INVENTED,
@@ -27,9 +28,16 @@ from planverify.mistakes import (
     natural_episode,
     natural_many,
 )
-from planverify.notation import object_type, parse_action
-from planverify.result import Inserted, Verdict, VerificationResult
-from planverify.scoring import gold_plan, score_results
+from planverify.records.episode import (
+    Episode,
+    Label,
+    Scene,
+    SceneObject,
+    dump_jsonl_line,
+    parse_episode,
+)
+from planverify.records.notation import object_type, parse_action
+from planverify.records.result import Inserted, Verdict, VerificationResult
 
 SHARED_GAMES = Path(__file__).resolve().parents[2] / "shared" / "teach" / "games"
 
@@ -614,11 +622,11 @@ def test_goal_changes_and_renames() -> None:
 
 
 def test_colloquial_goals_read_like_requests() -> None:
-    from planverify.mistakes import _goals, _phrase
+    from planverify.noise.natural.goals import goals_of, phrase_goal
 
     rng = random.Random(0)
     said = {
-        goal: {_phrase(g, rng) for _ in range(30) for g in _goals(goal) or []}
+        goal: {phrase_goal(g, rng) for _ in range(30) for g in goals_of(goal) or []}
         for goal in (
             "Put all RemoteControl on one CoffeeTable.",
             "Put all Fork on any DiningTable.",
@@ -637,7 +645,7 @@ def test_colloquial_goals_read_like_requests() -> None:
     assert any("sports" in s for s in said["Put all SportsEquipment on any Bed."])
     assert "make me a coffee" in said["Prepare coffee in a clean mug."]
     assert any("two" in s for s in said["Serve 2 slice(s) of Tomato on a Plate."])
-    assert _goals("Tidy up the room.") is None
+    assert goals_of("Tidy up the room.") is None
 
 
 def test_a_renamed_step_is_no_error_an_invented_object_is() -> None:
@@ -677,8 +685,8 @@ def test_same_bytes_whatever_the_hash_seed(tmp_path: Path) -> None:
     source = tmp_path / "in.jsonl"
     source.write_bytes(b"".join(dump_jsonl_line(ep) for ep in synthetic() + synthetic(scene=False)))
     script = (
-        "import sys; from planverify.episode import read_episodes, dump_jsonl_line;"
-        "from planverify.mistakes import natural_many;"
+        "import sys; from planverify.records.episode import read_episodes, dump_jsonl_line;"
+        "from planverify.noise.natural import natural_many;"
         "eps, _ = read_episodes([__import__('pathlib').Path(sys.argv[1])]);"
         "sys.stdout.buffer.write(b''.join(dump_jsonl_line(e) for e in natural_many(eps, seed=3)))"
     )
@@ -721,7 +729,7 @@ def test_summary_clean_share_and_refusals() -> None:
 
 
 def test_real_teach_episodes() -> None:
-    teach = pytest.importorskip("planverify.teach")
+    teach = pytest.importorskip("planverify.inputs.teach")
     if not SHARED_GAMES.is_dir():
         pytest.skip("no TEACh games in ../shared")
     games = [g for g in teach.iter_games([SHARED_GAMES / "valid_seen"]) if isinstance(g, Episode)]

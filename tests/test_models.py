@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from planverify.agents import resolve_judge, resolve_planner
-from planverify.models import ModelSpecError, api_key, load_chat_model, parse_spec, presets
+from planverify.llm.models import ModelSpecError, api_key, load_chat_model, parse_spec, presets
 
 PAPER_JUDGES = {"o4-mini", "deepseek-r1", "gemini-2.5", "llama-4-scout"}
 

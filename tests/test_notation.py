@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from planverify.notation import (
+from planverify.records.notation import (
     MOTION_VERBS,
     ONE_OBJECT_VERBS,
     TWO_OBJECT_VERBS,

@@ -19,11 +19,12 @@ from typer.testing import CliRunner
 
 from planverify.agents.base import JudgeReply
 from planverify.agents.judge import JudgeVerdict, ModelJudge
-from planverify.calls import CallPolicy, retryable
-from planverify.capability import forget, refusal
 from planverify.cli import app
 from planverify.graphs.context import VerifierContext
-from planverify.result import VerificationResult
+from planverify.llm.calls import CallPolicy
+from planverify.llm.capability import forget
+from planverify.llm.errors import refusal, retryable
+from planverify.records.result import VerificationResult
 from tests.conftest import COFFEE_PLAN, ScriptedChatModel
 from tests.fake_openai import FakeOpenAI, Reply
 

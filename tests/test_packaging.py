@@ -181,7 +181,7 @@ def test_the_wheel_ships_the_mapped_packages_and_their_data(
         "planverify/agents/judge.py",
         "planverify/eval/__init__.py",
         "planverify/prompts/judge_system.txt",
-        "planverify/presets.toml",
+        "planverify/llm/presets.toml",
         "planverify/py.typed",
     }
     prompts = {f"planverify/prompts/{p.name}" for p in (sources / "prompts").glob("*.txt")}
@@ -282,7 +282,7 @@ from planverify import verify_plan
 result = verify_plan(json.loads(sys.argv[3]), goal="Make a mug of coffee.")
 (script,) = metadata.entry_points(group="console_scripts", name="planverify")
 main = script.load()
-presets = tomllib.loads(resources.files("planverify").joinpath("presets.toml").read_text())
+presets = tomllib.loads(resources.files("planverify.llm").joinpath("presets.toml").read_text())
 modules = {
     name: getattr(module, "__file__", None)
     for name, module in sys.modules.items()
@@ -336,7 +336,7 @@ def test_the_unpacked_wheel_imports_and_verifies_a_plan_on_its_own(
     assert outside == {}
     assert Path(report["dist"]).resolve() == site
     assert report["version"] == VERSION
-    assert report["entry_point"] == "planverify.cli:main"
+    assert report["entry_point"] == "planverify.cli.program:main"
     assert report["presets"], "the shipped presets.toml is empty or unreadable"
     assert report["graph"] == "planverify"
     assert (report["status"], report["error"]) == ("ok", None)

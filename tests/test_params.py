@@ -15,13 +15,13 @@ from typer.testing import CliRunner
 
 from planverify.agents import ModelJudge, resolve_judge
 from planverify.agents.base import JudgeReply
-from planverify.calls import CallLimits
-from planverify.capability import forget
 from planverify.cli import app
 from planverify.graphs.context import VerifierContext
-from planverify.models import parse_spec
-from planverify.params import CAP_BASE, CAP_PER_STEP, ModelOptions, parse_param, reasoning
-from planverify.result import VerificationResult
+from planverify.llm.calls import CallLimits
+from planverify.llm.capability import forget
+from planverify.llm.models import parse_spec
+from planverify.llm.params import CAP_BASE, CAP_PER_STEP, ModelOptions, parse_param, reasoning
+from planverify.records.result import VerificationResult
 from tests.conftest import COFFEE_PLAN
 from tests.fake_openai import FakeOpenAI, Reply
 

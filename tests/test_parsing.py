@@ -28,8 +28,8 @@ from planverify.agents.parsing import (
     parse_judge_text,
     strip_reasoning,
 )
-from planverify.critique import Critique
-from planverify.notation import parse_action
+from planverify.records.critique import Critique
+from planverify.records.notation import parse_action
 
 PLAN = [
     "Driver.Say('what should I do?')",  # 1

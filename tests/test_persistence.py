@@ -16,12 +16,12 @@ from pydantic import BaseModel, Field
 from planverify import averify_many, verify_many
 from planverify.agents.base import JudgeReply
 from planverify.api import Verifier, open_checkpointer, thread_id
-from planverify.checkpoints import episode_threads, load_history
-from planverify.critique import Critique, Flag
-from planverify.episode import Episode, Scene
 from planverify.graphs.context import VerifierContext
 from planverify.graphs.graph import build_verifier
-from planverify.serde import state_serializer
+from planverify.records.critique import Critique, Flag
+from planverify.records.episode import Episode, Scene
+from planverify.stores.checkpoints import episode_threads, load_history
+from planverify.stores.serde import state_serializer
 
 GOAL = "Make a mug of coffee."
 PLAN = [

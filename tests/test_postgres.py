@@ -18,8 +18,8 @@ from typer.testing import CliRunner
 from planverify import averify_many
 from planverify.agents.base import JudgeReply
 from planverify.cli import app
-from planverify.critique import Critique, Flag
-from planverify.episode import Episode, Scene
+from planverify.records.critique import Critique, Flag
+from planverify.records.episode import Episode, Scene
 
 DEFAULT_URL = "postgresql://postgres@127.0.0.1:5432/test"
 
@@ -126,7 +126,7 @@ async def test_the_batched_saver_queues_puts_and_reads_see_them(postgres_url: st
     from langgraph.checkpoint.base import empty_checkpoint
     from langgraph.checkpoint.postgres import PostgresSaver
 
-    from planverify.postgres import BatchedPostgresSaver
+    from planverify.stores.postgres import BatchedPostgresSaver
 
     thread = uuid.uuid4().hex
 

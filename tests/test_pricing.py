@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from planverify import verify_many
-from planverify.costs import PRICES_ENV, Price, Spend, cost_of, price_of, prices
-from planverify.models import ModelSpecError
-from planverify.usage import TokenUsage
+from planverify.llm.costs import PRICES_ENV, Price, Spend, cost_of, price_of, prices
+from planverify.llm.models import ModelSpecError
+from planverify.records.usage import TokenUsage
 
 from .conftest import scripted
 
@@ -37,7 +37,7 @@ def override(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str) -> Path
 
 
 def test_the_shipped_table_is_dated_and_well_formed() -> None:
-    text = resources.files("planverify").joinpath("prices.toml").read_text(encoding="utf-8")
+    text = resources.files("planverify.llm").joinpath("prices.toml").read_text(encoding="utf-8")
     assert "2026-11-22" in text
     table = tomllib.loads(text)["prices"]
     assert table and prices().keys() == table.keys()

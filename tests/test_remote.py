@@ -18,11 +18,17 @@ from typing import Any
 import pytest
 
 from planverify.api import Verifier
-from planverify.batch import run_batch
-from planverify.episode import Episode, iter_jsonl
 from planverify.graphs.graph import recursion_limit
-from planverify.remote import GRAPH_ID, KEY_VARIABLES, RemoteError, RemoteVerifier, api_key_from_env
-from planverify.result import VerificationResult
+from planverify.records.episode import Episode, iter_jsonl
+from planverify.records.result import VerificationResult
+from planverify.runs.batch import run_batch
+from planverify.runs.remote import (
+    GRAPH_ID,
+    KEY_VARIABLES,
+    RemoteError,
+    RemoteVerifier,
+    api_key_from_env,
+)
 
 from . import test_server as dev
 from .conftest import COFFEE_PLAN, COFFEE_REFINED, ROOT

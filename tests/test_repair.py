@@ -11,14 +11,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from planverify.episode import Episode, Scene
-from planverify.notation import parse_action
-from planverify.sources import load_episodes
+from planverify.inputs.sources import load_episodes
+from planverify.records.episode import Episode, Scene
+from planverify.records.notation import parse_action
 from planverify.world import ground, simulate
 from planverify.world.goals import GoalSpec, parse_teach_task
 from planverify.world.repair import Review, review
 from planverify.world.rules import apply
-from planverify.world.state import initial_state
+from planverify.world.start import initial_state
 
 from .scenes import CLOSED, OFF, ON, fixture, item, part, scene, shared_games
 

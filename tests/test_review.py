@@ -20,9 +20,9 @@ from typer.testing import CliRunner
 
 from planverify.api import verify_many
 from planverify.cli import app
-from planverify.episode import Episode, iter_jsonl
 from planverify.export import curate, read_decisions
-from planverify.result import VerificationResult
+from planverify.records.episode import Episode, iter_jsonl
+from planverify.records.result import VerificationResult
 from planverify.review import attach, build_site, read_entries
 
 from .conftest import ROOT
@@ -343,7 +343,7 @@ def test_a_site_of_teach_games_lists_them_with_their_split_and_opens_one(
 ) -> None:
     from selenium.webdriver.common.by import By
 
-    from planverify.sources import load_episodes
+    from planverify.inputs.sources import load_episodes
 
     games = shared_dir / "teach" / "games" / "valid_seen"
     episodes = list(load_episodes([games]))[:25]

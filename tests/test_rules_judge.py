@@ -10,9 +10,9 @@ import pytest
 
 from planverify import verify_plan
 from planverify.agents.rules import RulesJudge, judge_plan
-from planverify.critique import Critique
-from planverify.episode import Scene
-from planverify.notation import parse_action
+from planverify.records.critique import Critique
+from planverify.records.episode import Scene
+from planverify.records.notation import parse_action
 from planverify.world import WORLD_VERSION, Grounding, ground, simulate
 from planverify.world.facts import facts
 from planverify.world.goals import parse_teach_task
@@ -451,7 +451,7 @@ def test_a_plan_the_rules_judge_repaired_is_answered_from_memory_with_the_same_r
     from pathlib import Path
 
     from planverify.agents import rules as rules_module
-    from planverify.sources import load_episodes
+    from planverify.inputs.sources import load_episodes
 
     examples = Path(__file__).resolve().parents[1] / "examples" / "episodes.jsonl"
     episodes = list(load_episodes([examples], errors="raise"))

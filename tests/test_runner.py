@@ -7,7 +7,7 @@ import gc
 
 import pytest
 
-from planverify import runner
+from planverify.eventloop import runner
 
 
 async def loop_kind() -> str:

@@ -14,9 +14,9 @@ from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from planverify.api import Verifier, open_checkpointer
-from planverify.episode import Episode
-from planverify.savers import BatchedSqliteSaver
-from planverify.serde import state_serializer
+from planverify.records.episode import Episode
+from planverify.stores.serde import state_serializer
+from planverify.stores.sqlite import BatchedSqliteSaver
 
 from .conftest import COFFEE_PLAN, COFFEE_REFINED
 
@@ -165,7 +165,9 @@ def test_without_an_event_loop_puts_are_stored_at_once(tmp_path: Path) -> None:
 
 
 def test_postgres_batches_write_each_key_once_per_statement() -> None:
-    postgres = pytest.importorskip("planverify.postgres", reason="needs planverify[postgres]")
+    postgres = pytest.importorskip(
+        "planverify.stores.postgres", reason="needs planverify[postgres]"
+    )
     upsert = postgres._UPSERTS["checkpoints"]  # DO UPDATE: the last row of a key wins
     rows = [("t", "", "c1", None, "old", "m"), ("t", "", "c2", "c1", "x", "m")]
     rows.append(("t", "", "c1", None, "new", "m"))

@@ -8,13 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from planverify.corrupt import corrupt_many
-from planverify.critique import Critique, Flag, Missing
-from planverify.episode import Episode, Label, Scene, SceneObject
-from planverify.graphs.state import Iteration
-from planverify.notation import parse_action
-from planverify.result import Inserted, Verdict, VerificationResult
-from planverify.scoring import (
+from planverify.metrics import (
     Counts,
     actions_in,
     bootstrap,
@@ -22,8 +16,6 @@ from planverify.scoring import (
     common_subsequence_length,
     format_report,
     gold_plan,
-    mentions_type,
-    mentions_verb,
     missing_matches,
     motion_step,
     motionless,
@@ -36,6 +28,13 @@ from planverify.scoring import (
     score_static,
     summarize,
 )
+from planverify.noise.injected import corrupt_many
+from planverify.records.critique import Critique, Flag, Missing
+from planverify.records.episode import Episode, Label, Scene, SceneObject
+from planverify.records.history import Iteration
+from planverify.records.notation import parse_action
+from planverify.records.result import Inserted, Verdict, VerificationResult
+from planverify.world.mentions import mentions_type, mentions_verb
 
 SAY = "Commander.Say('Make coffee please.')"
 PICK = "Driver.PickUp('Mug')"
@@ -455,7 +454,7 @@ def test_gold_plan_applies_labels() -> None:
 
 
 def test_the_readme_worked_example() -> None:
-    from planverify.result import Inserted, Verdict, VerificationResult
+    from planverify.records.result import Inserted, Verdict, VerificationResult
 
     plan = [
         "Driver.PickUp('Mug')",

@@ -19,8 +19,8 @@ import pytest
 from typer.testing import CliRunner
 
 from planverify.cli import app
-from planverify.redaction import REDACTED
-from planverify.result import VerificationResult
+from planverify.records.redaction import REDACTED
+from planverify.records.result import VerificationResult
 
 from .fake_openai import FakeOpenAI, Reply
 
@@ -51,7 +51,7 @@ def everything_in(folder: Path) -> str:
     and Parquet tables read back."""
     from langgraph.checkpoint.sqlite import SqliteSaver
 
-    from planverify.serde import state_serializer
+    from planverify.stores.serde import state_serializer
 
     texts = []
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):

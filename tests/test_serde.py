@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
-from planverify.episode import Scene, SceneObject
-from planverify.graphs.state import Step
-from planverify.serde import COMPRESS_FROM, state_serializer
+from planverify.records.episode import Scene, SceneObject
+from planverify.records.history import Step
+from planverify.stores.serde import COMPRESS_FROM, state_serializer
 
 
 def scene(objects: int) -> Scene:

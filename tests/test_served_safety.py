@@ -20,13 +20,13 @@ from typing import Any
 
 import pytest
 
-from planverify.policy import (
+from planverify.graphs.policy import (
     ALLOWED_ENV,
     DEADLINE_ENV,
     MAX_CONCURRENCY_ENV,
     TOKEN_ENV,
 )
-from planverify.result import VerificationResult
+from planverify.records.result import VerificationResult
 
 from . import test_server as dev
 from .conftest import COFFEE_PLAN, COFFEE_REFINED
@@ -228,7 +228,7 @@ def test_a_run_reaches_only_model_servers_the_operator_allowed(
 def test_the_allow_list_matches_scheme_host_port_and_whole_path_segments(
     url: str, allowed: bool
 ) -> None:
-    from planverify.policy import ServingPolicy
+    from planverify.graphs.policy import ServingPolicy
 
     policy = ServingPolicy.from_env({ALLOWED_ENV: "http://127.0.0.1:8000/v1/, https://api.example"})
     assert (policy.allows(url) is None) is allowed
@@ -309,8 +309,8 @@ def test_a_run_past_its_deadline_ends_as_an_error_record(
     assert record.error is not None and f"deadline of {DEADLINE} s ({DEADLINE_ENV})" in record.error
     assert record.settings is not None and record.settings.judge == "openai:slow"
 
-    from planverify.episode import Episode
-    from planverify.remote import RemoteVerifier
+    from planverify.records.episode import Episode
+    from planverify.runs.remote import RemoteVerifier
 
     async def remote() -> VerificationResult:  # `verify --server`: a thread per episode
         async with (
@@ -422,7 +422,7 @@ async def test_mcp_tool_errors_say_which_field_which_step_and_what_is_wrong(
     from mcp import ClientSession
     from mcp.client.streamable_http import streamable_http_client
 
-    from planverify.episode import Episode
+    from planverify.records.episode import Episode
 
     assistant = client.assistants.create(
         GRAPH, context={"max_iterations": "abc", "concurrency": 0}, name="planverify broken"

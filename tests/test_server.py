@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 
 from planverify.graphs.context import VerifierContext
-from planverify.result import VerificationResult
+from planverify.records.result import VerificationResult
 
 from .conftest import COFFEE_PLAN, COFFEE_REFINED, ROOT
 
@@ -318,7 +318,7 @@ def test_verify_runs_on_the_server_and_resumes_from_its_threads(
     from typer.testing import CliRunner
 
     from planverify.cli import app
-    from planverify.episode import Episode
+    from planverify.records.episode import Episode
 
     source = tmp_path / "in.jsonl"
     episodes = [

@@ -10,10 +10,14 @@ from pathlib import Path
 import orjson
 from typer.testing import CliRunner
 
-from planverify.checkpoints import episode_threads, load_history
 from planverify.cli import app
 from planverify.graphs.context import VerifierContext
-from planverify.graphs.state import PlanState, Step
+from planverify.graphs.state import PlanState
+from planverify.records.critique import Critique
+from planverify.records.episode import Scene
+from planverify.records.history import Iteration, Step
+from planverify.stores.checkpoints import episode_threads, load_history
+from planverify.stores.serde import state_serializer
 
 from .conftest import ROOT
 
@@ -40,6 +44,24 @@ def test_a_stored_run_restores_the_states_models() -> None:
         assert isinstance(run.state, PlanState) and run.settings is not None
         assert run.state.plan and all(type(step) is Step for step in run.state.plan)
         assert [step.action for step in run.state.plan] == results[episode]["refined"]
+
+
+def test_every_stored_value_restores_as_the_model_it_was() -> None:
+    serializer = state_serializer()
+    with sqlite3.connect(STORED / "checkpoints.sqlite") as db:
+        stored = db.execute("SELECT type, checkpoint FROM checkpoints").fetchall()
+        writes = db.execute("SELECT channel, type, value FROM writes").fetchall()
+    for kind, blob in stored:
+        values = serializer.loads_typed((kind, blob))["channel_values"]
+        assert all(type(step) is Step for step in values.get("plan", []))
+        assert all(type(record) is Iteration for record in values.get("history", []))
+        assert type(values.get("scene")) in (Scene, type(None))
+    models = {"plan": Step, "history": Iteration, "scene": Scene, "pending": Critique}
+    for channel, kind, blob in writes:
+        value = serializer.loads_typed((kind, blob))
+        if channel in models and value:
+            items = value if isinstance(value, list) else [value]
+            assert all(type(item) is models[channel] for item in items), channel
 
 
 def test_show_prints_a_stored_runs_critiques(tmp_path: Path) -> None:

@@ -16,9 +16,10 @@ from langchain_core.messages import HumanMessage
 from langchain_openai import ChatOpenAI
 
 from planverify.agents.base import ask
-from planverify.calls import CallPolicy, ModelCallFailed
-from planverify.capability import forget, learned, model_key
-from planverify.concurrency import gate_for
+from planverify.llm.calls import CallPolicy
+from planverify.llm.capability import forget, learned, model_key
+from planverify.llm.concurrency import gate_for
+from planverify.llm.errors import ModelCallFailed
 from tests.fake_openai import FakeOpenAI, Reply
 
 TEXT = "ACTION: 1. Driver.Move(1.0)\nANNOTATION: needed to reach the plant."

@@ -22,8 +22,8 @@ from langgraph.types import Command
 
 from planverify.graphs.context import VerifierContext
 from planverify.graphs.graph import build_verifier
-from planverify.graphs.state import Step
-from planverify.serde import state_serializer
+from planverify.records.history import Step
+from planverify.stores.serde import state_serializer
 
 from .conftest import scripted
 

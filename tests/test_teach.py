@@ -9,9 +9,7 @@ from typing import Any
 import orjson
 import pytest
 
-from planverify.episode import Episode, EpisodeError
-from planverify.notation import parse_action
-from planverify.teach import (
+from planverify.inputs.teach import (
     LoadSummary,
     convert_game,
     expand_inputs,
@@ -20,6 +18,8 @@ from planverify.teach import (
     object_type_of,
     split_of,
 )
+from planverify.records.episode import Episode, EpisodeError
+from planverify.records.notation import parse_action
 
 TEACH = Path(__file__).resolve().parents[1].parent / "shared" / "teach"
 EXPECTED = ["train/0008f3c95e006303_2053", "valid_seen/193f64286be0ba2c_0e02"]

@@ -463,7 +463,7 @@ def test_goal_command_without_a_spec() -> None:
 
 
 def _games(shared_dir: Path) -> list[tuple[GoalSpec, str | None, list[str], list[str]]]:
-    from planverify.sources import load_episodes
+    from planverify.inputs.sources import load_episodes
 
     games = shared_dir / "teach" / "games"
     if not games.is_dir():

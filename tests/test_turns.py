@@ -14,10 +14,10 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from planverify.agents.base import JudgeReply
 from planverify.api import Verifier, averify_many, open_checkpointer
-from planverify.concurrency import gate_for
-from planverify.critique import Critique
-from planverify.episode import Episode, Scene
-from planverify.turns import Turns, waiting
+from planverify.eventloop.turns import Turns, waiting
+from planverify.llm.concurrency import gate_for
+from planverify.records.critique import Critique
+from planverify.records.episode import Episode, Scene
 
 from .conftest import COFFEE_PLAN, ScriptedChatModel
 
@@ -126,5 +126,5 @@ def test_only_known_agents_and_quiet_savers_take_turns() -> None:
 async def test_the_savers_opened_for_a_path_or_url_take_turns(tmp_path: Path) -> None:
     async with open_checkpointer(tmp_path / "cp.sqlite") as saver:
         assert Verifier(checkpointer=saver).takes_turns
-    postgres = pytest.importorskip("planverify.postgres")
+    postgres = pytest.importorskip("planverify.stores.postgres")
     assert postgres.BatchedPostgresSaver.takes_turns

@@ -11,12 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from planverify.episode import Scene
-from planverify.notation import parse_action
+from planverify.records.episode import Scene
+from planverify.records.notation import parse_action
 from planverify.world import simulate
 from planverify.world.goals import evaluate, parse_teach_task
 from planverify.world.rules import apply, cancels, stove_lit, undone, water_running
-from planverify.world.state import COFFEE, EMPTY, HAND, WATER, State, initial_state
+from planverify.world.start import initial_state
+from planverify.world.state import COFFEE, EMPTY, HAND, WATER, State
 
 from .scenes import CLOSED, OFF, ON, OPEN, fixture, item, problems, run, scene, shared_games
 

@@ -3,6 +3,8 @@
 `export_results` joins results with their input episodes (by id and content), applies human
 decisions from `planverify review`, and writes one of four formats (`FORMATS`) as JSONL, or as
 Parquet in a folder with a dataset card, optionally one file per task family or split.
+
+The command is `planverify.cli.export`. May import `stores` and `records`.
 """
 
 from __future__ import annotations
@@ -11,8 +13,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from planverify.episode import Episode, EpisodeError
-from planverify.evidence import Evidence
 from planverify.export.curate import (
     Curated,
     Curation,
@@ -25,8 +25,10 @@ from planverify.export.curate import (
 )
 from planverify.export.formats import FORMATS, Format, Options, rows
 from planverify.export.write import SplitBy, Written, card, group, jsonl, parquet, schema
-from planverify.files import clash, write_atomically
-from planverify.result import VerificationResult
+from planverify.records.episode import Episode, EpisodeError
+from planverify.records.evidence import Evidence
+from planverify.records.result import VerificationResult
+from planverify.stores.files import clash, write_atomically
 
 __all__ = [
     "FORMATS",

@@ -18,11 +18,11 @@ from typing import Any, Literal
 import orjson
 from pydantic import BaseModel, Field, ValidationError
 
-from planverify.episode import Episode, EpisodeError
-from planverify.evidence import Evidence, levels_from
-from planverify.notation import parse_action
-from planverify.records import UnusableFile, expect, first_error, load_json, read_all
-from planverify.result import VerificationResult, plan_of
+from planverify.records.episode import Episode, EpisodeError
+from planverify.records.evidence import Evidence, levels_from
+from planverify.records.jsonl import UnusableFile, expect, first_error, load_json, read_all
+from planverify.records.notation import parse_action
+from planverify.records.result import VerificationResult, plan_of
 
 DECISIONS_FORMAT = "planverify-decisions"  # the `format` of a decisions file
 Verdict = Literal["keep", "remove"]

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from planverify.export.curate import Curated
-from planverify.notation import Action, parse_action
+from planverify.records.notation import Action, parse_action
 
 Format = Literal["episodes", "sft", "preference", "recovery"]
 FORMATS: tuple[Format, ...] = ("episodes", "sft", "preference", "recovery")

@@ -19,10 +19,10 @@ from typing import Any, Literal
 
 import orjson
 
-from planverify.evidence import LEVELS, MEANINGS
 from planverify.export.curate import Curation
 from planverify.export.formats import Format
-from planverify.files import replacing
+from planverify.records.evidence import LEVELS, MEANINGS
+from planverify.stores.files import replacing
 
 SplitBy = Literal["task", "split"]
 UNKNOWN = "unknown"  # the file of rows without a task family or split
@@ -89,6 +89,7 @@ def _message(pa: Any) -> Any:
 
 def schema(fmt: Format, rows: Sequence[dict[str, Any]]) -> tuple[Any, set[str]]:
     """The Arrow schema of a format's rows, and the columns stored as JSON text."""
+    # a long flat table: one schema per format reads better whole (tests/test_layout.py)
     pa = _arrow()
     if fmt == "sft":
         return pa.schema(

@@ -15,6 +15,8 @@ applies.
 
 The site goes into a new or empty folder, or one it was written to before: `MARKER` lists the
 files review wrote there, and a rebuild deletes only those. A folder with other files is refused.
+
+The command is `planverify.cli.review`. May import `export`, `stores` and `records`.
 """
 
 from __future__ import annotations
@@ -30,14 +32,14 @@ from typing import Any
 
 import orjson
 
-from planverify.episode import Episode, EpisodeError
-from planverify.evidence import LEVELS
 from planverify.export.curate import same_content
-from planverify.files import write_atomically
-from planverify.notation import NotationError, parse_action
-from planverify.records import UnusableFile, expect, read_all
-from planverify.result import VerificationResult
+from planverify.records.episode import Episode, EpisodeError
+from planverify.records.evidence import LEVELS
+from planverify.records.jsonl import UnusableFile, expect, read_all
+from planverify.records.notation import NotationError, parse_action
+from planverify.records.result import VerificationResult
 from planverify.review.charts import bar_chart, column_chart
+from planverify.stores.files import write_atomically
 
 ASSETS = ("review.css", "review.js")
 _PLACEHOLDER = re.compile(r"\{\{(title|summary|count)\}\}")

@@ -7,7 +7,11 @@ plans proved by simulation.
 - `text_goals`: goal specs read from a goal text and the Commander's words;
 - `classes`, `vocabulary`: TEACh's object classes, and the words people use for objects;
 - `trace`, `repair`: simulating variants of a plan, and the minimal-repair verdicts;
-- `certify`: checking another Judge's flags and a Planner's insertions by simulation.
+- `certify`: checking another Judge's flags and a Planner's insertions by simulation;
+- `start`, `mentions`, `facts`: the state at a plan's start, words that name types and verbs,
+  and facts for a model Judge's prompt.
+
+May import `records` only.
 
 `ground` gathers what an episode says about its goal; the Judges take it from there.
 
@@ -22,11 +26,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from planverify.episode import Scene
-from planverify.notation import parse_action
+from planverify.records.episode import Scene
+from planverify.records.evidence import Evidence, simulated
+from planverify.records.notation import parse_action
 from planverify.world.goals import GoalSpec, Unit, parse_teach_task
 from planverify.world.rules import Outcome, apply
-from planverify.world.state import State, initial_state
+from planverify.world.start import initial_state
+from planverify.world.state import State
 from planverify.world.text_goals import read_goal
 
 WORLD_VERSION = "5"  # changes whenever the world model can give another verdict
@@ -53,6 +59,14 @@ class Grounding:
     def grounded(self) -> bool:
         """Whether there is anything to verify against (a scene or a goal spec)."""
         return self.scene is not None or self.spec is not None
+
+    def evidence(self, *, uses_goal: bool = True) -> Evidence:
+        """The level of a verdict checked against this grounding by simulation (`uses_goal`:
+        whether the verdict depends on the goal)."""
+        source = self.spec.source if self.spec is not None else None
+        return simulated(
+            scene_known=self.scene is not None, goal_source=source, uses_goal=uses_goal
+        )
 
 
 def simulate(plan: Sequence[str], scene: Scene | None) -> tuple[State, list[Outcome]]:

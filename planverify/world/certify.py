@@ -41,7 +41,7 @@ check they passed (`Certified.check`); a vetoed flag names the smallest set that
 block of flagged steps, then with the fewest accepted blocks) and why. An insertion is vetoed when it
 cannot happen where it is placed, or changes nothing because its effect already holds.
 
->>> from planverify.critique import Critique, Flag
+>>> from planverify.records.critique import Critique, Flag
 >>> from planverify.world import ground
 >>> plan = ["Driver.PickUp('Cup')", "Driver.PutAOnB('Cup', 'SinkBasin')",
 ...         "Driver.ToggleOn('Faucet')", "Driver.PickUp('Cup')",
@@ -58,9 +58,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from planverify.critique import Critique, Flag, Veto
-from planverify.evidence import grounded
-from planverify.notation import parse_action
+from planverify.records.critique import Critique, Flag, Veto
+from planverify.records.notation import parse_action
 from planverify.world import Grounding, simulate
 from planverify.world.repair import WORK_BUDGET, Reviewer, steps_named
 from planverify.world.trace import rank
@@ -299,7 +298,7 @@ def certify_flags(plan: Sequence[str], critique: Critique, grounding: Grounding)
             reason = f"goes with the flagged {steps_named(decision.completed(step, accepted))}"
         # the level of the check that accepted it; a step that cannot happen does nothing, so
         # its removal does not depend on the goal
-        level = grounded(grounding, uses_goal=step not in reviewer.trace.impossible)
+        level = grounding.evidence(uses_goal=step not in reviewer.trace.impossible)
         flags.append(Flag(step=step, action=plan[step], reason=reason, evidence=level))
     check = decision.why_accepted(accepted) if accepted else None
     return Certified(critique.model_copy(update={"flags": flags}), vetoes, check)

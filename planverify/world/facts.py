@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from planverify.notation import parse_action
+from planverify.records.notation import parse_action
 from planverify.world import Grounding
 from planverify.world.goals import evaluate
 from planverify.world.rules import apply
-from planverify.world.state import initial_state
+from planverify.world.start import initial_state
 
 
 def _starts(grounding: Grounding) -> list[str]:

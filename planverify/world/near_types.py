@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
-from planverify.notation import parse_action
+from planverify.records.notation import parse_action
 from planverify.world.classes import types_of
 from planverify.world.goals import GoalSpec
 from planverify.world.vocabulary import resolve_name

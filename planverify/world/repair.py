@@ -39,7 +39,7 @@ happen or change nothing, and blocks that change nothing that lasts (a cancellin
 object put down and taken back, a container opened and closed with nothing taken).
 
 Each removal and insertion says what its proof rests on (`Removal.uses_goal`, `Removal.known`),
-from which the rules Judge sets its evidence level (`planverify.evidence`).
+from which the rules Judge sets its evidence level (`planverify.records.evidence`).
 
 Motion is removed only as a move and the move back, or a turn and the turn back, next to each
 other: provably nothing moved. Motion that only leads to or from removed interactions is kept:
@@ -60,8 +60,8 @@ import bisect
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from planverify.episode import Scene
-from planverify.notation import MOTION_VERBS, Action, parse_action
+from planverify.records.episode import Scene
+from planverify.records.notation import MOTION_VERBS, Action, parse_action
 from planverify.world.classes import classes_of, types_of
 from planverify.world.goals import GoalSpec, Unit, evaluate
 from planverify.world.rules import (
@@ -76,7 +76,8 @@ from planverify.world.rules import (
     undone,
     within,
 )
-from planverify.world.state import SOME, WATER, Obj, State, initial_state
+from planverify.world.start import initial_state
+from planverify.world.state import SOME, WATER, Obj, State
 from planverify.world.trace import (
     Judge,
     Simulator,

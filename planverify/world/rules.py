@@ -19,7 +19,8 @@ Each rule below models one behaviour of TEACh's simulator (AI2-THOR with TEACh's
 
 A state that is unknown before a step makes its effect unknown, never assumed.
 
->>> from planverify.notation import parse_action
+>>> from planverify.records.notation import parse_action
+>>> from planverify.world.start import initial_state
 >>> state = initial_state(None)
 >>> [apply(state, parse_action(s)).changed for s in ("Driver.PickUp('Mug')",
 ...     "Driver.PutAOnB('Mug', 'SinkBasin')", "Driver.ToggleOn('Faucet')")]
@@ -36,8 +37,8 @@ import math
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 
-from planverify.notation import MOTION_VERBS, Action
-from planverify.world.state import COFFEE, EMPTY, HAND, SOME, WATER, State, derived, initial_state
+from planverify.records.notation import MOTION_VERBS, Action
+from planverify.world.state import COFFEE, EMPTY, HAND, SOME, WATER, State, derived
 
 WATER_TAPS = frozenset({"Faucet", "ShowerHead"})
 BASINS = frozenset({"Sink", "SinkBasin", "Bathtub", "BathtubBasin"})
@@ -60,7 +61,7 @@ _REVERSE = {"TurnLeft": "TurnRight", "TurnRight": "TurnLeft"}
 def cancels(a: Action, b: Action) -> bool:
     """Whether motion b undoes motion a (a move and the move back, a turn and the turn back).
 
-    >>> from planverify.notation import parse_action as p
+    >>> from planverify.records.notation import parse_action as p
     >>> cancels(p("Driver.Move(0.5)"), p("Driver.Move(-0.5)")), cancels(p("Driver.TurnLeft(90.0)"), p("Driver.TurnLeft(90.0)"))
     (True, False)
     """
@@ -75,7 +76,7 @@ def net_motion(actions: Iterable[Action]) -> tuple[float, int]:
     """How far (metres) and by how many degrees (0-359, counter-clockwise) a run of steps moves
     and turns the Driver in all; steps other than motion are passed over.
 
-    >>> from planverify.notation import parse_action as p
+    >>> from planverify.records.notation import parse_action as p
     >>> net_motion([p("Driver.Move(1.0)"), p("Driver.TurnLeft(90.0)"), p("Driver.Move(1.0)")])
     (1.41, 90)
     >>> net_motion([p("Driver.TurnRight(90.0)"), p("Driver.PickUp('Mug')"), p("Driver.TurnLeft(90.0)")])
@@ -487,7 +488,6 @@ __all__ = [
     "Outcome",
     "apply",
     "cancels",
-    "initial_state",
     "simulate",
     "stove_lit",
     "water_running",

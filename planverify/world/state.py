@@ -15,8 +15,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
-from planverify.episode import Scene, SceneObject
-from planverify.notation import object_type
+from planverify.records.episode import Scene, SceneObject
+from planverify.records.notation import object_type
 from planverify.world.classes import base_type
 from planverify.world.vocabulary import resolve_name
 
@@ -188,55 +188,8 @@ class State:
         return None if any(o.open is None for o in same) else False
 
 
-_SCENES: dict[int, tuple[Scene, State]] = {}  # the last scenes' states, by identity
-
-
-def _scene_state(scene: Scene) -> State:
-    """The state a scene describes (computed once per scene object, then copied)."""
-    cached = _SCENES.get(id(scene))
-    if cached is not None and cached[0] is scene:
-        return cached[1]
-    from planverify.world.rules import settle  # the rules build on this module
-
-    state = _from_scene(scene)
-    settle(state)
-    if len(_SCENES) >= 256:
-        _SCENES.clear()
-    _SCENES[id(scene)] = (scene, state)
-    return state
-
-
-def initial_state(scene: Scene | None, *, names: Iterable[str] = ()) -> State:
-    """The state at the start of a plan: the scene's objects and initial states, the Driver's
-    hands empty. Objects the scene names (`SceneObject.name`) get that key, the others their
-    id; `names` are plan names to resolve now."""
-    if scene is None:
-        state = State(SceneIndex(known=False))
-    else:
-        base = _scene_state(scene)
-        state = State(
-            SceneIndex(known=True, types=base.index.types),
-            dict(base.objects),
-            None,
-            dict(base.spare),
-            {},
-        )
-        # A name the plan uses that the scene does not (`Tap`, `Countertop`: renamed) is first
-        # the scene's object of that type the plan no longer names, where it is. A name in
-        # TEACh's own numbering (`Bread3`) next to a scene name of its type that the plan uses
-        # (`Bread`) is another instance: the scene's names stay theirs, so that a plan without
-        # some of its steps still names the same objects.
-        used = set(names)
-        state.kept = frozenset(o.type for o in scene.objects if o.name in used)
-        for o in scene.objects:
-            if o.name is not None and o.name not in used:
-                state.renamed.setdefault(o.type, []).append(o.name)
-    for name in names:
-        state.key(name)
-    return state
-
-
-def _from_scene(scene: Scene) -> State:
+def from_scene(scene: Scene) -> State:
+    """A scene's objects and their initial states, as the scene gives them."""
     index = SceneIndex(known=True, types=frozenset(o.type for o in scene.objects))
     state = State(index)
     holders = [o for o in scene.objects if o.pickupable and o.receptacle]
@@ -311,6 +264,6 @@ __all__ = [
     "SceneIndex",
     "State",
     "derived",
-    "initial_state",
+    "from_scene",
     "replace",
 ]

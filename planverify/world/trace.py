@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
-from planverify.notation import Action
+from planverify.records.notation import Action
 from planverify.world.goals import GoalSpec, Unit, evaluate
 from planverify.world.rules import Outcome, apply
 from planverify.world.state import State

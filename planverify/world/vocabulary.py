@@ -25,7 +25,7 @@ import re
 from collections.abc import Iterable
 from functools import cache
 
-from planverify.notation import object_type
+from planverify.records.notation import object_type
 from planverify.world.classes import CLASSES_OF_TYPE, TYPES, types_of
 
 # Everyday names, lower case and singular, mapped to the type or class names they stand for.

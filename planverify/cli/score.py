@@ -1,0 +1,211 @@
+"""`planverify score`: score results against annotated episodes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Literal
+
+import orjson
+import typer
+from rich.table import Table
+
+from planverify.cli.shared import (
+    check_clash,
+    fail,
+)
+from planverify.records.episode import Episode, EpisodeError
+from planverify.records.evidence import Evidence
+from planverify.records.result import VerificationResult
+from planverify.runs.console import err, literal, out, say
+
+if TYPE_CHECKING:
+    from planverify.metrics import Report
+
+
+def score(
+    annotated: Annotated[
+        Path, typer.Argument(metavar="ANNOTATED", help="Annotated episodes (JSONL with labels).")
+    ],
+    results: Annotated[
+        Path,
+        typer.Argument(metavar="RESULTS", help="Results of verify on those episodes (JSONL)."),
+    ],
+    mode: Annotated[
+        Literal["auto", "static", "iterative"],
+        typer.Option(
+            help="static (first Judge pass), iterative (refined plan), or auto: static when the results were made with --static."
+        ),
+    ] = "auto",
+    report: Annotated[
+        Path | None,
+        typer.Option("--json", help="Also write the full report (per episode) as JSON."),
+    ] = None,
+    min_evidence: Annotated[
+        Evidence | None,
+        typer.Option(
+            "--min-evidence",
+            help="Score only removals and insertions at this evidence level or stronger "
+            "(proven > goal-text > heuristic); those below count as not made: the step kept, "
+            "the insertion left out.",
+        ),
+    ] = None,
+) -> None:
+    """Recall, precision and F1 of results against labels, overall, per error type and per task."""
+    from planverify.metrics import infer_mode, score_results
+    from planverify.metrics.report import BELOW_LEVEL
+    from planverify.records.jsonl import UnusableFile, expect, read_all
+
+    for problem in (
+        expect(annotated, "annotated episodes", "ANNOTATED (as `planverify corrupt` writes)"),
+        expect(results, "results", "RESULTS"),
+    ):
+        if problem is not None:
+            raise fail(problem)
+    if report is not None:
+        check_clash([report], [annotated, results], None)
+    try:
+        outcomes = [r for _, r in read_all(results, VerificationResult, "a result record")]
+    except UnusableFile as exc:
+        raise fail(str(exc)) from None
+    episodes, skipped = _annotated(annotated)
+    _check_pairing(episodes, outcomes, annotated, results)
+    if mode == "auto":
+        try:
+            mode = infer_mode(outcomes)
+        except ValueError as exc:
+            raise fail(f"{exc} (or pass --mode)") from None
+    scored = score_results(episodes, outcomes, mode=mode, min_evidence=min_evidence)
+    title = f"{mode} scores, {scored.overall.episodes} episodes"
+    if min_evidence is not None:
+        title += f", evidence {min_evidence} or stronger"
+        out.print(literal(f"evidence: {BELOW_LEVEL.format(level=min_evidence)}"))
+    _print_scores(scored, title)
+    if scored.failed:
+        say(
+            err,
+            "failed:",
+            "red",
+            f"{len(scored.failed)} episode(s) have an error result, counted as finding nothing, e.g. {', '.join(scored.failed[:3])}",
+        )
+    if scored.mismatched:
+        raise fail(
+            f"{len(scored.mismatched)} result(s) were computed on other content than the "
+            f"annotated episodes, e.g. {', '.join(scored.mismatched[:3])}: verify {annotated} again",
+            1,
+        )
+    if report is not None:
+        from planverify.stores.files import write_atomically
+
+        write_atomically(
+            report, orjson.dumps(scored.model_dump(mode="json"), option=orjson.OPT_INDENT_2)
+        )
+    if skipped:
+        raise typer.Exit(1)
+
+
+def _check_pairing(
+    episodes: list[Episode], results: list[VerificationResult], annotated: Path, path: Path
+) -> None:
+    """Fail when results and annotated episodes do not belong together; warn about a partial
+    overlap (what is left out is said)."""
+    labelled = {e.id: e for e in episodes if e.labels is not None}
+    by_id = {r.id: r for r in results}
+    common = labelled.keys() & by_id.keys()
+    if not common:
+        raise fail(
+            f"{path} and {annotated} share no episode id ({len(by_id)} result(s), "
+            f"{len(labelled)} annotated episode(s)): were the results made from this file?",
+            1,
+        )
+    other = [i for i in sorted(common) if not _same_content(labelled[i], by_id[i])]
+    if other:
+        raise fail(
+            f"{len(other)} of {len(common)} result(s) were computed on other content than the "
+            f"annotated episodes with their ids (e.g. {', '.join(other[:3])}): verify {annotated} "
+            "again",
+            1,
+        )
+    left_out = sorted(labelled.keys() - by_id.keys())
+    if left_out:
+        say(
+            err,
+            "warning:",
+            "yellow",
+            f"{len(left_out)} annotated episode(s) have no result and are left out, e.g. {', '.join(left_out[:3])}",
+        )
+    extra = sorted(by_id.keys() - labelled.keys())
+    if extra:
+        say(
+            err,
+            "warning:",
+            "yellow",
+            f"{len(extra)} result(s) have no annotated episode and are left out, e.g. {', '.join(extra[:3])}",
+        )
+
+
+def _same_content(episode: Episode, result: VerificationResult) -> bool:
+    if result.input_digest is not None:
+        return result.input_digest == episode.input_digest
+    return not result.original or result.original == episode.actions
+
+
+def _annotated(path: Path) -> tuple[list[Episode], int]:
+    """The episodes of an annotated file, and how many lines were skipped (each said why)."""
+    from planverify.records.episode import iter_jsonl
+
+    episodes: list[Episode] = []
+    skipped = 0
+    for item in iter_jsonl(path):
+        if isinstance(item, EpisodeError):
+            skipped += 1
+            say(err, "skipped", "red", str(item))
+        else:
+            episodes.append(item)
+    return episodes, skipped
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}"
+
+
+def _print_scores(scored: Report, title: str) -> None:
+    """The scores by group (overall, error type, task), then by level, then the intervals."""
+    table = Table(title=title, title_justify="left")
+    for column in ("group", "TP", "FP", "FN", "recall", "precision", "F1"):
+        table.add_column(column, justify="left" if column == "group" else "right")
+    groups = [("overall", scored.overall)]
+    groups += [(f"error: {k}", v) for k, v in sorted(scored.by_error.items())]
+    groups += [(f"task: {k}", v) for k, v in sorted(scored.by_task.items())]
+    for name, s in groups:
+        c = s.counts
+        table.add_row(
+            literal(name),
+            str(c.tp),
+            str(c.fp),
+            str(c.fn),
+            _pct(s.recall),
+            _pct(s.precision),
+            _pct(s.f1),
+        )
+    out.print(table)
+    levels = Table(title="label and plan level, with and without motion", title_justify="left")
+    for column in ("level", "TP", "FP", "FN", "recall", "precision", "F1"):
+        levels.add_column(column, justify="left" if column == "level" else "right")
+    rows = [
+        ("labels, with motion", scored.overall),
+        ("labels, without motion", scored.without_motion),
+    ]
+    rows += [(f"plan, {k.replace('_', ' ')}", v) for k, v in (scored.plan_level or {}).items()]
+    for name, s in ((n, v) for n, v in rows if v is not None):
+        c = s.counts
+        levels.add_row(
+            name, str(c.tp), str(c.fp), str(c.fn), _pct(s.recall), _pct(s.precision), _pct(s.f1)
+        )
+    out.print(levels)
+    o = scored.overall
+    if o.recall_ci and o.precision_ci:
+        out.print(
+            f"95% intervals: recall {_pct(o.recall_ci.low)}-{_pct(o.recall_ci.high)}, "
+            f"precision {_pct(o.precision_ci.low)}-{_pct(o.precision_ci.high)}",
+            highlight=False,
+        )

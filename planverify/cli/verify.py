@@ -1,0 +1,494 @@
+"""`planverify verify`: verify episodes (locally or on a server) and write their results."""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from planverify.cli.options import (
+    BaseUrlOption,
+    JudgeOutputOption,
+    MaxCallTimeOption,
+    MaxRetriesOption,
+    ModelParamOption,
+    RpsOption,
+    TemperatureOption,
+    TimeoutOption,
+    TpmOption,
+)
+from planverify.cli.shared import (
+    DEFAULT_CHECKPOINT,
+    check_clash,
+    check_output,
+    check_sources,
+    fail,
+    writing,
+)
+from planverify.eventloop.runner import run
+from planverify.graphs.context import SettingsError
+from planverify.llm.calls import CallLimits
+from planverify.llm.models import ModelSpecError
+from planverify.llm.params import parse_params
+from planverify.records.result import GoalSource, VerificationResult
+from planverify.records.usage import unknown_note
+from planverify.runs.batch import BatchReport, OutputStopped
+from planverify.runs.console import err, literal, out, say
+
+
+def describe_cost(costs: list[float | None]) -> str:
+    """The estimated cost of episodes that used models; never `$0.00` for unpriced models.
+
+    >>> describe_cost([0.5, None]), describe_cost([None, None]), describe_cost([0.25])
+    ('$0.50 + unpriced: 1 episode', 'unknown (unpriced: 2 episodes)', '$0.25')
+    """
+    known = sum(c for c in costs if c is not None)
+    unpriced = sum(c is None for c in costs)
+    if not unpriced:
+        return f"${known:.2f}"
+    episodes = f"{unpriced} episode" + ("" if unpriced == 1 else "s")
+    if unpriced == len(costs):
+        return f"unknown (unpriced: {episodes})"
+    return f"${known:.2f} + unpriced: {episodes}"
+
+
+def _summary(report: BatchReport, output: Path | None) -> None:
+    results = report.results
+    ok = [r for r in results if r.status == "ok"]
+    table = Table(title="planverify", show_header=False, title_justify="left")
+    table.add_row("episodes", f"{len(results)} ({len(ok)} ok, {len(results) - len(ok)} error)")
+    if report.skipped:
+        reasons = report.skipped_by_reason().most_common()
+        table.add_row(
+            "skipped inputs",
+            literal(f"{len(report.skipped)} (" + ", ".join(f"{k}: {v}" for k, v in reasons) + ")"),
+        )
+    if report.not_started:
+        table.add_row("not started", str(report.not_started))
+    if ok:
+        removed = sum(sum(v.verdict == "remove" for v in r.verdicts) for r in ok)
+        inserted = sum(len(r.inserted) for r in ok)
+        before = sum(len(r.original) for r in ok)
+        after = sum(len(r.refined) for r in ok)
+        static = [r for r in ok if r.stop_reason == "static"]
+        if len(static) == len(ok):
+            proposed = sum(len(r.history[0].critique.missing) for r in ok if r.history)
+            table.add_row(
+                "Judge proposed",
+                f"removing {removed} of {before} steps, adding {proposed} "
+                "(static run: plans left as they are)",
+            )
+        else:
+            table.add_row("steps", f"{before} -> {after} ({removed} removed, {inserted} inserted)")
+            table.add_row("mean Judge passes", f"{sum(r.iterations for r in ok) / len(ok):.2f}")
+        reasons = Counter(str(r.stop_reason) for r in ok).most_common()
+        table.add_row("stop reasons", ", ".join(f"{k}: {v}" for k, v in reasons))
+        tokens = sum(u.total for r in results for u in r.usage.values())
+        unknown = unknown_note(sum(u.unknown_calls for r in results for u in r.usage.values()))
+        table.add_row("model tokens", f"{tokens} ({unknown})" if unknown else str(tokens))
+        if tokens:
+            table.add_row("estimated cost", describe_cost([r.cost_usd for r in results if r.usage]))
+    if output is not None:
+        table.add_row("output", literal(output))
+    out.print(table)
+
+
+def verify(
+    inputs: Annotated[
+        list[str],
+        typer.Argument(
+            metavar="INPUTS",
+            help="JSONL files of episodes ({id, goal?, actions, scene?} a line), or TEACh game files, directories and globs.",
+        ),
+    ],
+    judge: Annotated[
+        str,
+        typer.Option(
+            "--judge",
+            "-j",
+            help="Judge: rules (offline, grounded), baseline (the paper's rule baseline), a preset (see `planverify presets`) or provider:model.",
+        ),
+    ] = "rules",
+    planner: Annotated[
+        str,
+        typer.Option(
+            "--planner", "-p", help="Planner: rules (no model), a preset or provider:model."
+        ),
+    ] = "rules",
+    max_iterations: Annotated[
+        int, typer.Option(min=1, help="Cap on Judge passes per episode.")
+    ] = 5,
+    static: Annotated[
+        bool,
+        typer.Option(
+            "--static", help="One Judge pass, no revision (verdicts are the Judge's proposals)."
+        ),
+    ] = False,
+    goal: Annotated[
+        GoalSource,
+        typer.Option(
+            help="Goal source: given (the record's goal; inferred when absent), dialogue (the Commander's words) or infer (ask the planner model)."
+        ),
+    ] = "given",
+    checkpoint: Annotated[
+        str,
+        typer.Option(
+            help="SQLite checkpoint file, or a postgresql:// URL; rerunning the same command resumes from it."
+        ),
+    ] = str(DEFAULT_CHECKPOINT),
+    no_checkpoint: Annotated[
+        bool, typer.Option("--no-checkpoint", help="Keep nothing between runs.")
+    ] = False,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output", "-o", help="Write results as JSONL here (one record per episode)."
+        ),
+    ] = None,
+    concurrency: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            help="Episodes verified at once; also the cap on model calls in flight per provider or server (the limit adapts below it).",
+        ),
+    ] = 8,
+    judge_output: JudgeOutputOption = "text",
+    base_url: BaseUrlOption = None,
+    limit: Annotated[
+        int | None, typer.Option(min=1, help="Verify only the first N episodes.")
+    ] = None,
+    review: Annotated[
+        bool,
+        typer.Option(
+            "--review", help="Pause after each Judge pass so you can accept or edit the critique."
+        ),
+    ] = False,
+    split: Annotated[
+        str | None,
+        typer.Option(help="TEACh inputs: keep only games under a directory of this name."),
+    ] = None,
+    rps: RpsOption = None,
+    tpm: TpmOption = None,
+    timeout: TimeoutOption = 120.0,
+    max_call_time: MaxCallTimeOption = 600.0,
+    max_retries: MaxRetriesOption = 5,
+    server: Annotated[
+        str | None,
+        typer.Option(
+            help="Run on a LangGraph server (e.g. http://127.0.0.1:2024): one thread per episode; checkpoints live there."
+        ),
+    ] = None,
+    retry_failed: Annotated[
+        bool,
+        typer.Option(
+            "--retry-failed",
+            help="Keep the ok records already in --output and verify only the failed or missing episodes.",
+        ),
+    ] = False,
+    accept_skipped: Annotated[
+        bool,
+        typer.Option(
+            "--accept-skipped",
+            help="Replace an existing --output even when some input lines were skipped (otherwise the run's results stay in OUTPUT.partial).",
+        ),
+    ] = False,
+    grounding: Annotated[
+        bool,
+        typer.Option(
+            "--grounding",
+            help="Give a model Judge the simulator's facts: how objects start, the goal conditions met, steps that change nothing.",
+        ),
+    ] = False,
+    temperature: TemperatureOption = None,
+    model_param: ModelParamOption = None,
+    certify: Annotated[
+        bool | None,
+        typer.Option(
+            "--certify/--no-certify",
+            help="Check the Judge's flags and the Planner's insertions by simulation, vetoing those that lose a goal condition or cannot happen (default: when the episode has a scene or a goal spec).",
+        ),
+    ] = None,
+) -> None:
+    """Verify plans: flag unneeded steps, add missing ones, loop until the Judge has no objections."""
+    if goal == "infer" and planner == "rules":
+        raise fail(
+            "--goal infer needs a model planner (--planner provider:model); the rules planner has no model"
+        )
+    if grounding and judge in ("rules", "baseline"):
+        raise fail(f"--grounding is for model judges; the {judge!r} judge needs no prompt")
+    try:
+        params = parse_params(model_param)
+    except ValueError as exc:
+        raise fail(str(exc)) from None
+    check_sources(inputs, split)
+    check_output(output)
+    partial = output.with_name(output.name + ".partial") if output else None
+    check_clash([output, partial], inputs, split)
+    if retry_failed and (output is None or not output.is_file()):
+        raise fail("--retry-failed needs the --output file of an earlier run")
+    if review and not sys.stdin.isatty():
+        raise fail("--review needs an interactive terminal")
+    from planverify.inputs.sources import count_inputs
+
+    total = count_inputs(inputs, split=split)
+    if limit is not None:
+        total = min(total, limit)
+
+    limits = CallLimits(
+        rps=rps,
+        tpm=tpm,
+        timeout=timeout,
+        max_call_time=max_call_time,
+        max_retries=max_retries,
+        concurrency=1 if review else concurrency,
+    )
+    settings: dict[str, Any] = {
+        "judge": judge,
+        "planner": planner,
+        "max_iterations": max_iterations,
+        "static": static,
+        "judge_output": judge_output,
+        "grounding": grounding,
+        "base_url": base_url,
+        "goal_source": goal,
+        "certify": certify,
+        "temperature": temperature,
+        "model_params": params,
+    }
+    batch = Batch(
+        inputs,
+        split,
+        total,
+        limit,
+        output,
+        1 if review else concurrency,
+        retry_failed=retry_failed,
+        accept_skipped=accept_skipped,
+    )
+    if server is not None:
+        if review:
+            raise fail("--review works with local runs only, not with --server")
+        if no_checkpoint or checkpoint != str(DEFAULT_CHECKPOINT):
+            raise fail(
+                "--checkpoint and --no-checkpoint are for local runs: with --server the "
+                "server keeps the checkpoints (its own database)"
+            )
+        return _verify_on_server(server, batch, limits=limits, settings=settings)
+    where = None if no_checkpoint else checkpoint
+    with writing(output):
+        local = _verify_locally(batch, where, settings, limits=limits, review=review)
+        _finish(_interruptible(local, output, where), output)
+
+
+@dataclass
+class Batch:
+    """The inputs and output of a `verify` run, for a local or a remote verifier."""
+
+    inputs: list[str]
+    split: str | None
+    total: int
+    limit: int | None
+    output: Path | None
+    concurrency: int
+    retry_failed: bool  # reuse the ok records of `output`
+    accept_skipped: bool  # replace `output` even when inputs were skipped
+    report: BatchReport | None = None  # what the batch did, once it is done
+
+    async def stream(self, verifier: Any) -> BatchReport:
+        """Stream the inputs through the verifier (read `output` first for `retry_failed`:
+        the caller holds its lock)."""
+        from planverify.inputs.sources import default_workers, iter_inputs
+        from planverify.runs.batch import read_results, run_batch
+
+        reuse: list[VerificationResult] = []
+        if self.retry_failed and self.output is not None:
+            reuse = [r for r in read_results(self.output) if r.status == "ok"]
+        self.report = await run_batch(
+            verifier,
+            iter_inputs(self.inputs, split=self.split, workers=default_workers()),
+            total=self.total,
+            limit=self.limit,
+            output=self.output,
+            concurrency=self.concurrency,
+            reuse=reuse,
+            accept_skipped=self.accept_skipped,
+        )
+        return self.report
+
+
+def _closing_store(
+    batch: Batch, where: str | None
+) -> Callable[[type[BaseException] | None, BaseException | None, Any], Awaitable[bool]]:
+    """An exit callback for the checkpoint store: a full disk when it closes, once the batch
+    is done (its output written), goes into the report instead of a traceback."""
+
+    async def closed(kind: Any, exc: BaseException | None, traceback: Any) -> bool:
+        from planverify.stores.files import disk_full
+
+        if exc is None or batch.report is None or disk_full(exc) is None:
+            return False
+        batch.report.unsaved = f"cannot store the last checkpoints in {where}: the disk is full"
+        return True
+
+    return closed
+
+
+def _verify_on_server(
+    url: str, batch: Batch, *, limits: CallLimits, settings: dict[str, Any]
+) -> None:
+    from planverify.runs.remote import RemoteError, RemoteVerifier
+
+    async def run() -> BatchReport:
+        try:
+            # the API key comes from the environment
+            verifier = RemoteVerifier(url, limits=limits, **settings)
+        except (TypeError, ValueError) as exc:
+            raise fail(str(exc)) from None
+        async with verifier:
+            try:
+                await verifier.check()
+            except RemoteError as exc:
+                raise fail(str(exc).splitlines()[0]) from None
+            return await batch.stream(verifier)
+
+    with writing(batch.output):
+        _finish(_interruptible(run(), batch.output, None), batch.output)
+
+
+def _interruptible(work: Any, output: Path | None, checkpoint: str | None) -> BatchReport:
+    try:
+        return run(work)  # type: ignore[no-any-return]
+    except KeyboardInterrupt:
+        err.print("interrupted: run the same command again to continue where this run stopped")
+        raise typer.Exit(130) from None
+    except OutputStopped as exc:
+        raise _stopped_writing(exc, output, checkpoint) from None
+
+
+def _stopped_writing(exc: OutputStopped, output: Path | None, checkpoint: str | None) -> typer.Exit:
+    """The one line for a run stopped by a file or store it could not write."""
+    from planverify.records.result import describe_error
+    from planverify.stores.files import disk_full
+
+    full = disk_full(exc)
+    what = f"write {exc.target}" if exc.target else f"store checkpoints in {checkpoint}"
+    cause = full or exc.__cause__ or exc
+    why = "the disk is full" if full else describe_error(cause).splitlines()[0]
+    kept = []
+    if output is not None and output.exists():
+        kept.append(f"{output} as it was")
+    if exc.journal is not None and exc.journaled:
+        kept.append(f"{exc.journaled} finished result(s) in {exc.journal}")
+    if checkpoint is not None and exc.target is not None:
+        kept.append(f"the checkpoints in {checkpoint}")
+    then = "free some space, then run" if full else "run"
+    return fail(
+        f"cannot {what}: {why}; kept: {', '.join(kept) or 'nothing'}; {then} the same "
+        "command again to continue",
+        1,
+    )
+
+
+def _finish(report: BatchReport, output: Path | None) -> None:
+    if not report.results:
+        why = "no episodes to verify"
+        if report.skipped:
+            why += f": every input was skipped ({len(report.skipped)})"
+        if output is not None and output.exists():
+            why += f"; {output} is left as it was"
+        raise fail(why, 1)
+    _summary(report, output)
+    for r in report.results:
+        if r.status == "error":
+            say(err, "error", "red", f"{r.id}: {r.error}")
+    if report.kept_over_errors:
+        say(
+            err,
+            "kept:",
+            "yellow",
+            f"{len(report.kept_over_errors)} episode(s) failed in this run; {output} keeps "
+            f"their earlier ok records, e.g. {', '.join(report.kept_over_errors[:3])}",
+        )
+    if report.stopped is not None:
+        say(
+            err,
+            "stopped:",
+            "bold red",
+            f"{report.stopped}; {report.not_started} episode(s) not started. Finished results "
+            "are kept: check the URL or server, then rerun with --retry-failed",
+        )
+    if report.kept_output is not None:
+        say(
+            err,
+            "not replaced:",
+            "bold red",
+            f"{output} is left as it was because {report.kept_output}; this run's "
+            f"{len(report.results)} result(s) are in {output}.partial, where the next run "
+            "finds them",
+        )
+    if report.unsaved is not None:
+        say(err, "error:", "bold red", f"{report.unsaved}; the batch had finished")
+    failed = report.stopped or report.kept_over_errors or report.kept_output or report.unsaved
+    if report.skipped or failed or any(r.status == "error" for r in report.results):
+        raise typer.Exit(1)
+
+
+def _ask_review(payload: dict[str, Any]) -> Any:
+    """Terminal review: show the critique; keep, drop or edit flags."""
+    plan: list[str] = payload["plan"]
+    critique = payload["critique"]
+    err.rule(literal(f"{payload['episode_id']} - Judge pass {payload['iteration']}"))
+    for flag in critique["flags"]:
+        say(err, "  REMOVE", "red", f"{flag['step'] + 1}. {flag['action']}  - {flag['reason']}")
+    for missing in critique["missing"]:
+        say(err, "  MISSING", "green", str(missing["description"]))
+    answer = typer.prompt(
+        "accept [a], reject [r], or step numbers to remove (e.g. 3,7)", default="a"
+    )
+    answer = answer.strip().lower()
+    if answer in ("a", "accept", ""):
+        return "accept"
+    if answer in ("r", "reject"):
+        return "reject"
+    steps = [
+        int(s)
+        for s in answer.replace(" ", "").split(",")
+        if s.isdigit() and 1 <= int(s) <= len(plan)
+    ]
+    return {"flags": [{"step": s, "reason": "removed by the reviewer"} for s in steps]}
+
+
+async def _verify_locally(
+    batch: Batch,
+    where: str | None,
+    settings: dict[str, Any],
+    *,
+    limits: CallLimits,
+    review: bool,
+) -> BatchReport:
+    """Verify the batch in this process, checkpointing to `where` (None: no checkpoints)."""
+    from planverify.api import Verifier, open_checkpointer
+
+    async with AsyncExitStack() as stack:
+        stack.push_async_exit(_closing_store(batch, where))
+        try:
+            saver = await stack.enter_async_context(open_checkpointer(where))
+        except Exception as exc:
+            raise fail(f"cannot open the checkpoint {where}: {exc}".splitlines()[0]) from None
+        try:
+            verifier = Verifier(
+                **settings,
+                checkpointer=saver,
+                reviewer=_ask_review if review else None,
+                limits=limits,
+            )
+        except (ModelSpecError, SettingsError) as exc:
+            raise fail(str(exc)) from None
+        return await batch.stream(verifier)

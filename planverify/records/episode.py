@@ -1,0 +1,364 @@
+"""Episode records: the JSONL input of `planverify verify` (and, with labels, of scoring).
+
+A plain record is `{"id", "goal"?, "actions": [...], "task"?, "scene"?, "teach_task"?}`; unknown
+extra keys are kept and ignored. `read_episodes` validates line by line and reports errors with
+line numbers.
+
+An episode's identity is its id *and* its content: `input_digest` hashes everything that can
+change a verification result (goal, actions, scene, task, teach_task), so a result is only ever
+reused for the very input it was computed on. Annotations (`labels`, `clean`) are not input.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import orjson
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from planverify.records.jsonl import DESCRIPTIONS, Kind, record_kind, records
+from planverify.records.notation import Action, NotationError, parse_action
+
+InjectedError = Literal[
+    "detour",
+    "misplacement",
+    "premature_toggle",
+    "cancelling_navigation",
+    "pointless_open_close",
+    "duplicate",
+    "missing_step",
+]  # the error taxonomy `planverify corrupt` injects
+NaturalError = Literal[
+    "wrong_placement",
+    "wrong_object",
+    "ineffective_action",
+    "nonexistent_object",
+]  # kinds only the natural generator makes (it also makes `detour`, `missing_step`)
+ErrorType = Literal[InjectedError, NaturalError, "other"]  # what a label's `error` may say
+
+
+class SceneObject(BaseModel):
+    """The initial state of one object in the scene (TEACh's `init_state`)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    id: str  # the simulator's object id
+    type: str  # TEACh object type, e.g. "Mug"
+    name: str | None = None  # the object's name in the plan's notation, if the plan mentions it
+    pickupable: bool = False  # can be picked up
+    receptacle: bool = False  # other objects can be put on or in it
+    toggleable: bool = False  # can be switched on and off
+    toggled: bool = False  # switched on at the start
+    openable: bool = False  # can be opened
+    open: bool = False  # open at the start
+    dirty: bool = False  # dirty at the start
+    filled: bool = False  # filled with liquid at the start
+    sliced: bool = False  # sliced at the start
+    cooked: bool = False  # cooked at the start
+    parent: list[str] = Field(default_factory=list)  # types of the receptacles it starts in
+
+
+class Scene(BaseModel):
+    """The initial state of every object of an episode."""
+
+    model_config = ConfigDict(extra="allow")
+
+    objects: list[SceneObject] = Field(default_factory=list)  # one entry per object
+
+
+class Label(BaseModel):
+    """A ground-truth error in an annotated episode."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: Literal["REMOVE", "MISSING"]  # REMOVE: a step to drop; MISSING: a step to add
+    index: int | None = None  # REMOVE: 0-based position in `actions`
+    after: int | None = None  # MISSING: 0-based position it follows, -1 = before the first
+    action: str | None = None  # MISSING: the step that should be there
+    reason: str | None = None  # free-text rationale
+    error: ErrorType | None = None  # error category
+
+
+def action_lines(actions: list[str]) -> list[str]:
+    """The actions, stripped; `ValueError` naming the first one that is not a single line in
+    the notation (`Agent.Verb(args)`)."""
+    for i, line in enumerate(actions):
+        if "\n" in line.strip():
+            raise ValueError(f"action {i} spans several lines")
+        try:
+            parse_action(line)
+        except NotationError as exc:
+            raise ValueError(f"action {i}: {exc}") from None
+    return [line.strip() for line in actions]
+
+
+class Episode(BaseModel):
+    """One plan to verify."""
+
+    model_config = ConfigDict(extra="allow")
+
+    id: str  # episode id, unique within a run
+    goal: str | None = None  # natural-language goal; inferred when missing
+    actions: list[str]  # the plan, one action per line in the notation
+    task: str | None = None  # task family, e.g. TEACh's "Coffee"
+    scene: Scene | None = None  # initial object states, when known
+    teach_task: dict[str, Any] | None = None  # TEACh's task definition (`tasks[0]`, no episodes)
+    labels: list[Label] | None = None  # ground truth of an annotated episode
+    _origin: tuple[str, int] | None = PrivateAttr(default=None)  # (file, line) it was read from
+
+    @field_validator("id", mode="before")
+    @classmethod
+    def _id_as_text(cls, value: Any) -> Any:
+        return str(value) if isinstance(value, int) else value
+
+    @field_validator("id")
+    @classmethod
+    def _id_not_empty(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be empty")
+        return value
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_nul(cls, data: Any) -> Any:
+        if isinstance(data, dict) and (where := nul_in(data)) is not None:
+            episode = data.get("id")
+            raise ValueError(f"episode {episode!r}: {where} holds a NUL character")
+        return data
+
+    @field_validator("actions")
+    @classmethod
+    def _actions_are_lines(cls, value: list[str]) -> list[str]:
+        return action_lines(value)
+
+    def parsed(self) -> list[Action]:
+        """The actions as typed `Action`s."""
+        return [parse_action(line) for line in self.actions]
+
+    @property
+    def input_digest(self) -> str:
+        """A digest of everything that can change this episode's verification result."""
+        return input_digest(
+            goal=self.goal,
+            actions=self.actions,
+            scene=self.scene,
+            task=self.task,
+            teach_task=self.teach_task,
+        )
+
+    def __eq__(self, other: object) -> bool:  # where it was read is not part of the record
+        if not isinstance(other, Episode):
+            return NotImplemented
+        return (
+            self.__dict__ == other.__dict__ and self.__pydantic_extra__ == other.__pydantic_extra__
+        )
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, like every pydantic model
+
+    @property
+    def origin(self) -> str:
+        """Where the record was read: `file:line`, or the `source` field, or "input"."""
+        if self._origin is not None:
+            return f"{self._origin[0]}:{self._origin[1]}" if self._origin[1] else self._origin[0]
+        return str((self.model_extra or {}).get("source") or "input")
+
+    def read_from(self, source: str, line: int) -> Episode:
+        """Record where the episode was read (for messages); returns the episode."""
+        self._origin = (source, line)
+        return self
+
+    def validate_labels(self) -> None:
+        """Check that labels point at real, non-dialogue steps; raise ValueError if not."""
+        steps = self.parsed()
+        for k, label in enumerate(self.labels or []):
+            if label.type == "REMOVE":
+                if label.index is None or not 0 <= label.index < len(steps):
+                    raise ValueError(f"label {k}: REMOVE index {label.index} out of range")
+                if steps[label.index].is_dialogue:
+                    raise ValueError(f"label {k}: REMOVE on dialogue line {label.index}")
+            else:
+                if label.after is None or not -1 <= label.after < len(steps):
+                    raise ValueError(f"label {k}: MISSING after {label.after} out of range")
+                if label.action is None:
+                    raise ValueError(f"label {k}: MISSING needs an action")
+                try:
+                    parse_action(label.action, strict=True)
+                except NotationError as exc:
+                    raise ValueError(f"label {k}: {exc}") from None
+
+
+def input_digest(
+    *,
+    goal: str | None,
+    actions: Sequence[str],
+    scene: Scene | Mapping[str, Any] | None,
+    task: str | None,
+    teach_task: Mapping[str, Any] | None,
+) -> str:
+    """The content digest of a verification input (hex SHA-256 of its canonical JSON).
+
+    >>> a = input_digest(goal="g", actions=["Driver.Move(1.0)"], scene=None, task=None, teach_task=None)
+    >>> a == input_digest(goal="g", actions=[" Driver.Move(1.0) "], scene=None, task=None, teach_task=None)
+    True
+    >>> a == input_digest(goal="g2", actions=["Driver.Move(1.0)"], scene=None, task=None, teach_task=None)
+    False
+    """
+    if isinstance(scene, BaseModel):
+        scene = scene.model_dump(mode="json")
+    content = {
+        "goal": goal,
+        "actions": [line.strip() for line in actions],
+        "scene": scene,
+        "task": task,
+        "teach_task": teach_task,
+    }
+    return hashlib.sha256(orjson.dumps(content, option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
+def nul_in(value: Any, where: str = "") -> str | None:
+    """Where a NUL character is in a record's keys or text (`goal`, `actions[2]`, ...), if
+    anywhere: no checkpoint store keeps one (PostgreSQL refuses it in text and JSON)."""
+    try:
+        if b"\\u0000" not in orjson.dumps(value):
+            return None
+    except TypeError:  # models and other objects: look at every value
+        pass
+    if isinstance(value, str):
+        return (where or "text") if "\0" in value else None
+    if isinstance(value, BaseModel):
+        value = value.model_dump()
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            inner = f"{where}.{key}" if where else str(key)
+            if "\0" in str(key):
+                return inner
+            if (found := nul_in(item, inner)) is not None:
+                return found
+    elif isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            if (found := nul_in(item, f"{where}[{i}]")) is not None:
+                return found
+    return None
+
+
+class EpisodeError(ValueError):
+    """A record or source that could not be read; names the source and line (0: the whole
+    source). `reason` is the kind of problem summaries count it under, when the message does
+    not start with it (see `teach.reason_of`). Pickles intact, so it crosses process boundaries."""
+
+    def __init__(self, source: str, line: int, message: str, reason: str | None = None) -> None:
+        where = f"{source}:{line}" if line else source
+        super().__init__(f"{where}: {message}")
+        self.source, self.line, self.message, self.reason = source, line, message, reason
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.source, self.line, self.message, self.reason))
+
+
+def problems(exc: ValidationError) -> list[str]:
+    """One line per problem of a validation error: where (the field, the item), what is wrong,
+    and the value given when it is short (URLs without their user info)."""
+    from planverify.records.redaction import scrub
+
+    lines = []
+    for err in exc.errors():
+        message = err["msg"].removeprefix("Value error, ")
+        where = ".".join(str(p) for p in err["loc"])
+        line = f"{where}: {message}" if where else message
+        given = err.get("input")
+        if err["type"] != "missing" and isinstance(given, str | int | float | bool):
+            shown = scrub(repr(given))
+            if len(shown) <= 60:
+                line += f" (got {shown})"
+        lines.append(line)
+    return lines
+
+
+def _one_line(exc: ValidationError) -> str:
+    return "; ".join(problems(exc))
+
+
+def parse_episode(data: Any, *, source: str = "<input>", line: int = 0) -> Episode:
+    """Validate one record; raise `EpisodeError` with a one-line message."""
+    if not isinstance(data, dict):
+        raise EpisodeError(source, line, "a record must be a JSON object")
+    try:
+        episode = Episode.model_validate(data)
+        if episode.labels is not None:
+            episode.validate_labels()
+    except ValidationError as exc:
+        raise EpisodeError(source, line, _one_line(exc)) from None
+    except ValueError as exc:
+        raise EpisodeError(source, line, str(exc)) from None
+    return episode
+
+
+EXPECTED = 'expected episode records like {"id", "goal"?, "actions": [...], "scene"?}'
+OTHER_FILES: frozenset[Kind] = frozenset({"results", "TEACh game"})  # files that are not input
+
+
+def iter_jsonl(path: Path) -> Iterator[Episode | EpisodeError]:
+    """Read a JSONL file, yielding an episode or an error for each non-blank line.
+
+    Each line is validated on its own. A file whose first record of a known kind is of another
+    kind altogether (results of `verify`, a TEACh game) gives one error for the whole file
+    rather than one per record.
+    """
+    source = str(path)
+    read_any = False
+    for record in records(path):
+        if record.problem is not None:
+            yield EpisodeError(source, record.line, record.problem)
+            continue
+        data = record.data
+        kind = record_kind(data)
+        if kind in OTHER_FILES:
+            if not read_any:
+                yield EpisodeError(
+                    source, 0, f"not an episodes file: it holds {DESCRIPTIONS[kind]}; {EXPECTED}"
+                )
+                return
+            yield EpisodeError(source, record.line, f"not an episode: {DESCRIPTIONS[kind]}")
+            continue
+        read_any = True
+        if isinstance(data, dict) and "actions" not in data:
+            keys = ", ".join(sorted(map(str, data))[:6]) or "none"
+            yield EpisodeError(source, record.line, f"not an episode: no `actions` (keys: {keys})")
+            continue
+        try:
+            yield parse_episode(data, source=source, line=record.line).read_from(
+                source, record.line
+            )
+        except EpisodeError as exc:
+            yield exc
+
+
+def read_episodes(paths: Iterable[Path]) -> tuple[list[Episode], list[EpisodeError]]:
+    """Read every record of the given JSONL files; errors are collected, not raised."""
+    episodes: list[Episode] = []
+    errors: list[EpisodeError] = []
+    for path in paths:
+        for item in iter_jsonl(path):
+            (errors if isinstance(item, EpisodeError) else episodes).append(item)  # type: ignore[arg-type]
+    return episodes, errors
+
+
+def dump_jsonl_line(record: BaseModel | dict[str, Any]) -> bytes:
+    """One JSONL line (with newline) for a model or a dict."""
+    data = (
+        record.model_dump(mode="json", exclude_none=True)
+        if isinstance(record, BaseModel)
+        else record
+    )
+    return orjson.dumps(data) + b"\n"

@@ -10,14 +10,15 @@ from pydantic import BaseModel, SerializerFunctionWrapHandler, model_serializer
 class TokenUsage(BaseModel):
     """Tokens spent by one role.
 
-    Tokens of calls that timed out are unknown (the server may have spent them and never said
-    so): with `unknown_calls` above 0, the token counts are a lower bound.
+    Tokens of calls that timed out, were interrupted, or got an answer without a token count (a
+    server that ignores `stream_options.include_usage`) are unknown: with `unknown_calls` above
+    0, the token counts are a lower bound.
     """
 
     calls: int = 0  # model calls made
     input_tokens: int = 0  # prompt tokens
     output_tokens: int = 0  # completion tokens (reasoning included)
-    unknown_calls: int = 0  # of `calls`, those that timed out: their tokens are not counted
+    unknown_calls: int = 0  # of `calls`, those whose tokens are not known (see above)
 
     @model_serializer(mode="wrap")
     def _omit_zero_unknown(self, handler: SerializerFunctionWrapHandler) -> Any:
@@ -45,12 +46,12 @@ def unknown_note(unknown_calls: int) -> str:
     """What to add to a token count or cost when some calls' tokens are unknown.
 
     >>> unknown_note(0), unknown_note(2)
-    ('', 'at least: 2 calls timed out, tokens unknown')
+    ('', 'at least: 2 calls with tokens unknown (timed out, or not counted by the server)')
     """
     if not unknown_calls:
         return ""
     calls = "1 call" if unknown_calls == 1 else f"{unknown_calls} calls"
-    return f"at least: {calls} timed out, tokens unknown"
+    return f"at least: {calls} with tokens unknown (timed out, or not counted by the server)"
 
 
 def add_usage(left: dict[str, TokenUsage], right: dict[str, TokenUsage]) -> dict[str, TokenUsage]:

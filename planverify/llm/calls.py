@@ -42,7 +42,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from email.utils import parsedate_to_datetime
 from typing import Any, TypeVar
 from uuid import UUID
@@ -622,18 +622,10 @@ class CallLimits:
     max_call_time: float | None = 600.0  # seconds for a whole call
 
     def policy(self, provider: str, model: str = "") -> CallPolicy:
-        """The call policy of one provider (and model, for messages) under these settings."""
-        return CallPolicy(
-            provider=provider,
-            model=model,
-            rps=self.rps,
-            tpm=self.tpm,
-            timeout=self.timeout,
-            max_call_time=self.max_call_time,
-            max_retries=self.max_retries,
-            concurrency=self.concurrency,
-            ceilings=self.ceilings,
-        )
+        """The call policy of one provider (and model, for messages) under these settings: every
+        setting goes to the policy field of the same name."""
+        settings = {f.name: getattr(self, f.name) for f in fields(self)}
+        return CallPolicy(provider=provider, model=model, **settings)
 
 
 def estimate_tokens(text: str, expected_output: int = 400) -> int:

@@ -338,6 +338,7 @@ def test_convert_game_fields_and_scene() -> None:
     assert (mug.name, mug.type, mug.pickupable, mug.dirty, mug.parent) == (
         "Mug", "Mug", True, True, ["SinkBasin", "CounterTop"]
     )  # fmt: skip
+    assert mug.within == [SINK, "CounterTop|1|2|3"]  # which sink and counter, by id
     assert (machine.name, machine.toggleable, machine.toggled, machine.receptacle) == (
         "CoffeeMachine", True, True, True
     )  # fmt: skip

@@ -337,6 +337,7 @@ def _scene_object(obj: Mapping[str, Any], name: str | None) -> SceneObject:
         sliced=_flag(obj, "isSliced"),
         cooked=_flag(obj, "isCooked"),
         parent=list(dict.fromkeys(object_type_of(str(p)) for p in parents)),
+        within=list(dict.fromkeys(str(p) for p in parents)),
     )
 
 

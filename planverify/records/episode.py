@@ -67,6 +67,7 @@ class SceneObject(BaseModel):
     sliced: bool = False  # sliced at the start
     cooked: bool = False  # cooked at the start
     parent: list[str] = Field(default_factory=list)  # types of the receptacles it starts in
+    within: list[str] = Field(default_factory=list)  # ids of the receptacles it starts in
 
 
 class Scene(BaseModel):
@@ -216,6 +217,8 @@ def input_digest(
     """
     if isinstance(scene, BaseModel):
         scene = scene.model_dump(mode="json")
+    if isinstance(scene, Mapping):
+        scene = _without_late_defaults(scene)
     content = {
         "goal": goal,
         "actions": [line.strip() for line in actions],
@@ -224,6 +227,26 @@ def input_digest(
         "teach_task": teach_task,
     }
     return hashlib.sha256(orjson.dumps(content, option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
+def _without_late_defaults(scene: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A scene without the empty values of fields added after digests were first stored (an
+    object's `within`), so that a record written before them keeps its digest."""
+    objects = scene.get("objects")
+    if not isinstance(objects, list):
+        return scene
+    return {
+        **scene,
+        "objects": [
+            {k: v for k, v in o.items() if not (k in _LATE_FIELDS and v == [])}
+            if isinstance(o, Mapping)
+            else o
+            for o in objects
+        ],
+    }
+
+
+_LATE_FIELDS = frozenset({"within"})  # SceneObject fields newer than the first stored digests
 
 
 def nul_in(value: Any, where: str = "") -> str | None:

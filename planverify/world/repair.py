@@ -29,14 +29,28 @@ never asks for empty hands). `review` works in five stages:
    removed on its own, except a switch-off of a device that ran from the start and acted on
    nothing the plan uses; taking an object out of a receptacle the plan later uses as a device
    (clearing the sink, the coffee machine, the toaster, a burner, a pan or a pot) is preparation
-   and never removed on its own, unless it goes straight back in. Without a scene, where an
-   object stood is unknown: a pick-up right before a device is used counts as clearing it only
-   when the Driver uses the device from where it picked the object up.
+   and never removed on its own, unless it goes straight back in; taking something else out
+   of it needs no room and prepares nothing. A close and the open that undoes it next go as a
+   pair (the door stands open as before), and a put-down "on itself", as TEACh records now and
+   then, never goes: where the object went is unknown. Without a scene, where an object stood
+   is unknown: a pick-up right before a device is used counts as clearing it only when the
+   Driver uses the device from where it picked the object up.
 
-The goal check is evidence only where the plan meets some goal condition: where it meets none
-(or no goal could be read), only what is useless whatever the goal goes: steps that cannot
-happen or change nothing, and blocks that change nothing that lasts (a cancelling pair, an
-object put down and taken back, a container opened and closed with nothing taken).
+Where things start is known as exactly as the scene says: by the receptacle's own key when the
+scene gives its id (`SceneObject.within`) and the plan names it or it is the only one of its
+type, so an object set back on its own counter is a detour wherever the Driver carried it, and a
+container opened while nothing taken afterwards was in it is a search. Without a scene, the plan
+itself is the evidence: a switch or a door starts as its first step needs (a faucet first
+switched off ran), an object set down on a surface where it was picked up, with nothing but
+motion between and no container open, was presumably set back, and a container opened just
+before another is opened was presumably searched. Of a put-down taken straight back (nothing
+but motion between), the put-down and the pick-up after it go, never the pick-up before it.
+
+The goal check is evidence only where the plan meets some goal condition, or gets nearer to one,
+that doing nothing would not: where it does neither (or no goal could be read), only what is
+useless whatever the goal goes: steps that cannot happen or change nothing, switches of devices
+that act on nothing, and blocks that change nothing that lasts (a cancelling pair, an object put
+down and taken back or set back where it was, a container opened and closed with nothing taken).
 
 Each removal and insertion says what its proof rests on (`Removal.uses_goal`, `Removal.known`),
 from which the rules Judge sets its evidence level (`planverify.records.evidence`).
@@ -70,6 +84,7 @@ from planverify.world.rules import (
     KNIVES,
     SLICES,
     WATER_TAPS,
+    as_first_used,
     cancels,
     net_motion,
     serves,
@@ -77,7 +92,7 @@ from planverify.world.rules import (
     within,
 )
 from planverify.world.start import initial_state
-from planverify.world.state import SOME, WATER, Obj, State
+from planverify.world.state import CONTAINERS, SOME, WATER, Obj, State
 from planverify.world.trace import (
     Judge,
     Simulator,
@@ -86,6 +101,7 @@ from planverify.world.trace import (
     goal_judge,
     no_worse,
     preserving_judge,
+    rank,
     score,
 )
 
@@ -117,6 +133,9 @@ SURFACES = frozenset(
 SAME_SPOT = 0.5  # metres: a step or two of TEACh's 0.25 m moves is still within reach
 CLEARED_ONTO = frozenset({"CounterTop", "DiningTable"})  # where what is cleared goes
 RESTORING = frozenset({"Close", "ToggleOff"})  # verbs that only put a state back
+UNDOING = {"ToggleOff": ("ToggleOn", True), "Close": ("Open", True)}
+UNDOING |= {"ToggleOn": ("ToggleOff", False), "Open": ("Close", False)}
+"""A restoring step and the step that undoes it next (forward), or the other way round."""
 WORKING_DEVICES = WATER_TAPS | {"CoffeeMachine", "Microwave", "StoveBurner", "StoveKnob", "Toaster"}
 # switches that act on what they hold; the others (lights, lamps, screens) serve no TEACh goal
 CONTROLS = {"SinkBasin": "Faucet", "Sink": "Faucet", "StoveBurner": "StoveKnob"}
@@ -196,18 +215,17 @@ class Reviewer:
         start = initial_state(scene, names=[o for a in self.actions for o in a.objects])
         for name in ("Faucet", "StoveKnob", "HousePlant"):  # what repairs may name
             start.key(name)
+        as_first_used(start, self.actions)
         self.spec = spec
+        self._start = start
+        self._taken: set[str] = set()  # objects the possible worlds let stand in a device
         judge: Judge
         possible: list[State] = []
         if spec is not None:
             judge = goal_judge(spec)
             if scene is None:  # every state unknown: see what the goal needs in both worlds
-                taken = _taken_first(self.actions)
-                kinds = goal_kinds(spec)
-                possible = [  # vessels empty and maybe in the device; or running and full
-                    undone(start, hopeful=taken),
-                    undone(start, running=True, hopeful=taken, wanted=kinds),
-                ]
+                self._taken = _taken_first(self.actions)
+                possible = _possible_worlds(start, self._taken, goal_kinds(spec))
         else:
             trace = Simulator(self.actions, start, lambda s: []).trace(list(range(self.n)))
             full = trace.final[0]
@@ -219,6 +237,7 @@ class Reviewer:
         self.order = list(range(self.n))
         self._inactive = {i for i, a in enumerate(self.actions) if not a.known or a.is_dialogue}
         self.trace = self.sim.trace(self.order)
+        self.idle_units = self.sim.trace([]).units  # what the goal gets from doing nothing
         self._index()
         self.removed: dict[int, str] = {}
         self.added: dict[int, tuple[int, str]] = {}  # step id -> (input position it follows, why)
@@ -247,7 +266,25 @@ class Reviewer:
 
     def _apply(self, block: set[int]) -> None:
         self.order = [s for s in self.order if s not in block]
-        self._retrace()
+        if self._refresh_worlds():
+            self.trace = self.sim.trace(self.order)
+            self._index()
+        else:
+            self._retrace()
+
+    def _refresh_worlds(self) -> bool:
+        """Without a scene, let only objects the plan still takes from a place nobody knows
+        stand in a device in the possible worlds, as a review of the repaired plan would (so
+        that a second review finds nothing more); whether the worlds changed."""
+        if len(self.sim.starts) == 1 or self.spec is None:
+            return False
+        taken = _taken_first([self.actions[s] for s in self.order if self.active(s)])
+        if taken == self._taken:
+            return False
+        self._taken = taken
+        self.sim.starts = [self._start, *_possible_worlds(self._start, taken, self.goal_kinds)]
+        self.idle_units = self.sim.trace([]).units
+        return True
 
     def _retrace(self) -> None:
         self.trace = self.sim.trace(self.order, reuse=self.trace)
@@ -291,7 +328,8 @@ class Reviewer:
             obj = action.objects[0] if action.objects else None
             pairs: list[set[int]] = []
             partner = None
-            follow = {"PickUp": {"PutAOnB"}, "PutAOnB": {"PickUp"}, "Open": {"Open", "Close"}}
+            follow = {"PickUp": {"PutAOnB"}, "PutAOnB": {"PickUp"}}
+            follow["Open"] = follow["Close"] = {"Open", "Close"}
             follow["ToggleOn"] = follow["ToggleOff"] = {"ToggleOn", "ToggleOff"}
             if action.verb in follow and obj is not None:
                 partner = self._near(pos, obj, follow[action.verb], forward=True)
@@ -340,10 +378,13 @@ class Reviewer:
             return False  # (whether a microwave may be opened while it runs is not known)
         acted = set(self._acted_on(state, device)) | {device}
         places = {state.get(key).loc for key in acted}
-        if any(self._named.get(key) for key in acted - places - {device}):
+        basins = {key for key in acted if state.get(key).kind in BASINS}
+        if any(self._named.get(key) for key in acted - places - basins - {device}):
             return False  # what it acts on is used: switching it off is tidying up
         for p in range(pos):
             earlier = self.actions[self.order[p]]
+            if self.active(self.order[p]) and self._put_nowhere(self.order[p]):
+                return False  # put down somewhere unknown: maybe where the device acts
             if earlier.verb in ("PutAOnB", "PourFromAIntoB") and self.active(self.order[p]):
                 before = self.state_at(p)
                 if (
@@ -497,19 +538,21 @@ class Reviewer:
         return None
 
     def _switched_back(self, pos: int, block: Collection[int]) -> bool:
-        """Whether the switch at an order position is a switch-off that the block switches on
-        again next, or a switch-on right after a switch-off in the block (a microwave's switches
-        stay: whether it may be opened while it runs is not known)."""
+        """Whether the step at an order position is a switch-off (or a close) that the block
+        switches on (opens) again next, or a switch-on (an open) right after a switch-off (a
+        close) in the block: the device runs, the door stands open, as before (a microwave's
+        switches stay: whether it may be opened while it runs is not known)."""
         action = self.actions[self.order[pos]]
-        if action.verb not in ("ToggleOn", "ToggleOff") or not action.objects:
+        if action.verb not in UNDOING or not action.objects:
             return False
         state = self.state_at(pos)
-        if state.kind_at(state.key(action.objects[0])) == "Microwave":
+        if action.verb.startswith("Toggle"):
+            if state.kind_at(state.key(action.objects[0])) == "Microwave":
+                return False
+        elif len(block) != 2:  # a door closed and opened again, and nothing else
             return False
-        switches = {"ToggleOn", "ToggleOff"}
-        forward = action.verb == "ToggleOff"
-        other = self._near(pos, action.objects[0], switches, forward=forward)
-        wanted = "ToggleOn" if forward else "ToggleOff"
+        wanted, forward = UNDOING[action.verb]
+        other = self._near(pos, action.objects[0], {action.verb, wanted}, forward=forward)
         return other is not None and other in block and self.actions[other].verb == wanted
 
     def _searched(self, pos: int, name: str, block: Collection[int]) -> bool:
@@ -518,6 +561,8 @@ class Reviewer:
         not known, or somewhere of its type)."""
         if self._touched_elsewhere(name, block):
             return False
+        if not self.scene_known:
+            return self._opened_another_next(pos, name)
         state = self.state_at(pos)
         key = state.key(name)
         kind = state.kind_at(key)
@@ -529,10 +574,23 @@ class Reviewer:
             now = self.state_at(later)
             for name in action.objects:
                 used = now.key(name)
+                if used is not None and now.get(used).can_pick is False:
+                    continue  # fixed furniture is in no container
                 loc = now.get(used).loc if used is not None else None
                 if loc is None or loc == key or (kind is not None and loc == SOME + kind):
                     return False
         return True
+
+    def _opened_another_next(self, pos: int, name: str) -> bool:
+        """Whether the next step after an open at an order position, motion aside, opens
+        another container: where nobody knows what stood where, the first was a search."""
+        for later in range(pos + 1, len(self.order)):
+            step = self.order[later]
+            action = self.actions[step]
+            if not self.active(step) or action.verb in MOTION_VERBS:
+                continue
+            return action.verb == "Open" and action.objects[0] != name
+        return False
 
     def _handles_goal_objects(self, block: set[int]) -> bool:
         """Whether a block does something to an object of a kind the goal names (moves it,
@@ -565,8 +623,9 @@ class Reviewer:
 
     def _put_back(self, steps: Sequence[int], positions: Sequence[int]) -> bool:
         """Whether a block is a pick-up and the put-down that sets the object back on the
-        receptacle it was taken from (for a scene's initial place, known by type only, on one
-        of that type, from where the Driver stood: carried elsewhere, it went to another)."""
+        receptacle it was taken from, wherever the Driver carried it between (for a scene's
+        initial place known by type only: on one of that type, from where the Driver stood;
+        carried elsewhere, it went to another)."""
         if [self.actions[s].verb for s in steps] != ["PickUp", "PutAOnB"]:
             return False
         pick, put = (self.actions[s] for s in steps)
@@ -575,9 +634,49 @@ class Reviewer:
         state = self.state_at(positions[0])
         key = state.key(pick.objects[0])
         loc = state.get(key).loc if key is not None else None
-        if loc is None or self._moved_between(positions[0], positions[1]):
+        if self._taken_straight_back(positions[1], pick.objects[0]):
+            return False  # put down and taken back: the put-down is the misplacement
+        moved = self._moved_between(*positions)
+        if loc is None:
+            return self._presumably_back(positions[0], positions[1])
+        if moved and loc.startswith(SOME):
             return False
         return self._puts_into(steps[1], loc)
+
+    def _taken_straight_back(self, pos: int, name: str) -> bool:
+        """Whether the next step after an order position, motion aside, picks `name` up."""
+        for later in range(pos + 1, len(self.order)):
+            step = self.order[later]
+            action = self.actions[step]
+            if self.active(step) and action.verb not in MOTION_VERBS:
+                return action.verb == "PickUp" and action.objects[0] == name
+        return False
+
+    def _presumably_back(self, first: int, second: int) -> bool:
+        """Without a scene, whether the pick-up and the put-down at two order positions set the
+        object down where it was, presumably: onto a surface, from where the Driver picked it
+        up, with nothing but motion between, and no container open that it may have come from."""
+        if self.scene_known:
+            return False
+        between = self.order[first + 1 : second]
+        if any(self.active(s) and self.actions[s].verb not in MOTION_VERBS for s in between):
+            return False
+        if self._moved_between(first, second):
+            return False
+        onto = self.state_at(second)
+        target = onto.kind_at(onto.key(self.actions[self.order[second]].objects[1]))
+        if target not in SURFACES:
+            return False
+        opened: set[str] = set()  # containers the plan has opened and not closed again
+        for step in self.order[:first]:
+            action = self.actions[step]
+            if self.active(step) and action.verb in ("Open", "Close"):
+                name = action.objects[0]
+                if action.verb == "Close":
+                    opened.discard(name)
+                elif self.state_at(first).kind_at(self.state_at(first).key(name)) in CONTAINERS:
+                    opened.add(name)
+        return not opened
 
     def _abandoned(self, steps: Sequence[int], positions: Sequence[int]) -> bool:
         """Whether a block only picks up objects and puts them down: back where they were, or,
@@ -661,14 +760,27 @@ class Reviewer:
         return any(self.order[p] not in block for p in positions[k:])
 
     def _policy(self, block: set[int]) -> str | None:
-        """Which policy keeps a block ("alone", "preparation", "goal"), or None."""
+        """Which policy keeps a block ("alone", "unplaced", "preparation", "goal"), or None."""
         if not self._self_contained(block):
             return "alone"
+        if any(self._put_nowhere(s) for s in block):
+            return "unplaced"
         if self._is_preparation(block):
             return "preparation"
         if self._handles_goal_objects(block):
             return "goal"
         return None
+
+    def _put_nowhere(self, step: int) -> bool:
+        """Whether a step is a put-down "on itself", as TEACh records now and then: where the
+        object went (a sink, a device) is unknown, and so is what it did there."""
+        action = self.actions[step]
+        outcome = self.trace.outcomes[self.trace.position(step)]
+        return (
+            action.verb == "PutAOnB"
+            and len(set(action.objects)) == 1
+            and not (outcome.problem or outcome.changed is False)
+        )
 
     def _is_preparation(self, block: set[int]) -> bool:
         """Whether a block takes something out of a receptacle the plan uses afterwards: a
@@ -702,7 +814,7 @@ class Reviewer:
                 # ... and only when the Driver used the device from where it picked the object
                 # up: in the shared games, 897 of 1192 such clearings (75%), against 1434 of
                 # 3033 pick-ups from elsewhere (47%)
-                use = self._device_used_soon(last, block, state.get(key).kind if key else None)
+                use = self._device_used_soon(last, block, key, state.get(key).kind if key else None)
                 if use is not None and not self._moved_between(pos, use):
                     return True
                 continue
@@ -730,14 +842,15 @@ class Reviewer:
         return distance > SAME_SPOT or heading != 0
 
     def _device_used_soon(
-        self, last: int, block: set[int], kind: str | None, window: int = 4
+        self, last: int, block: set[int], item: str | None, kind: str | None, window: int = 4
     ) -> int | None:
         """The order position of the first of the next few interactions that puts something
         into a receptacle that is not a surface, or switches a device; None when there is none.
         Other objects moved from places not known onto a counter on the way are more of the
         same clearing and do not count, nor do switch-offs.
         What is loaded must not be a look-alike of `kind`: fetching a cup, putting it back and
-        loading the mug is a swap of the wrong vessel, not clearing."""
+        loading the mug is a swap of the wrong vessel, not clearing; nor is it the `item`
+        picked up itself (a plate set down and then served on)."""
         seen = 0
         clearing: str | None = None
         for pos in range(last + 1, len(self.order)):
@@ -771,13 +884,17 @@ class Reviewer:
                 loaded = state.key(action.objects[0])
                 if loaded is not None and look_alike(kind, state.get(loaded).kind):
                     return None
-                return pos
+                return None if state.key(action.objects[1]) == item else pos
             if action.verb == "ToggleOn":
                 return pos
         return None
 
     def _used_after(self, last: int, kind: str, place: str | None, block: set[int]) -> bool:
+        """Whether the plan uses a receptacle after an order position: puts or pours into it
+        (into one of its kind, when where the object stood is known by type only), takes it,
+        or switches it or its control on. Taking something else out of it needs no room."""
         control = CONTROLS.get(kind, kind)
+        exact = place is not None and not place.startswith(SOME)
         for pos in range(last + 1, len(self.order)):
             step = self.order[pos]
             if step in block or not self.active(step):
@@ -786,12 +903,10 @@ class Reviewer:
             state = self.state_at(pos)
             if action.verb in ("PutAOnB", "PourFromAIntoB"):
                 target = state.key(action.objects[1])
-                if target == place or state.kind_at(target) == kind:
+                if target == place or (not exact and state.kind_at(target) == kind):
                     return True
-            if action.verb == "PickUp":  # reaching into it again, or taking it
-                taken = state.key(action.objects[0])
-                if taken is not None and place in (taken, state.get(taken).loc):
-                    return True
+            if action.verb == "PickUp" and state.key(action.objects[0]) == place:
+                return True
             if action.verb == "ToggleOn" and state.kind_at(state.key(action.objects[0])) in (
                 kind,
                 control,
@@ -937,21 +1052,30 @@ class Reviewer:
 
     @property
     def vacuous(self) -> bool:
-        """Whether the plan as repaired so far meets no goal condition in any world simulated
-        (the world as known, and without a scene the possible worlds): "it meets the goal no
-        less" is then no evidence, and only what is useless whatever the goal may go. Without a
+        """Whether the plan as repaired so far meets no goal condition, nor gets nearer to one,
+        that doing nothing would not, in any world simulated (the world as known, and without a
+        scene the possible worlds): "it meets the goal no less" is then no evidence, and only what is useless whatever the goal may go. Without a
         goal spec the objects the goal text names must end as they do, and when it names none,
         every object must: that too lets only what is useless whatever the goal go."""
         if self.spec is None:  # the objects the goal text names must end as they do (with
             return False  # none named, every object: nothing with a lasting effect goes)
-        return not any(u.met is True for u in self.trace.units)
+        return not any(
+            rank(now.met) > rank(idle.met) or now.progress > idle.progress
+            for now, idle in zip(self.trace.units, self.idle_units, strict=True)
+        )
 
     def _goal_free(self, block: Collection[int]) -> bool:
-        """Whether a block is useless whatever the goal: each of its steps cannot happen or
-        changes nothing, or, as a whole, it changes nothing that lasts (a cancelling pair, an
-        object put down and taken back)."""
+        """Whether a block is useless whatever the goal: each of its steps cannot happen,
+        changes nothing or switches a device that acts on nothing, or, as a whole, it changes
+        nothing that lasts (a cancelling pair, an
+        object put down and taken back, or picked up and set back where it was)."""
         outcomes = [self.trace.outcomes[self.trace.position(s)] for s in block]
         if all(o.problem or o.changed is False for o in outcomes):
+            return True
+        if all(self._inert_switch(self.trace.position(s)) for s in block):
+            return True  # a radio, a lamp: no TEACh goal asks for their switches
+        steps = sorted(block, key=self.trace.position)
+        if self._put_back(steps, [self.trace.position(s) for s in steps]):
             return True
         return self._looked_into(block) or self.sim.settles(self.trace, block)
 
@@ -991,7 +1115,7 @@ class Reviewer:
             state = self.state_at(positions[0])
             key = state.key(self.actions[steps[0]].objects[0])
             loc = state.get(key).loc if key is not None else None
-            return loc is not None and loc.startswith(SOME)
+            return loc is None or loc.startswith(SOME)
         return any(self._touches_goal_objects(p) for p in positions) and (
             all(self.actions[s].verb in ("PickUp", "PutAOnB") for s in steps)
             and not self.sim.settles(self.trace, steps)
@@ -1418,6 +1542,15 @@ def _worked(start: Obj | None, now: Obj) -> bool:
         getattr(start, name) != getattr(now, name)
         for name in ("present", "dirty", "liquid", "cooked", "boiled", "sliced", "on", "open")
     )
+
+
+def _possible_worlds(start: State, taken: set[str], kinds: frozenset[str]) -> list[State]:
+    """Without a scene, the worlds where nothing the goal wants is done yet: vessels empty, and
+    what the plan takes from nowhere known maybe in the device; or devices running and full."""
+    return [
+        undone(start, hopeful=taken),
+        undone(start, running=True, hopeful=taken, wanted=kinds),
+    ]
 
 
 def _taken_first(actions: Sequence[Action]) -> set[str]:

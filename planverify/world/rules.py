@@ -215,9 +215,21 @@ def _has_water(state: State, key: str) -> bool | None:
     return None if liquid is None else liquid == WATER
 
 
+def _on_burner(state: State, cooker: str) -> bool:
+    """Whether a pan or pot stands on a burner, directly or in another pan (TEACh places a pot
+    in the pan it overlaps)."""
+    loc = state.get(cooker).loc
+    for _ in range(3):
+        kind = state.kind_at(loc)
+        if kind not in COOKERS or loc is None or loc not in state.objects:
+            return kind == "StoveBurner"
+        loc = state.get(loc).loc
+    return False
+
+
 def _cook_on_stove(state: State, cooker: str, lit: bool | None) -> None:
     """A pan or pot on a burner: its contents cook (and boil in water) when the stove is lit."""
-    if state.kind_at(state.get(cooker).loc) != "StoveBurner":
+    if not _on_burner(state, cooker):
         return
     water = _has_water(state, cooker)
     for key in within(state, cooker):
@@ -280,7 +292,7 @@ def _put_into_device(state: State, item: str, place: str) -> None:
     elif kind == "Toaster" and state.get(item).kind == "BreadSliced":
         _heat(state, item, state.get(place).on, water=False)
     elif kind in COOKERS:
-        if state.kind_at(state.get(place).loc) == "StoveBurner":
+        if _on_burner(state, place):
             _heat(state, item, stove_lit(state), water=_has_water(state, place))
     elif kind == "StoveBurner" and state.get(item).kind in COOKERS:
         _cook_on_stove(state, item, stove_lit(state))
@@ -300,7 +312,7 @@ def _pick_up(state: State, key: str, name: str) -> Outcome:
     if obj.can_pick is False:
         return _impossible(f"{name} cannot be picked up")
     if state.closed(obj.loc):
-        return _impossible(f"{name} is inside the closed {state.kind_at(obj.loc)}")
+        return _impossible(f"{name} is inside the closed {state.kind_at(state.shut_by(obj.loc))}")
     state.set(key, loc=HAND)
     state.held = key
     return Outcome(changed=True)
@@ -479,6 +491,27 @@ def undone(
     return world
 
 
+FIRST_USE = {"ToggleOn": ("on", False), "ToggleOff": ("on", True)}
+FIRST_USE |= {"Open": ("open", False), "Close": ("open", True)}
+
+
+def as_first_used(state: State, plan: Iterable[Action]) -> None:
+    """Give each switch and door whose state is unknown the state the plan's first step on it
+    needs (changed in place): a device first switched off was running, a door first opened was
+    shut. Without a scene this is all that is known of them, and it is what a recorded
+    demonstration shows, where every step happened; it never makes a step impossible."""
+    seen: set[str] = set()
+    for action in plan:
+        use = FIRST_USE.get(action.verb)
+        if use is None or not action.objects or action.objects[0] in seen:
+            continue
+        seen.add(action.objects[0])
+        key = state.key(action.objects[0])
+        attribute, before = use
+        if key is not None and getattr(state.get(key), attribute) is None:
+            state.set(key, **{attribute: before})
+
+
 def simulate(plan: list[Action], state: State) -> list[Outcome]:
     """Run a plan from a state (changed in place); one outcome per step."""
     return [apply(state, action) for action in plan]
@@ -487,6 +520,7 @@ def simulate(plan: list[Action], state: State) -> list[Outcome]:
 __all__ = [
     "Outcome",
     "apply",
+    "as_first_used",
     "cancels",
     "simulate",
     "stove_lit",

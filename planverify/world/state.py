@@ -11,6 +11,7 @@ any named object may exist, with every state unknown.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
@@ -114,18 +115,30 @@ class State:
         renamed = self.renamed.get(kind) if not numbered or kind not in self.kept else None
         if renamed:  # the object the scene names otherwise
             self.renamed = {**self.renamed, kind: renamed[1:]}
-            self.objects[name] = self.objects.pop(renamed[0])
+            self._rekey(renamed[0], name)
             return name
         spare = self.spare.get(kind)
-        if spare:  # an unnamed scene object of the type, one within reach if there is one
-            chosen = next((k for k in spare if not self.closed(self.objects[k].loc)), spare[0])
-            self.spare = {**self.spare, kind: [k for k in spare if k != chosen]}
-            self.objects[name] = self.objects.pop(chosen)
+        reachable = [k for k in spare or () if self.closed(self.objects[k].loc) is not True]
+        if reachable:  # an unnamed scene object of the type, one within reach if there is one
+            chosen = next(
+                (k for k in reachable if self.closed(self.objects[k].loc) is False), reachable[0]
+            )
+            self.spare = {**self.spare, kind: [k for k in spare or () if k != chosen]}
+            self._rekey(chosen, name)
+        elif spare:  # all shut away: the plan's object is one the scene does not list
+            self.objects[name] = Obj(kind=kind, present=True)
         elif self.index.known and kind not in self.index.types:
             self.objects[name] = derived(kind, present=False)  # made later by a state change
         else:
             self.objects[name] = Obj(kind=kind, present=None if not self.index.known else True)
         return name
+
+    def _rekey(self, old: str, new: str) -> None:
+        """Key a scene object by a plan name from now on, and what starts in or on it too."""
+        self.objects[new] = self.objects.pop(old)
+        for key, obj in self.objects.items():
+            if obj.loc == old:
+                self.objects[key] = obj._replace(loc=new)
 
     def get(self, key: str) -> Obj:
         return self.objects[key]
@@ -169,8 +182,24 @@ class State:
         return out
 
     def closed(self, loc: str | None) -> bool | None:
-        """Whether a location is a closed container (for a scene's initial place given by type:
-        closed only when every object of that type is known to be closed)."""
+        """Whether a location is a closed container, or a movable holder inside one (a plate in
+        a closed cabinet); for a scene's initial place given by type: closed only when every
+        object of that type is known to be closed."""
+        return self._closed_here(self.shut_by(loc))
+
+    def shut_by(self, loc: str | None) -> str | None:
+        """The location whose door decides whether `loc` is shut away: `loc` itself, or for a
+        movable holder (a plate), the first place up from it that may be closed."""
+        seen: set[str] = set()
+        while loc is not None and loc not in seen:
+            seen.add(loc)
+            holder = None if loc.startswith(SOME) else self.objects.get(loc)
+            if self._closed_here(loc) is not False or holder is None or holder.can_pick is not True:
+                return loc
+            loc = holder.loc
+        return loc
+
+    def _closed_here(self, loc: str | None) -> bool | None:
         if loc is None or loc == HAND:
             return False
         if self.kind_at(loc) not in CONTAINERS:
@@ -193,12 +222,14 @@ def from_scene(scene: Scene) -> State:
     index = SceneIndex(known=True, types=frozenset(o.type for o in scene.objects))
     state = State(index)
     holders = [o for o in scene.objects if o.pickupable and o.receptacle]
+    by_id = {o.id: o for o in scene.objects}
+    count = Counter(o.type for o in scene.objects)
     for o in scene.objects:
         key = o.name or o.id
         state.objects[key] = Obj(
             kind=o.type,
             present=True,
-            loc=_initial_place(o, holders),
+            loc=_known_place(o, by_id, count) or _initial_place(o, holders),
             open=o.open if o.openable else None,
             on=o.toggled if o.toggleable else None,
             dirty=o.dirty,
@@ -214,6 +245,27 @@ def from_scene(scene: Scene) -> State:
         if o.name is None:
             state.spare.setdefault(o.type, []).append(key)
     return state
+
+
+def _known_place(
+    obj: SceneObject, by_id: dict[str, SceneObject], count: Counter[str]
+) -> str | None:
+    """The key of the receptacle an object starts in directly, when the scene gives their ids
+    (`within`): a movable container among them (the bowl an egg is in, itself in the fridge),
+    the innermost if several, else the first that is not the floor, by its key when the plan
+    names it or it is the only one of its type (`count`: objects per type), else by type. Two that TEACh lists in
+    each other (a pot and the pan it overlaps) both stand on what holds them."""
+    around = [by_id[i] for i in obj.within if i in by_id and i != obj.id]
+    movable = [o for o in around if o.pickupable and o.receptacle and obj.id not in o.within]
+    if movable:
+        chosen = max(movable, key=lambda o: len(set(o.within) & set(obj.within)))
+        return chosen.name or chosen.id
+    fixed = [o for o in around if o.type != "Floor"] or around
+    if not fixed:
+        return None
+    if fixed[0].name is not None or count[fixed[0].type] == 1:
+        return fixed[0].name or fixed[0].id
+    return SOME + fixed[0].type  # which of its kind a plan name binds to is not known
 
 
 def _initial_place(obj: SceneObject, holders: list[SceneObject]) -> str | None:

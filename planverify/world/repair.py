@@ -584,13 +584,9 @@ class Reviewer:
     def _opened_another_next(self, pos: int, name: str) -> bool:
         """Whether the next step after an open at an order position, motion aside, opens
         another container: where nobody knows what stood where, the first was a search."""
-        for later in range(pos + 1, len(self.order)):
-            step = self.order[later]
-            action = self.actions[step]
-            if not self.active(step) or action.verb in MOTION_VERBS:
-                continue
-            return action.verb == "Open" and action.objects[0] != name
-        return False
+        step = self._next_interaction(pos)
+        action = self.actions[step] if step is not None else None
+        return action is not None and action.verb == "Open" and action.objects[0] != name
 
     def _handles_goal_objects(self, block: set[int]) -> bool:
         """Whether a block does something to an object of a kind the goal names (moves it,
@@ -636,21 +632,17 @@ class Reviewer:
         loc = state.get(key).loc if key is not None else None
         if self._taken_straight_back(positions[1], pick.objects[0]):
             return False  # put down and taken back: the put-down is the misplacement
-        moved = self._moved_between(*positions)
         if loc is None:
             return self._presumably_back(positions[0], positions[1])
-        if moved and loc.startswith(SOME):
+        if loc.startswith(SOME) and self._moved_between(*positions):
             return False
         return self._puts_into(steps[1], loc)
 
     def _taken_straight_back(self, pos: int, name: str) -> bool:
         """Whether the next step after an order position, motion aside, picks `name` up."""
-        for later in range(pos + 1, len(self.order)):
-            step = self.order[later]
-            action = self.actions[step]
-            if self.active(step) and action.verb not in MOTION_VERBS:
-                return action.verb == "PickUp" and action.objects[0] == name
-        return False
+        step = self._next_interaction(pos)
+        action = self.actions[step] if step is not None else None
+        return action is not None and action.verb == "PickUp" and action.objects[0] == name
 
     def _presumably_back(self, first: int, second: int) -> bool:
         """Without a scene, whether the pick-up and the put-down at two order positions set the
@@ -667,6 +659,7 @@ class Reviewer:
         target = onto.kind_at(onto.key(self.actions[self.order[second]].objects[1]))
         if target not in SURFACES:
             return False
+        state = self.state_at(first)
         opened: set[str] = set()  # containers the plan has opened and not closed again
         for step in self.order[:first]:
             action = self.actions[step]
@@ -674,7 +667,7 @@ class Reviewer:
                 name = action.objects[0]
                 if action.verb == "Close":
                     opened.discard(name)
-                elif self.state_at(first).kind_at(self.state_at(first).key(name)) in CONTAINERS:
+                elif state.kind_at(state.key(name)) in CONTAINERS:
                     opened.add(name)
         return not opened
 
@@ -1336,6 +1329,14 @@ class Reviewer:
     def _previous_interaction(self, pos: int) -> int | None:
         """The nearest active step before an order position that is not motion."""
         for p in range(pos - 1, -1, -1):
+            step = self.order[p]
+            if self.active(step) and self.actions[step].verb not in MOTION_VERBS:
+                return step
+        return None
+
+    def _next_interaction(self, pos: int) -> int | None:
+        """The nearest active step after an order position that is not motion."""
+        for p in range(pos + 1, len(self.order)):
             step = self.order[p]
             if self.active(step) and self.actions[step].verb not in MOTION_VERBS:
                 return step

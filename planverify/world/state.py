@@ -117,13 +117,12 @@ class State:
             self.renamed = {**self.renamed, kind: renamed[1:]}
             self._rekey(renamed[0], name)
             return name
-        spare = self.spare.get(kind)
-        reachable = [k for k in spare or () if self.closed(self.objects[k].loc) is not True]
+        spare = self.spare.get(kind, [])
+        shut = {k: self.closed(self.objects[k].loc) for k in spare}
+        reachable = [k for k in spare if shut[k] is not True]
         if reachable:  # an unnamed scene object of the type, one within reach if there is one
-            chosen = next(
-                (k for k in reachable if self.closed(self.objects[k].loc) is False), reachable[0]
-            )
-            self.spare = {**self.spare, kind: [k for k in spare or () if k != chosen]}
+            chosen = next((k for k in reachable if shut[k] is False), reachable[0])
+            self.spare = {**self.spare, kind: [k for k in spare if k != chosen]}
             self._rekey(chosen, name)
         elif spare:  # all shut away: the plan's object is one the scene does not list
             self.objects[name] = Obj(kind=kind, present=True)

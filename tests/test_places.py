@@ -7,12 +7,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from planverify.records.episode import Episode, Scene, input_digest
+from planverify.records.notation import parse_action
 from planverify.world import ground
 from planverify.world.repair import Review, review
+from planverify.world.rules import as_first_placed, as_first_used
 from planverify.world.start import initial_state
 
-from .scenes import CLOSED, ON, problems, run
-from .test_repair import COFFEE, TOMATO_ON_PLATE, removed
+from .scenes import CLOSED, ON, part, problems, run
+from .test_repair import COFFEE, TOMATO_ON_PLATE, removed, spec_of
 
 
 def thing(
@@ -285,3 +287,149 @@ def test_a_plan_that_gets_nearer_a_goal_it_does_not_meet_is_judged_against_it() 
     # a plan that gets no nearer: "it meets the goal no less" would prove nothing
     held = [*detour, "Driver.PickUp('RemoteControl')"]
     assert removed(verdicts(held, None, grounding.spec)) == []
+
+
+# ------------------------------------------------------------------ where the plan shows things were
+
+COOKED_POTATO = spec_of("Cook X", {"potato": part({"objectType": "Potato", "isCooked": 1})})
+WATERED = spec_of(
+    "Water Plant", {"plant": part({"objectType": "HousePlant", "isFilledWithLiquid": 1})}
+)
+
+
+def test_without_a_scene_what_is_taken_right_after_an_open_was_in_that_container() -> None:
+    taken_out_and_back = [
+        "Driver.Open('Microwave')",
+        "Driver.PickUp('Potato')",
+        "Driver.Move(0.5)",
+        "Driver.PutAOnB('Potato', 'Microwave')",
+        "Driver.Close('Microwave')",
+        "Driver.ToggleOn('Microwave')",
+    ]
+    state = initial_state(None, names=["Microwave", "Potato"])
+    as_first_placed(state, [parse_action(line) for line in taken_out_and_back])
+    assert state.get("Potato").loc == "Microwave"
+    # the potato stood in the microwave all along: taking it out and back in goes, door and all
+    assert removed(verdicts(taken_out_and_back, None, COOKED_POTATO)) == [(0, 4), (1, 3)]
+    # brought from elsewhere, it had to go in
+    brought = [taken_out_and_back[1], taken_out_and_back[0], *taken_out_and_back[2:]]
+    assert removed(verdicts(brought, None, COOKED_POTATO)) == []
+
+
+def test_without_a_scene_a_device_acts_on_what_the_plan_takes_out_of_it_later() -> None:
+    cooked_inside = [
+        "Driver.ToggleOn('Microwave')",
+        "Driver.ToggleOff('Microwave')",
+        "Driver.Open('Microwave')",
+        "Driver.PickUp('Potato')",
+        "Driver.Close('Microwave')",
+        "Driver.PutAOnB('Potato', 'Plate')",
+    ]
+    assert removed(verdicts(cooked_inside, None, COOKED_POTATO)) == []
+    # a microwave first opened and later first switched on was off at the start
+    state = initial_state(None, names=["Microwave"])
+    as_first_used(state, [parse_action(line) for line in reversed(cooked_inside[:3])])
+    assert (state.get("Microwave").open, state.get("Microwave").on) == (False, True)
+    # the potato taken after the door was closed again came from somewhere else
+    elsewhere = [*cooked_inside[:3], cooked_inside[4], cooked_inside[3], cooked_inside[5]]
+    assert any({0, 1} <= set(steps) for steps in removed(verdicts(elsewhere, None, COOKED_POTATO)))
+
+
+def test_without_a_scene_a_pan_that_food_goes_into_as_the_stove_is_lit_is_on_a_burner() -> None:
+    fried = [
+        "Driver.PickUp('Potato')",
+        "Driver.ToggleOn('StoveKnob')",
+        "Driver.PutAOnB('Potato', 'Pan')",
+        "Driver.ToggleOff('StoveKnob')",
+        "Driver.PickUp('Potato')",
+        "Driver.PutAOnB('Potato', 'Plate')",
+    ]
+    assert removed(verdicts(fried, None, COOKED_POTATO)) == []
+    # lit long before and switched off again, the stove tells nothing of where the pan stood
+    apart = [
+        "Driver.ToggleOn('StoveKnob')",
+        "Driver.ToggleOff('StoveKnob')",
+        "Driver.PickUp('Apple')",
+        "Driver.PutAOnB('Apple', 'CounterTop')",
+        *fried[:1],
+        *fried[2:3],
+        *fried[4:],
+    ]
+    state = initial_state(None, names=["Pan", "StoveKnob"])
+    as_first_placed(state, [parse_action(line) for line in apart])
+    assert state.get("Pan").loc is None
+
+
+def test_without_a_scene_a_vessel_filled_at_a_running_tap_and_poured_used_the_tap() -> None:
+    # (poured out into the sink instead, the water served nothing: the test above)
+    watered = [
+        "Driver.ToggleOff('Faucet')",
+        "Driver.PickUp('Mug')",
+        "Driver.PourFromAIntoB('Mug', 'HousePlant')",
+    ]
+    assert removed(verdicts(watered, None, WATERED)) == []
+
+
+def test_a_tap_acts_only_on_what_water_washes_or_fills() -> None:
+    def sink_holding(kind: str) -> Scene:
+        """A tap running into a sink that holds `kind`; the mug on the counter unless it is it."""
+        objects = [
+            place("SinkBasin", "SinkBasin"),
+            thing("Faucet", "Faucet", **ON),
+            place("CoffeeMachine", "CoffeeMachine", **ON),
+            place("CounterTop", "CounterTop"),
+            movable(kind, kind, within=["SinkBasin"]),
+        ]
+        if kind != "Mug":
+            objects.append(movable("Mug", "Mug", within=["CounterTop"]))
+        return Scene.model_validate({"objects": objects})
+
+    plan = [
+        "Driver.ToggleOff('Faucet')",
+        "Driver.PickUp('ButterKnife')",
+        "Driver.PutAOnB('ButterKnife', 'CounterTop')",
+        "Driver.PickUp('Mug')",
+        "Driver.PutAOnB('Mug', 'CoffeeMachine')",
+    ]
+    # the water ran on a knife: switching it off served nothing
+    assert any(0 in steps for steps in removed(verdicts(plan, sink_holding("ButterKnife"))))
+    # it ran on the mug the goal wants: switching it off is tidying up after use
+    rinsed = [plan[0], *plan[3:]]
+    assert removed(verdicts(rinsed, sink_holding("Mug"))) == []
+
+
+def test_a_slice_put_aside_for_another_goes_unless_a_condition_on_slices_is_unknown() -> None:
+    plan = [
+        "Driver.PickUp('Knife')",
+        "Driver.Slice('Tomato')",
+        "Driver.PutAOnB('Knife', 'CounterTop')",
+        "Driver.Open('Cabinet')",
+        "Driver.PickUp('Plate')",
+        "Driver.PutAOnB('Plate', 'CounterTop')",
+        "Driver.PickUp('TomatoSliced')",
+        "Driver.Move(1.0)",
+        "Driver.PutAOnB('TomatoSliced', 'CounterTop')",
+        "Driver.PickUp('TomatoSliced2')",
+        "Driver.PutAOnB('TomatoSliced2', 'Plate')",
+    ]
+    assert removed(verdicts(plan, None, TOMATO_ON_PLATE)) == [(6, 8)]
+    # whether the slices are cooked is not known: the one put aside may be the one that is
+    cooked = TOMATO_ON_PLATE.model_copy(deep=True)
+    cooked.components[0].states["simbotIsCooked"] = 1
+    assert removed(verdicts(plan, None, cooked)) == []
+
+
+def test_a_container_of_the_goal_opened_and_closed_with_nothing_moved_goes() -> None:
+    into_cabinet = ground("Put all the mugs in a cabinet.", [], None, task=None, teach_task=None)
+    plan = [
+        "Driver.PickUp('Mug')",
+        "Driver.Open('Cabinet2')",
+        "Driver.Close('Cabinet2')",
+        "Driver.Open('Cabinet')",
+        "Driver.PutAOnB('Mug', 'Cabinet')",
+        "Driver.Close('Cabinet')",
+    ]
+    assert removed(verdicts(plan, None, into_cabinet.spec)) == [(1, 2)]
+    # the one the mug goes into stays, door and all
+    into_the_first = [plan[0], plan[1], "Driver.PutAOnB('Mug', 'Cabinet2')", plan[2]]
+    assert removed(verdicts(into_the_first, None, into_cabinet.spec)) == []

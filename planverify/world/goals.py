@@ -92,6 +92,16 @@ class GoalSpec(BaseModel):
         """Every object type the spec names (through its types and classes)."""
         return frozenset(t for c in self.components for t in types_of(c.select))
 
+    def unit_types(self) -> list[frozenset[str]]:
+        """The object types each condition is about, in `evaluate`'s order (the components,
+        then the relations with their heads and tail)."""
+        by_name = {c.name: frozenset(types_of(c.select)) for c in self.components}
+        about = [by_name[c.name] for c in self.components]
+        for relation in self.relations:
+            names = [name for name, _ in relation.heads] + [relation.tail]
+            about.append(frozenset().union(*(by_name.get(name, frozenset()) for name in names)))
+        return about
+
 
 def _count(determiner: str) -> int:
     return int(determiner) if determiner.isdigit() else 1

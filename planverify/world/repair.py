@@ -41,10 +41,12 @@ scene gives its id (`SceneObject.within`) and the plan names it or it is the onl
 type, so an object set back on its own counter is a detour wherever the Driver carried it, and a
 container opened while nothing taken afterwards was in it is a search. Without a scene, the plan
 itself is the evidence: a switch or a door starts as its first step needs (a faucet first
-switched off ran), an object set down on a surface where it was picked up, with nothing but
-motion between and no container open, was presumably set back, and a container opened just
-before another is opened was presumably searched. Of a put-down taken straight back (nothing
-but motion between), the put-down and the pick-up after it go, never the pick-up before it.
+switched off ran), an object first taken right after a container was opened was in it, a pan
+that food goes into as the stove is lit stands on a burner (`rules.as_first_placed`), an object
+set down on a surface where it was picked up, with nothing but motion between and no container
+open, was presumably set back, and a container opened just before another is opened was
+presumably searched. Of a put-down taken straight back (nothing but motion between), the
+put-down and the pick-up after it go, never the pick-up before it.
 
 The goal check is evidence only where the plan meets some goal condition, or gets nearer to one,
 that doing nothing would not: where it does neither (or no goal could be read), only what is
@@ -81,9 +83,13 @@ from planverify.world.goals import GoalSpec, Unit, evaluate
 from planverify.world.rules import (
     BASINS,
     COOKERS,
+    DERIVED_TYPES,
+    DIRTYABLE,
+    FILLABLE,
     KNIVES,
     SLICES,
     WATER_TAPS,
+    as_first_placed,
     as_first_used,
     cancels,
     net_motion,
@@ -216,6 +222,8 @@ class Reviewer:
         for name in ("Faucet", "StoveKnob", "HousePlant"):  # what repairs may name
             start.key(name)
         as_first_used(start, self.actions)
+        self._unplaced = start.copy()  # before `as_first_placed`, which follows the plan
+        self._placed = as_first_placed(start, self.actions)
         self.spec = spec
         self._start = start
         self._taken: set[str] = set()  # objects the possible worlds let stand in a device
@@ -273,13 +281,23 @@ class Reviewer:
             self._retrace()
 
     def _refresh_worlds(self) -> bool:
-        """Without a scene, let only objects the plan still takes from a place nobody knows
-        stand in a device in the possible worlds, as a review of the repaired plan would (so
-        that a second review finds nothing more); whether the worlds changed."""
+        """Follow the plan as repaired so far, as a review of the repaired plan would (so that
+        a second review finds nothing more): place what its steps show (`as_first_placed`), and
+        without a scene, let only objects the plan still takes from a place nobody knows stand
+        in a device in the possible worlds; whether the worlds changed."""
+        active = [self.actions[s] for s in self.order if self.active(s)]
+        start = self._unplaced.copy()
+        placed = as_first_placed(start, active)
+        moved = placed != self._placed
+        if moved:
+            self._placed, self._start = placed, start
         if len(self.sim.starts) == 1 or self.spec is None:
-            return False
-        taken = _taken_first([self.actions[s] for s in self.order if self.active(s)])
-        if taken == self._taken:
+            if moved:
+                self.sim.starts = [start]
+                self.idle_units = self.sim.trace([]).units
+            return moved
+        taken = _taken_first(active)
+        if taken == self._taken and not moved:
             return False
         self._taken = taken
         self.sim.starts = [self._start, *_possible_worlds(self._start, taken, self.goal_kinds)]
@@ -604,6 +622,8 @@ class Reviewer:
             return False  # switched off and on again: the device runs as it did
         if len(steps) == 1 and self._idle_switch_off(positions[0]):
             return False
+        if self._looked_into(block):
+            return False  # opened and closed again, nothing taken or put: nothing moved
         if not any(self._touches_goal_objects(p) for p in positions):
             return False
         return not self._abandoned(steps, positions)
@@ -673,25 +693,50 @@ class Reviewer:
 
     def _abandoned(self, steps: Sequence[int], positions: Sequence[int]) -> bool:
         """Whether a block only picks up objects and puts them down: back where they were, or,
-        where the plan meets its whole goal, each never touched again and never changed by the
-        plan (the wrong object fetched and left aside; a finished object put away was changed,
-        and stays)."""
+        where the plan meets its whole goal (as far as it concerns them), each never touched
+        again and never changed by the plan since it was there or made (the wrong object, or a
+        slice too many, fetched and left aside; a finished object put away was changed, and
+        stays)."""
         if any(self.actions[s].verb not in ("PickUp", "PutAOnB") for s in steps):
             return False
         if self._put_back(steps, positions):
             return True
-        if not all(u.met is True for u in self.sim.known_units(self.trace.units)):
-            return False  # while the goal is not met, moving its objects may be progress
         last = max(positions)
-        start = self.state_at(0)
+        kinds: set[str] = set()
         for step, pos in zip(steps, positions, strict=True):
             name = self.actions[step].objects[0]
             if self._touched_after(name, last, set(steps)):
                 return False
             key = self.state_at(pos).key(name)
-            if key is None or _worked(start.objects.get(key), self.state_at(pos).get(key)):
+            if key is None or _worked(self._as_made(key, pos), self.state_at(pos).get(key)):
                 return False
-        return True
+            kinds.add(self.state_at(pos).get(key).kind)
+        return self._goal_met_without(kinds)
+
+    def _goal_met_without(self, kinds: Collection[str]) -> bool:
+        """Whether the plan meets its whole goal, as far as anything about objects of these
+        kinds goes: a condition not known to hold may still need them (while the goal is not
+        met, moving its objects may be progress)."""
+        units = self.sim.known_units(self.trace.units)
+        if self.spec is None:
+            return all(u.met is True for u in units)
+        about = self.spec.unit_types()
+        return all(
+            u.met is True or (u.met is None and not about[k] & set(kinds))
+            for k, u in enumerate(units)
+        )
+
+    def _as_made(self, key: str, pos: int) -> Obj | None:
+        """An object as it was at the start or, for one the plan made before an order position
+        (a slice, once its whole was sliced), as it was made."""
+        start = self.state_at(0).objects.get(key)
+        if start is None or start.present is True or start.kind not in DERIVED_TYPES:
+            return start
+        for p in range(1, pos + 1):
+            made = self.state_at(p).objects.get(key)
+            if made is not None and made.present is True:
+                return made
+        return start
 
     def _touches_goal_objects(self, pos: int) -> bool:
         """Whether the step at an order position does something to an object of a kind the
@@ -721,16 +766,24 @@ class Reviewer:
         """What switching a device acts on: the sink's contents for a faucet, the pans' and
         pots' for a stove knob, its own for the rest."""
         kind = state.get(device).kind
-        if kind in WATER_TAPS:
+        if kind in WATER_TAPS:  # the basins, and what stands in one of their kind
             basins = serves(state, device)
-            places = [k for k, o in state.objects.items() if o.kind in basins]
+            places = [
+                k
+                for k, o in state.objects.items()
+                if o.kind in basins or state.kind_at(o.loc) in basins
+            ]
         elif kind in ("StoveKnob", "StoveBurner"):
             places = [k for k, o in state.objects.items() if o.kind in COOKERS]
         else:
             places = [device]
-        return [
+        acted = [
             item for place in places for item in [place, *within(state, place)] if item != device
         ]
+        if kind in WATER_TAPS:  # water washes and fills, and does nothing to the rest
+            wet = DIRTYABLE | FILLABLE | serves(state, device)
+            return [item for item in acted if state.get(item).kind in wet]
+        return acted
 
     def _reached_into(self, start: int, end: int) -> bool:
         """Whether something is taken from a place not known (it may be the container opened

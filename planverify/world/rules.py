@@ -34,11 +34,11 @@ A state that is unknown before a step makes its effect unknown, never assumed.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from planverify.records.notation import MOTION_VERBS, Action
-from planverify.world.state import COFFEE, EMPTY, HAND, SOME, WATER, State, derived
+from planverify.world.state import COFFEE, CONTAINERS, EMPTY, HAND, SOME, WATER, State, derived
 
 WATER_TAPS = frozenset({"Faucet", "ShowerHead"})
 BASINS = frozenset({"Sink", "SinkBasin", "Bathtub", "BathtubBasin"})
@@ -498,18 +498,95 @@ FIRST_USE |= {"Open": ("open", False), "Close": ("open", True)}
 def as_first_used(state: State, plan: Iterable[Action]) -> None:
     """Give each switch and door whose state is unknown the state the plan's first step on it
     needs (changed in place): a device first switched off was running, a door first opened was
-    shut. Without a scene this is all that is known of them, and it is what a recorded
+    shut (a microwave first opened and later first switched on was off). Without a scene this is all that is known of them, and it is what a recorded
     demonstration shows, where every step happened; it never makes a step impossible."""
-    seen: set[str] = set()
+    seen: set[tuple[str, str]] = set()  # (object, state) pairs a step has used
     for action in plan:
         use = FIRST_USE.get(action.verb)
-        if use is None or not action.objects or action.objects[0] in seen:
+        if use is None or not action.objects or (action.objects[0], use[0]) in seen:
             continue
-        seen.add(action.objects[0])
-        key = state.key(action.objects[0])
         attribute, before = use
+        seen.add((action.objects[0], attribute))
+        key = state.key(action.objects[0])
         if key is not None and getattr(state.get(key), attribute) is None:
             state.set(key, **{attribute: before})
+
+
+STOVE_REACH = 2  # interactions between food put into a pan and the knob switched on for it
+
+
+def as_first_placed(state: State, plan: Sequence[Action]) -> dict[str, str]:
+    """Give objects whose place is unknown the place the plan shows (changed in place), and
+    return the places given, by object key:
+
+    - an object first picked up right after a container was opened (motion aside) was in it;
+    - a vessel first picked up right after a tap was switched off, and poured out next other
+      than into a basin, was filled in the basin under it (its water is used);
+    - a pan or pot the plan has not moved, that food is put into within `STOVE_REACH`
+      interactions of a stove knob switched on, stands on a burner.
+
+    Without a scene this is all that is known of where things were, and it is what a recorded
+    demonstration shows: the Driver reached into what it had just opened, and cooked where it
+    lit the stove. It never makes a step impossible."""
+    steps = [a for a in plan if a.known and not a.is_dialogue and a.verb not in MOTION_VERBS]
+    placed: dict[str, str] = {}
+    seen: set[str] = set()  # objects named so far
+    moved: set[str] = set()  # objects picked up so far
+    for k, action in enumerate(steps):
+        name = action.objects[0] if action.objects else None
+        if action.verb == "PickUp" and name is not None and name not in seen and k > 0:
+            after = steps[k + 1] if k + 1 < len(steps) else None
+            placed |= _place_by(state, name, steps[k - 1], after)
+        if action.verb in ("PutAOnB", "PourFromAIntoB") and action.objects[1] not in moved:
+            cooker = state.key(action.objects[1])
+            near = steps[max(k - STOVE_REACH, 0) : k + STOVE_REACH + 1]
+            if (
+                cooker is not None
+                and state.get(cooker).kind in COOKERS
+                and state.get(cooker).loc is None
+                and _lights_stove(state, near)
+            ):
+                state.set(cooker, loc=SOME + "StoveBurner")
+                placed[cooker] = SOME + "StoveBurner"
+        seen.update(action.objects)
+        if action.verb == "PickUp" and name is not None:
+            moved.add(name)
+    return placed
+
+
+def _lights_stove(state: State, steps: Iterable[Action]) -> bool:
+    return any(
+        a.verb == "ToggleOn" and a.objects and state.kind_at(state.key(a.objects[0])) == "StoveKnob"
+        for a in steps
+    )
+
+
+def _place_by(state: State, name: str, before: Action, after: Action | None) -> dict[str, str]:
+    """Place an object first picked up between the steps `before` and `after`, as they show
+    (see `as_first_placed`); the place given, by key."""
+    key = state.key(name)
+    if key is None or state.get(key).loc is not None or not before.objects:
+        return {}
+    source = state.key(before.objects[0])
+    if source is None:
+        return {}
+    kind = state.get(source).kind
+    if before.verb == "Open" and kind in CONTAINERS:
+        state.set(key, loc=source)
+        return {key: source}
+    if (
+        before.verb == "ToggleOff"
+        and kind in WATER_TAPS
+        and state.get(key).kind in FILLABLE
+        and after is not None
+        and after.verb == "PourFromAIntoB"
+        and after.objects[:1] == (name,)
+        and state.kind_at(state.key(after.objects[1])) not in BASINS
+    ):
+        basin = SOME + ("SinkBasin" if serves(state, source) == SINKS else "BathtubBasin")
+        state.set(key, loc=basin)
+        return {key: basin}
+    return {}
 
 
 def simulate(plan: list[Action], state: State) -> list[Outcome]:
@@ -520,6 +597,7 @@ def simulate(plan: list[Action], state: State) -> list[Outcome]:
 __all__ = [
     "Outcome",
     "apply",
+    "as_first_placed",
     "as_first_used",
     "cancels",
     "simulate",

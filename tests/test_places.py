@@ -14,7 +14,7 @@ from planverify.world.rules import as_first_placed, as_first_used
 from planverify.world.start import initial_state
 
 from .scenes import CLOSED, ON, part, problems, run
-from .test_repair import COFFEE, TOMATO_ON_PLATE, removed, spec_of
+from .test_repair import CLEAN_MUG, COFFEE, TOMATO_ON_PLATE, removed, spec_of
 
 
 def thing(
@@ -433,3 +433,25 @@ def test_a_container_of_the_goal_opened_and_closed_with_nothing_moved_goes() -> 
     # the one the mug goes into stays, door and all
     into_the_first = [plan[0], plan[1], "Driver.PutAOnB('Mug', 'Cabinet2')", plan[2]]
     assert removed(verdicts(into_the_first, None, into_cabinet.spec)) == []
+
+
+def test_without_a_scene_what_is_cleared_serves_a_receptacle_used_within_reach() -> None:
+    searches = ["Driver.Open('Cabinet')", "Driver.Close('Cabinet')"]
+    searches += ["Driver.Open('Drawer')", "Driver.Close('Drawer')"]
+    washing = [
+        "Driver.Open('Cabinet2')",
+        "Driver.PickUp('Mug')",
+        "Driver.Close('Cabinet2')",
+        "Driver.PutAOnB('Mug', 'SinkBasin')",
+        "Driver.ToggleOn('Faucet')",
+        "Driver.ToggleOff('Faucet')",
+    ]
+    cleared = ["Driver.PickUp('SoapBottle')", "Driver.PutAOnB('SoapBottle', 'CounterTop')"]
+    # the sink is used six interactions after the soap bottle was moved: it was cleared
+    assert removed(verdicts([*cleared, *searches, *washing], None, CLEAN_MUG)) == [(2, 3, 4, 5)]
+    # ten interactions later, it was moved for nothing
+    more = [
+        line.replace("Cabinet'", "Cabinet3'").replace("Drawer'", "Drawer2'") for line in searches
+    ]
+    far = removed(verdicts([*cleared, *more, *searches, *washing], None, CLEAN_MUG))
+    assert any({0, 1} <= set(steps) for steps in far)

@@ -137,6 +137,9 @@ SURFACES = frozenset(
     }
 )  # receptacles with room to spare
 SAME_SPOT = 0.5  # metres: a step or two of TEACh's 0.25 m moves is still within reach
+CLEARING_REACH = 8  # interactions within which a receptacle cleared without a scene is used
+# (over the 478 shared games, 8 rather than 4 makes 83.3% of the removals made without the scene
+# ones the Judge makes with it, up from 82.4%, and finds 79.2% of those, down from 79.4%)
 CLEARED_ONTO = frozenset({"CounterTop", "DiningTable"})  # where what is cleared goes
 RESTORING = frozenset({"Close", "ToggleOff"})  # verbs that only put a state back
 UNDOING = {"ToggleOff": ("ToggleOn", True), "Close": ("Open", True)}
@@ -888,7 +891,12 @@ class Reviewer:
         return distance > SAME_SPOT or heading != 0
 
     def _device_used_soon(
-        self, last: int, block: set[int], item: str | None, kind: str | None, window: int = 4
+        self,
+        last: int,
+        block: set[int],
+        item: str | None,
+        kind: str | None,
+        window: int = CLEARING_REACH,
     ) -> int | None:
         """The order position of the first of the next few interactions that puts something
         into a receptacle that is not a surface, or switches a device; None when there is none.

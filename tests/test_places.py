@@ -289,7 +289,7 @@ def test_a_plan_that_gets_nearer_a_goal_it_does_not_meet_is_judged_against_it() 
     assert removed(verdicts(held, None, grounding.spec)) == []
 
 
-# ------------------------------------------------------------------ where the plan shows things were
+# ------------------------------------------------------------------ what the plan shows
 
 COOKED_POTATO = spec_of("Cook X", {"potato": part({"objectType": "Potato", "isCooked": 1})})
 WATERED = spec_of(
@@ -455,3 +455,25 @@ def test_without_a_scene_what_is_cleared_serves_a_receptacle_used_within_reach()
     ]
     far = removed(verdicts([*cleared, *more, *searches, *washing], None, CLEAN_MUG))
     assert any({0, 1} <= set(steps) for steps in far)
+
+
+def test_an_object_in_a_device_on_the_counter_starts_in_the_device() -> None:
+    where = Scene.model_validate(
+        {
+            "objects": [
+                place("CounterTop", "CounterTop"),
+                place("CoffeeMachine", "CoffeeMachine", within=["CounterTop"], **ON),
+                movable("Mug", "Mug2", within=["CounterTop", "CoffeeMachine"], dirty=True),
+                movable("Mug", "Mug", within=["CounterTop"], dirty=False),
+            ]
+        }
+    )
+    assert initial_state(where, names=["Mug2"]).get("Mug2").loc == "CoffeeMachine"
+    # so taking the other mug out makes room for this one: preparation, not a detour
+    plan = [
+        "Driver.PickUp('Mug2')",
+        "Driver.PutAOnB('Mug2', 'CounterTop')",
+        "Driver.PickUp('Mug')",
+        "Driver.PutAOnB('Mug', 'CoffeeMachine')",
+    ]
+    assert removed(verdicts(plan, where)) == []

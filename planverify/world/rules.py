@@ -498,8 +498,9 @@ FIRST_USE |= {"Open": ("open", False), "Close": ("open", True)}
 def as_first_used(state: State, plan: Iterable[Action]) -> None:
     """Give each switch and door whose state is unknown the state the plan's first step on it
     needs (changed in place): a device first switched off was running, a door first opened was
-    shut (a microwave first opened and later first switched on was off). Without a scene this is all that is known of them, and it is what a recorded
-    demonstration shows, where every step happened; it never makes a step impossible."""
+    shut, each state on its own (a microwave first opened and later first switched on was off).
+    Without a scene this is all that is known of them, and it is what a recorded demonstration
+    shows, where every step happened; it never makes a step impossible."""
     seen: set[tuple[str, str]] = set()  # (object, state) pairs a step has used
     for action in plan:
         use = FIRST_USE.get(action.verb)
@@ -527,7 +528,7 @@ def as_first_placed(state: State, plan: Sequence[Action]) -> dict[str, str]:
 
     Without a scene this is all that is known of where things were, and it is what a recorded
     demonstration shows: the Driver reached into what it had just opened, and cooked where it
-    lit the stove. It never makes a step impossible."""
+    lit the stove. It never makes a step of the plan impossible."""
     steps = [a for a in plan if a.known and not a.is_dialogue and a.verb not in MOTION_VERBS]
     placed: dict[str, str] = {}
     seen: set[str] = set()  # objects named so far

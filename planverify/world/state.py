@@ -251,9 +251,10 @@ def _known_place(
 ) -> str | None:
     """The key of the receptacle an object starts in directly, when the scene gives their ids
     (`within`): a movable container among them (the bowl an egg is in, itself in the fridge),
-    the innermost if several, else the first that is not the floor, by its key when the plan
-    names it or it is the only one of its type (`count`: objects per type), else by type. Two that TEACh lists in
-    each other (a pot and the pan it overlaps) both stand on what holds them."""
+    the innermost if several, else the innermost that is not the floor (the coffee machine a mug
+    stands in, not the counter under both), by its key when the plan names it or it is the only
+    one of its type (`count`: objects per type), else by type. Two that TEACh lists in each
+    other (a pot and the pan it overlaps) both stand on what holds them."""
     around = [by_id[i] for i in obj.within if i in by_id and i != obj.id]
     movable = [o for o in around if o.pickupable and o.receptacle and obj.id not in o.within]
     if movable:
@@ -262,9 +263,12 @@ def _known_place(
     fixed = [o for o in around if o.type != "Floor"] or around
     if not fixed:
         return None
-    if fixed[0].name is not None or count[fixed[0].type] == 1:
-        return fixed[0].name or fixed[0].id
-    return SOME + fixed[0].type  # which of its kind a plan name binds to is not known
+    # the innermost: a mug in the coffee machine on the counter is in the coffee machine
+    apart = [o for o in fixed if obj.id not in o.within] or fixed  # not listed in each other
+    inner = max(apart, key=lambda o: len(set(o.within) & set(obj.within)))
+    if inner.name is not None or count[inner.type] == 1:
+        return inner.name or inner.id
+    return SOME + inner.type  # which of its kind a plan name binds to is not known
 
 
 def _initial_place(obj: SceneObject, holders: list[SceneObject]) -> str | None:

@@ -12,6 +12,7 @@ from planverify.world import ground
 from planverify.world.repair import Review, review
 from planverify.world.rules import as_first_placed, as_first_used
 from planverify.world.start import initial_state
+from planverify.world.state import State
 
 from .scenes import CLOSED, ON, part, problems, run
 from .test_repair import CLEAN_MUG, COFFEE, TOMATO_ON_PLATE, removed, spec_of
@@ -297,6 +298,14 @@ WATERED = spec_of(
 )
 
 
+def placed(plan: Sequence[str]) -> State:
+    """The state without a scene at the start of a plan, placed as the plan shows."""
+    actions = [parse_action(line) for line in plan]
+    state = initial_state(None, names=[name for action in actions for name in action.objects])
+    as_first_placed(state, actions)
+    return state
+
+
 def test_without_a_scene_what_is_taken_right_after_an_open_was_in_that_container() -> None:
     taken_out_and_back = [
         "Driver.Open('Microwave')",
@@ -306,9 +315,7 @@ def test_without_a_scene_what_is_taken_right_after_an_open_was_in_that_container
         "Driver.Close('Microwave')",
         "Driver.ToggleOn('Microwave')",
     ]
-    state = initial_state(None, names=["Microwave", "Potato"])
-    as_first_placed(state, [parse_action(line) for line in taken_out_and_back])
-    assert state.get("Potato").loc == "Microwave"
+    assert placed(taken_out_and_back).get("Potato").loc == "Microwave"
     # the potato stood in the microwave all along: taking it out and back in goes, door and all
     assert removed(verdicts(taken_out_and_back, None, COOKED_POTATO)) == [(0, 4), (1, 3)]
     # brought from elsewhere, it had to go in
@@ -355,9 +362,7 @@ def test_without_a_scene_a_pan_that_food_goes_into_as_the_stove_is_lit_is_on_a_b
         *fried[2:3],
         *fried[4:],
     ]
-    state = initial_state(None, names=["Pan", "StoveKnob"])
-    as_first_placed(state, [parse_action(line) for line in apart])
-    assert state.get("Pan").loc is None
+    assert placed(apart).get("Pan").loc is None
 
 
 def test_without_a_scene_a_vessel_filled_at_a_running_tap_and_poured_used_the_tap() -> None:

@@ -93,6 +93,7 @@ from planverify.world.rules import (
     as_first_used,
     cancels,
     net_motion,
+    placeable,
     serves,
     undone,
     within,
@@ -226,6 +227,7 @@ class Reviewer:
             start.key(name)
         as_first_used(start, self.actions)
         self._unplaced = start.copy()  # before `as_first_placed`, which follows the plan
+        self._placeable = any(placeable(o) for o in start.objects.values())
         self._placed = as_first_placed(start, self.actions)
         self.spec = spec
         self._start = start
@@ -245,6 +247,7 @@ class Reviewer:
             judge = preserving_judge(keep, full)
         self.sim = Simulator(self.actions, start, judge, possible)
         self.goal_kinds = goal_kinds(spec) if spec is not None else frozenset(focus)
+        self._unit_types = spec.unit_types() if spec is not None else []
         self.order = list(range(self.n))
         self._inactive = {i for i, a in enumerate(self.actions) if not a.known or a.is_dialogue}
         self.trace = self.sim.trace(self.order)
@@ -289,14 +292,16 @@ class Reviewer:
         without a scene, let only objects the plan still takes from a place nobody knows stand
         in a device in the possible worlds; whether the worlds changed."""
         active = [self.actions[s] for s in self.order if self.active(s)]
-        start = self._unplaced.copy()
-        placed = as_first_placed(start, active)
-        moved = placed != self._placed
-        if moved:
-            self._placed, self._start = placed, start
+        moved = False
+        if self._placeable:  # (with a scene, hardly anything is left to place)
+            start = self._unplaced.copy()
+            placed = as_first_placed(start, active)
+            moved = placed != self._placed
+            if moved:
+                self._placed, self._start = placed, start
         if len(self.sim.starts) == 1 or self.spec is None:
             if moved:
-                self.sim.starts = [start]
+                self.sim.starts = [self._start]
                 self.idle_units = self.sim.trace([]).units
             return moved
         taken = _taken_first(active)
@@ -625,10 +630,10 @@ class Reviewer:
             return False  # switched off and on again: the device runs as it did
         if len(steps) == 1 and self._idle_switch_off(positions[0]):
             return False
-        if self._looked_into(block):
-            return False  # opened and closed again, nothing taken or put: nothing moved
         if not any(self._touches_goal_objects(p) for p in positions):
             return False
+        if self._looked_into(block):
+            return False  # opened and closed again, nothing taken or put: nothing moved
         return not self._abandoned(steps, positions)
 
     def _set_straight_back(self, pick: int, put: int) -> bool:
@@ -723,7 +728,7 @@ class Reviewer:
         units = self.sim.known_units(self.trace.units)
         if self.spec is None:
             return all(u.met is True for u in units)
-        about = self.spec.unit_types()
+        about = self._unit_types
         return all(
             u.met is True or (u.met is None and not about[k] & set(kinds))
             for k, u in enumerate(units)

@@ -38,7 +38,17 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from planverify.records.notation import MOTION_VERBS, Action
-from planverify.world.state import COFFEE, CONTAINERS, EMPTY, HAND, SOME, WATER, State, derived
+from planverify.world.state import (
+    COFFEE,
+    CONTAINERS,
+    EMPTY,
+    HAND,
+    SOME,
+    WATER,
+    Obj,
+    State,
+    derived,
+)
 
 WATER_TAPS = frozenset({"Faucet", "ShowerHead"})
 BASINS = frozenset({"Sink", "SinkBasin", "Bathtub", "BathtubBasin"})
@@ -544,7 +554,7 @@ def as_first_placed(state: State, plan: Sequence[Action]) -> dict[str, str]:
             if (
                 cooker is not None
                 and state.get(cooker).kind in COOKERS
-                and state.get(cooker).loc is None
+                and placeable(state.get(cooker))
                 and _lights_stove(state, near)
             ):
                 state.set(cooker, loc=SOME + "StoveBurner")
@@ -553,6 +563,12 @@ def as_first_placed(state: State, plan: Sequence[Action]) -> dict[str, str]:
         if action.verb == "PickUp" and name is not None:
             moved.add(name)
     return placed
+
+
+def placeable(obj: Obj) -> bool:
+    """Whether `as_first_placed` may place an object: a movable one there at the start, its
+    place unknown."""
+    return obj.loc is None and obj.present is not False and obj.can_pick is not False
 
 
 def _lights_stove(state: State, steps: Iterable[Action]) -> bool:
@@ -566,7 +582,7 @@ def _place_by(state: State, name: str, before: Action, after: Action | None) -> 
     """Place an object first picked up between the steps `before` and `after`, as they show
     (see `as_first_placed`); the place given, by key."""
     key = state.key(name)
-    if key is None or state.get(key).loc is not None or not before.objects:
+    if key is None or not placeable(state.get(key)) or not before.objects:
         return {}
     source = state.key(before.objects[0])
     if source is None:

@@ -377,30 +377,42 @@ def test_without_a_scene_a_vessel_filled_at_a_running_tap_and_poured_used_the_ta
 
 def test_a_tap_acts_only_on_what_water_washes_or_fills() -> None:
     def sink_holding(kind: str) -> Scene:
-        """A tap running into a sink that holds `kind`; the mug on the counter unless it is it."""
-        objects = [
-            place("SinkBasin", "SinkBasin"),
-            thing("Faucet", "Faucet", **ON),
-            place("CoffeeMachine", "CoffeeMachine", **ON),
-            place("CounterTop", "CounterTop"),
-            movable(kind, kind, within=["SinkBasin"]),
-        ]
-        if kind != "Mug":
-            objects.append(movable("Mug", "Mug", within=["CounterTop"]))
-        return Scene.model_validate({"objects": objects})
+        """A tap running into a sink that holds `kind`, dirty; a tomato, and the plate and the
+        butter knife that are not in the sink, on the counter."""
+        return Scene.model_validate(
+            {
+                "objects": [
+                    place("SinkBasin", "SinkBasin"),
+                    thing("Faucet", "Faucet", **ON),
+                    place("CounterTop", "CounterTop"),
+                    movable(
+                        kind, kind, within=["SinkBasin"], dirty=True, receptacle=kind == "Plate"
+                    ),
+                    movable("Tomato", "Tomato", within=["CounterTop"]),
+                    *[
+                        movable(other, other, within=["CounterTop"], receptacle=other == "Plate")
+                        for other in ("Plate", "ButterKnife")
+                        if other != kind
+                    ],
+                ]
+            }
+        )
 
     plan = [
         "Driver.ToggleOff('Faucet')",
         "Driver.PickUp('ButterKnife')",
+        "Driver.Slice('Tomato')",
         "Driver.PutAOnB('ButterKnife', 'CounterTop')",
-        "Driver.PickUp('Mug')",
-        "Driver.PutAOnB('Mug', 'CoffeeMachine')",
+        "Driver.PickUp('TomatoSliced')",
+        "Driver.PutAOnB('TomatoSliced', 'Plate')",
     ]
-    # the water ran on a knife: switching it off served nothing
-    assert any(0 in steps for steps in removed(verdicts(plan, sink_holding("ButterKnife"))))
-    # it ran on the mug the goal wants: switching it off is tidying up after use
-    rinsed = [plan[0], *plan[3:]]
-    assert removed(verdicts(rinsed, sink_holding("Mug"))) == []
+    # the water ran on a knife the plan then uses: switching it off served nothing all the same
+    assert (0,) in removed(verdicts(plan, sink_holding("ButterKnife"), TOMATO_ON_PLATE))
+    # it ran on a plate the plan then serves on: switching it off is tidying up after use
+    where = sink_holding("Plate")
+    plated = [plan[0], "Driver.PickUp('Plate')", "Driver.PutAOnB('Plate', 'CounterTop')"]
+    plated += ["Driver.PickUp('ButterKnife')", *plan[2:]]
+    assert not any(0 in steps for steps in removed(verdicts(plated, where, TOMATO_ON_PLATE)))
 
 
 def test_a_slice_put_aside_for_another_goes_unless_a_condition_on_slices_is_unknown() -> None:

@@ -722,3 +722,17 @@ def test_a_wrong_receptacle_before_a_device_is_replaced_and_the_device_steps_sta
     assert added(verdicts) == [("Driver.PutAOnB('Plate', 'SinkBasin')", 0)]
     assert all(u.met is True for u in verdicts.units)
     _check_maximal(plan, where, clean_plate)
+
+
+def test_a_running_device_switched_off_loses_the_switch_off_rather_than_gains_a_switch_on() -> None:
+    # found by test_review_is_maximal_on_small_plans: a switch-on inserted for the coffee and the
+    # switch-off before it went together on a second review
+    plan = [
+        "Driver.PickUp('Mug')",
+        "Driver.ToggleOff('CoffeeMachine')",
+        "Driver.PutAOnB('Mug', 'CoffeeMachine')",
+        "Driver.ToggleOff('CoffeeMachine')",
+    ]
+    first = judge(plan, where=None)
+    assert (removed(first), added(first)) == ([(1,)], [])
+    _check_maximal(plan, None, COFFEE)

@@ -361,7 +361,7 @@ class Reviewer:
                 partner = self._near(pos, obj, follow[action.verb], forward=True)
             if (
                 partner is not None
-                and self.judged(partner)
+                and (self.judged(partner) or self._switched_on_by_insertion(step, partner))
                 and self.actions[partner].verb != action.verb
             ):
                 pairs.append({step, partner})
@@ -373,6 +373,17 @@ class Reviewer:
             yield from sorted(pairs + runs, key=len, reverse=True)
             if self._single_allowed(pos, blame=blame):
                 yield {step}
+
+    def _switched_on_by_insertion(self, step: int, partner: int) -> bool:
+        """Whether `partner` is a switch-on the search inserted right after the switch-off
+        `step` of the same device: if the two may go together, the device runs as it did, and
+        the switch-off goes rather than a switch-on being added (as a second review of the
+        repaired plan would find)."""
+        return (
+            partner in self.added
+            and self.actions[step].verb == "ToggleOff"
+            and self.actions[partner].verb == "ToggleOn"
+        )
 
     def _single_allowed(self, pos: int, *, blame: bool) -> bool:
         step = self.order[pos]
@@ -1076,6 +1087,9 @@ class Reviewer:
             known = self._known_effects(block) and not self._presumed(block)
             grounds = (not self._goal_free(block), known)
             for step in block:
+                if step in self.added:  # an insertion the removal makes needless
+                    del self.added[step]
+                    continue
                 self.removed[step] = why
                 self.grounds[step] = grounds
             start = min(self.trace.position(s) for s in block)
@@ -1196,6 +1210,7 @@ class Reviewer:
         )
 
     def _removal_reason(self, block: set[int]) -> str:
+        block = {s for s in block if s < self.n} or block  # an insertion that goes is not named
         if len(block) == 1:
             pos = self.trace.position(next(iter(block)))
             outcome = self.trace.outcomes[pos]

@@ -739,9 +739,9 @@ class Reviewer:
         units = self.sim.known_units(self.trace.units)
         if self.spec is None:
             return all(u.met is True for u in units)
-        about = self._unit_types
+        moved = set(kinds)
         return all(
-            u.met is True or (u.met is None and not about[k] & set(kinds))
+            u.met is True or (u.met is None and not self._unit_types[k] & moved)
             for k, u in enumerate(units)
         )
 

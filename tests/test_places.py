@@ -415,7 +415,7 @@ def test_a_tap_acts_only_on_what_water_washes_or_fills() -> None:
     assert not any(0 in steps for steps in removed(verdicts(plated, where, TOMATO_ON_PLATE)))
 
 
-def test_a_slice_put_aside_for_another_goes_unless_a_condition_on_slices_is_unknown() -> None:
+def test_a_slice_put_aside_for_another_goes_unless_where_it_went_may_do_what_is_unknown() -> None:
     plan = [
         "Driver.PickUp('Knife')",
         "Driver.Slice('Tomato')",
@@ -430,10 +430,14 @@ def test_a_slice_put_aside_for_another_goes_unless_a_condition_on_slices_is_unkn
         "Driver.PutAOnB('TomatoSliced2', 'Plate')",
     ]
     assert removed(verdicts(plan, None, TOMATO_ON_PLATE)) == [(6, 8)]
-    # whether the slices are cooked is not known: the one put aside may be the one that is
+    # whether the slices are cooked is not known, but nothing cooks on a counter
     cooked = TOMATO_ON_PLATE.model_copy(deep=True)
     cooked.components[0].states["simbotIsCooked"] = 1
-    assert removed(verdicts(plan, None, cooked)) == []
+    assert removed(verdicts(plan, None, cooked)) == [(6, 8)]
+    # a pan may stand on a lit burner: the slice set aside in it may be the one that cooks
+    in_a_pan = [*plan[:8], "Driver.PutAOnB('TomatoSliced', 'Pan')", *plan[9:]]
+    assert removed(verdicts(in_a_pan, None, TOMATO_ON_PLATE)) == [(6, 8)]
+    assert removed(verdicts(in_a_pan, None, cooked)) == []
 
 
 def test_a_container_of_the_goal_opened_and_closed_with_nothing_moved_goes() -> None:
@@ -472,6 +476,26 @@ def test_without_a_scene_what_is_cleared_serves_a_receptacle_used_within_reach()
     ]
     far = removed(verdicts([*cleared, *more, *searches, *washing], None, CLEAN_MUG))
     assert any({0, 1} <= set(steps) for steps in far)
+
+
+def test_without_a_scene_nothing_is_cleared_off_a_device_that_never_holds_it() -> None:
+    # nothing stands on a toaster at the start of a TEACh game, and only mugs in a coffee machine
+    toast = ground("Make a plate of toast.", [], None, task=None, teach_task=None).spec
+    toasting = [
+        "Driver.PickUp('BreadSliced')",
+        "Driver.PutAOnB('BreadSliced', 'Toaster')",
+        "Driver.ToggleOn('Toaster')",
+        "Driver.PickUp('BreadSliced')",
+        "Driver.PutAOnB('BreadSliced', 'Plate')",
+    ]
+    soap = ["Driver.PickUp('SoapBottle')", "Driver.PutAOnB('SoapBottle', 'CounterTop')"]
+    assert removed(verdicts([*soap, *toasting], None, toast)) == [(0, 1)]
+    brewing = ["Driver.PickUp('Mug')", "Driver.PutAOnB('Mug', 'CoffeeMachine')"]
+    brewing += ["Driver.ToggleOn('CoffeeMachine')"]
+    apple = ["Driver.PickUp('Apple')", "Driver.PutAOnB('Apple', 'CounterTop')"]
+    assert removed(verdicts([*apple, *brewing], None)) == [(0, 1)]
+    other_mug = ["Driver.PickUp('Mug2')", "Driver.PutAOnB('Mug2', 'CounterTop')"]
+    assert removed(verdicts([*other_mug, *brewing], None)) == []
 
 
 def test_an_object_in_a_device_on_the_counter_starts_in_the_device() -> None:

@@ -341,23 +341,28 @@ def test_without_a_scene_a_pick_up_counts_as_clearing_only_from_where_the_device
 def test_where_the_plan_meets_no_goal_condition_only_what_is_useless_whatever_the_goal_goes() -> (
     None
 ):
-    # without a scene nobody knows whether the mug was clean: the plan meets no condition of
-    # the goal, so "it meets the goal no less" proves nothing, and the apple detour stays; the
-    # turn undone at once and the fridge opened and closed for nothing go whatever the goal
+    # the plan meets no condition of the goal nor gets nearer to one, so "it meets the goal no
+    # less" proves nothing, and the apple carried elsewhere stays; the turn undone at once and
+    # the fridge opened and closed for nothing go whatever the goal
     plan = [
         "Driver.PickUp('Apple')",
+        "Driver.Move(1.0)",
         "Driver.PutAOnB('Apple', 'CounterTop')",
         "Driver.TurnLeft(90.0)",
         "Driver.TurnRight(90.0)",
         "Driver.Open('Fridge')",
         "Driver.Close('Fridge')",
-        *BREW,
     ]
     verdicts = judge(plan, where=None)
     assert verdicts.units[0].met is None
-    assert removed(verdicts) == [(2, 3), (4, 5)]
-    with_scene = judge(plan)  # the mug is known clean: the goal is met, the detour goes too
-    assert sorted(s for r in with_scene.removals for s in r.steps) == [0, 1, 2, 3, 4, 5]
+    assert removed(verdicts) == [(3, 4), (5, 6)]
+    # without a scene nobody knows whether the mug was clean, but brewing in it gets nearer the
+    # goal: the check is evidence, and an apple never stands in a coffee machine to be cleared
+    brewed = judge([*plan, *BREW], where=None)
+    assert brewed.units[0].met is None
+    assert {0, 2, 3, 4, 5, 6} <= {s for r in brewed.removals for s in r.steps}
+    with_scene = judge([*plan, *BREW])  # the mug is known clean: the goal is met
+    assert {0, 2, 3, 4, 5, 6} <= {s for r in with_scene.removals for s in r.steps}
 
 
 # ----------------------------------------------------------------------------- blame
@@ -571,8 +576,14 @@ def test_empty_hands_are_no_goal_condition() -> None:
     # TEACh never asks for empty hands: the conditions are the goal's alone
     verdicts = judge(["Driver.PickUp('Apple')", "Driver.PutAOnB('Apple', 'DiningTable')", *BREW])
     assert [u.name for u in verdicts.units] == ["coffee"]
+    # nor to hold anything: an apple picked up at the end for nothing goes, the reason being
+    # that the goal is met without it
     holding = judge([*BREW, "Driver.PickUp('Apple')"])
-    assert [u.name for u in holding.units] == ["coffee"] and removed(holding) == []
+    assert [u.name for u in holding.units] == ["coffee"] and removed(holding) == [(3,)]
+    assert "hand" not in holding.removals[0].reason
+    # the mug the plan filled, taken out of the machine at the end, is tidying up: it stays
+    served = judge([*BREW, "Driver.ToggleOff('CoffeeMachine')", "Driver.PickUp('Mug')"])
+    assert removed(served) == []
 
 
 def _check_maximal(

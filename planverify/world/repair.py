@@ -34,7 +34,10 @@ never asks for empty hands). `review` works in five stages:
    pair (the door stands open as before), and a put-down "on itself", as TEACh records now and
    then, never goes: where the object went is unknown. Without a scene, where an object stood
    is unknown: a pick-up right before a device is used counts as clearing it only when the
-   Driver uses the device from where it picked the object up.
+   Driver uses the device from where it picked the object up, and the device can hold the
+   object at the start (nothing stands on a toaster, only mugs in a coffee machine). An object
+   picked up at the end that the plan never worked on nor uses goes: no goal asks for anything
+   to be held.
 
 Where things start is known as exactly as the scene says: by the receptacle's own key when the
 scene gives its id (`SceneObject.within`) and the plan names it or it is the only one of its
@@ -142,6 +145,9 @@ CLEARING_REACH = 8  # interactions within which a receptacle cleared without a s
 # (over the 478 shared games, 8 rather than 4 makes 83.3% of the removals made without the scene
 # ones the Judge makes with it, up from 82.4%, and finds 79.2% of those, down from 79.4%)
 CLEARED_ONTO = frozenset({"CounterTop", "DiningTable"})  # where what is cleared goes
+HELD_AT_START = {"Toaster": frozenset[str](), "CoffeeMachine": frozenset({"Mug"})}
+# all these devices ever hold at the start in the 478 shared scenes (103 mugs in coffee machines,
+# nothing on a toaster): anything else picked up before one is used was not cleared off it
 RESTORING = frozenset({"Close", "ToggleOff"})  # verbs that only put a state back
 UNDOING = {"ToggleOff": ("ToggleOn", True), "Close": ("Open", True)}
 UNDOING |= {"ToggleOn": ("ToggleOff", False), "Open": ("Close", False)}
@@ -248,6 +254,7 @@ class Reviewer:
         self.sim = Simulator(self.actions, start, judge, possible)
         self.goal_kinds = goal_kinds(spec) if spec is not None else frozenset(focus)
         self._unit_types = spec.unit_types() if spec is not None else []
+        self._state_units = len(spec.components) if spec is not None else 0  # units first in it
         self.order = list(range(self.n))
         self._inactive = {i for i, a in enumerate(self.actions) if not a.known or a.is_dialogue}
         self.trace = self.sim.trace(self.order)
@@ -512,6 +519,8 @@ class Reviewer:
                 if back is not None and back in block:
                     continue  # takes back what the block put down: the two cancel
                 put = self._near(self.trace.position(step), obj, {"PutAOnB"}, forward=True)
+                if put is None and self._held_for_nothing([step], last, block):
+                    continue
                 if put is None:
                     return False
                 if (
@@ -721,27 +730,88 @@ class Reviewer:
         if self._put_back(steps, positions):
             return True
         last = max(positions)
+        if self._held_for_nothing(steps, last, set(steps)):
+            return True
         kinds: set[str] = set()
+        states_kept = True  # moved only onto surfaces, and surely as they were
         for step, pos in zip(steps, positions, strict=True):
-            name = self.actions[step].objects[0]
-            if self._touched_after(name, last, set(steps)):
+            action, state = self.actions[step], self.state_at(pos)
+            name = action.objects[0]
+            key = state.key(name)
+            if key is None or self._touched_after(name, last, set(steps)):
                 return False
-            key = self.state_at(pos).key(name)
-            if key is None or _worked(self._as_made(key, pos), self.state_at(pos).get(key)):
+            if _worked(self._as_made(key, pos), state.get(key)):
                 return False
-            kinds.add(self.state_at(pos).get(key).kind)
-        return self._goal_met_without(kinds)
+            kinds.add(state.get(key).kind)
+            if action.verb == "PutAOnB":
+                states_kept &= state.kind_at(state.key(action.objects[1])) in SURFACES
+            states_kept = states_kept and not self._maybe_worked(name, pos)
+        return self._goal_met_without(kinds, states_kept=states_kept)
 
-    def _goal_met_without(self, kinds: Collection[str]) -> bool:
+    def _held_for_nothing(self, steps: Sequence[int], last: int, block: set[int]) -> bool:
+        """Whether steps are pick-ups of objects the plan never worked on and no later step
+        touches: they end in the hand, and no TEACh goal asks for anything to be held (a goal
+        that could not be read might). Taking out what the plan finished is tidying up."""
+        if self.spec is None:
+            return False
+        for step in steps:
+            action, pos = self.actions[step], self.trace.position(step)
+            name = action.objects[0]
+            if action.verb != "PickUp" or self._touched_after(name, last, block):
+                return False
+            if self._maybe_worked(name, pos):
+                return False
+        return True
+
+    def _maybe_worked(self, name: str, pos: int) -> bool:
+        """Whether the plan may have changed an object's states (other than where it is) by an
+        order position since it was there or made: it did, or a state of it is unknown and the
+        plan did more than carry it (a mug left in a coffee machine whose switch is unknown)."""
+        state = self.state_at(pos)
+        key = state.key(name)
+        if key is None:
+            return True
+        now = state.get(key)
+        if _worked(self._as_made(key, pos), now):
+            return True
+        unknown = any(getattr(now, s) is None for s in WORKED_STATES if s not in ("on", "open"))
+        unknown |= (now.can_toggle is not False and now.on is None) or (
+            now.can_open is not False and now.open is None
+        )
+        return unknown and not self._only_carried(name, pos)
+
+    def _only_carried(self, name: str, pos: int) -> bool:
+        """Whether every step before an order position that names an object picks it up or
+        sets it on a surface: nothing there can have worked on it."""
+        state = self.state_at(pos)
+        for p in self._named.get(name, []):
+            if p >= pos:
+                break
+            action = self.actions[self.order[p]]
+            if action.objects[0] != name or action.verb not in ("PickUp", "PutAOnB"):
+                return False
+            if (
+                action.verb == "PutAOnB"
+                and state.kind_at(state.key(action.objects[1])) not in SURFACES
+            ):
+                return False
+        return True
+
+    def _goal_met_without(self, kinds: Collection[str], *, states_kept: bool = False) -> bool:
         """Whether the plan meets its whole goal, as far as anything about objects of these
         kinds goes: a condition not known to hold may still need them (while the goal is not
-        met, moving its objects may be progress)."""
+        met, moving its objects may be progress), unless it is about their states alone and
+        they were moved only where nothing acts on them (`states_kept`)."""
         units = self.sim.known_units(self.trace.units)
         if self.spec is None:
             return all(u.met is True for u in units)
         moved = set(kinds)
         return all(
-            u.met is True or (u.met is None and not self._unit_types[k] & moved)
+            u.met is True
+            or (
+                u.met is None
+                and (not self._unit_types[k] & moved or (states_kept and k < self._state_units))
+            )
             for k, u in enumerate(units)
         )
 
@@ -947,10 +1017,10 @@ class Reviewer:
             seen += 1
             if seen > window:
                 return None
-            if (
-                action.verb == "PutAOnB"
-                and state.kind_at(state.key(action.objects[1])) not in SURFACES
-            ):
+            device = state.kind_at(state.key(action.objects[-1])) if action.objects else None
+            if kind is not None and kind not in HELD_AT_START.get(device or "", {kind}):
+                return None  # it cannot have stood there
+            if action.verb == "PutAOnB" and device not in SURFACES:
                 loaded = state.key(action.objects[0])
                 if loaded is not None and look_alike(kind, state.get(loaded).kind):
                     return None
@@ -1615,15 +1685,15 @@ def look_alike(kind: str | None, other: str) -> bool:
     return bool(shared - BROAD_CLASSES)
 
 
+WORKED_STATES = ("present", "dirty", "liquid", "cooked", "boiled", "sliced", "on", "open")
+
+
 def _worked(start: Obj | None, now: Obj) -> bool:
     """Whether an object's states (other than where it is) are not what they were at the start:
     the plan has worked on it."""
     if start is None:
         return True
-    return any(
-        getattr(start, name) != getattr(now, name)
-        for name in ("present", "dirty", "liquid", "cooked", "boiled", "sliced", "on", "open")
-    )
+    return any(getattr(start, name) != getattr(now, name) for name in WORKED_STATES)
 
 
 def _possible_worlds(start: State, taken: set[str], kinds: frozenset[str]) -> list[State]:

@@ -76,7 +76,7 @@ far stands (each removal is proved on its own) and the rest of the plan is kept 
 from __future__ import annotations
 
 import bisect
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from planverify.records.episode import Scene
@@ -491,6 +491,7 @@ class Reviewer:
         self._inert: dict[int, bool] = {}
         self._goal_touch: dict[int, bool] = {}
         self._removable_memo: dict[frozenset[int], tuple[bool, int]] = {}
+        self._made_at: dict[str, int | None] = {}  # derived object -> order position it appears
         self._on: dict[str, list[int]] = {}
         self._on_verb: dict[tuple[str, str], list[int]] = {}
         self._named: dict[str, list[int]] = {}  # any object of an active step -> positions
@@ -733,20 +734,31 @@ class Reviewer:
         if self._held_for_nothing(steps, last, set(steps)):
             return True
         kinds: set[str] = set()
-        states_kept = True  # moved only onto surfaces, and surely as they were
         for step, pos in zip(steps, positions, strict=True):
-            action, state = self.actions[step], self.state_at(pos)
-            name = action.objects[0]
+            state = self.state_at(pos)
+            name = self.actions[step].objects[0]
             key = state.key(name)
             if key is None or self._touched_after(name, last, set(steps)):
                 return False
             if _worked(self._as_made(key, pos), state.get(key)):
                 return False
             kinds.add(state.get(key).kind)
-            if action.verb == "PutAOnB":
-                states_kept &= state.kind_at(state.key(action.objects[1])) in SURFACES
-            states_kept = states_kept and not self._maybe_worked(name, pos)
-        return self._goal_met_without(kinds, states_kept=states_kept)
+        return self._goal_met_without(kinds, states_kept=lambda: self._states_kept(steps))
+
+    def _states_kept(self, steps: Sequence[int]) -> bool:
+        """Whether pick-ups and put-downs move their objects only onto surfaces, objects surely
+        as they were: nothing the block does or leaves them in can change their states."""
+        for step in steps:
+            action, pos = self.actions[step], self.trace.position(step)
+            state = self.state_at(pos)
+            if (
+                action.verb == "PutAOnB"
+                and state.kind_at(state.key(action.objects[1])) not in SURFACES
+            ):
+                return False
+            if self._maybe_worked(action.objects[0], pos):
+                return False
+        return True
 
     def _held_for_nothing(self, steps: Sequence[int], last: int, block: set[int]) -> bool:
         """Whether steps are pick-ups of objects the plan never worked on and no later step
@@ -797,23 +809,29 @@ class Reviewer:
                 return False
         return True
 
-    def _goal_met_without(self, kinds: Collection[str], *, states_kept: bool = False) -> bool:
+    def _goal_met_without(
+        self, kinds: Collection[str], *, states_kept: Callable[[], bool] | None = None
+    ) -> bool:
         """Whether the plan meets its whole goal, as far as anything about objects of these
         kinds goes: a condition not known to hold may still need them (while the goal is not
         met, moving its objects may be progress), unless it is about their states alone and
-        they were moved only where nothing acts on them (`states_kept`)."""
+        they were moved only where nothing acts on them (`states_kept`, asked when needed)."""
         units = self.sim.known_units(self.trace.units)
         if self.spec is None:
             return all(u.met is True for u in units)
         moved = set(kinds)
-        return all(
-            u.met is True
-            or (
-                u.met is None
-                and (not self._unit_types[k] & moved or (states_kept and k < self._state_units))
-            )
+        doubtful = [
+            k
             for k, u in enumerate(units)
-        )
+            if u.met is not True and (u.met is not None or self._unit_types[k] & moved)
+        ]
+        if not doubtful:
+            return True
+        if states_kept is None or any(
+            units[k].met is not None or k >= self._state_units for k in doubtful
+        ):
+            return False
+        return states_kept()
 
     def _as_made(self, key: str, pos: int) -> Obj | None:
         """An object as it was at the start or, for one the plan made before an order position
@@ -821,11 +839,18 @@ class Reviewer:
         start = self.state_at(0).objects.get(key)
         if start is None or start.present is True or start.kind not in DERIVED_TYPES:
             return start
-        for p in range(1, pos + 1):
-            made = self.state_at(p).objects.get(key)
-            if made is not None and made.present is True:
-                return made
-        return start
+        if key not in self._made_at:
+            self._made_at[key] = next(
+                (
+                    p
+                    for p in range(1, len(self.order) + 1)
+                    if (made := self.state_at(p).objects.get(key)) is not None
+                    and made.present is True
+                ),
+                None,
+            )
+        made_at = self._made_at[key]
+        return start if made_at is None or made_at > pos else self.state_at(made_at).get(key)
 
     def _touches_goal_objects(self, pos: int) -> bool:
         """Whether the step at an order position does something to an object of a kind the

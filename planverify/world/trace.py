@@ -111,6 +111,22 @@ def preserving_judge(keys: Sequence[str], reference: State) -> Judge:
     return judge
 
 
+def _shared_end(first: Sequence[int], second: Sequence[int], start: int) -> int:
+    """How many steps two sequences end with alike (not reaching into `second`'s first
+    `start` steps)."""
+    k = 0
+    while k < len(second) - start and k < len(first) and first[-1 - k] == second[-1 - k]:
+        k += 1
+    return k
+
+
+def _same(states: Sequence[State], others: Sequence[State]) -> bool:
+    """Whether two sets of world states agree (what is held and every object)."""
+    return all(
+        s.held == o.held and s.objects == o.objects for s, o in zip(states, others, strict=True)
+    )
+
+
 def _shared_start(first: Sequence[int], second: Sequence[int]) -> int:
     """How many steps two sequences start with alike."""
     for k, (a, b) in enumerate(zip(first, second, strict=False)):
@@ -160,7 +176,21 @@ class Simulator:
         else:
             states = [start.copy() for start in self.starts]
             before, outcomes = [], []
-        for step in order[shared:]:
+        # the steps both sequences end with: once the states agree again before one of them,
+        # the rest of the earlier trace holds as it is (a removal that changed nothing lasting)
+        ending = 0 if reuse is None else _shared_end(reuse.order, order, shared)
+        offset = 0 if reuse is None else len(reuse.order) - len(order)
+        for pos in range(shared, len(order)):
+            if (
+                reuse is not None
+                and pos >= len(order) - ending
+                and _same(states, reuse.before[pos + offset])
+            ):
+                before += reuse.before[pos + offset :]
+                outcomes += reuse.outcomes[pos + offset :]
+                impossible = frozenset(s for s, o in zip(order, outcomes, strict=True) if o.problem)
+                return Trace(list(order), before, outcomes, reuse.final, reuse.units, impossible)
+            step = order[pos]
             before.append([state.copy() for state in states])
             outcomes.append(apply(states[0], self.steps[step]))
             for state in states[1:]:

@@ -369,6 +369,20 @@ def test_where_the_plan_meets_no_goal_condition_only_what_is_useless_whatever_th
 # ----------------------------------------------------------------------------- blame
 
 
+def test_an_object_moved_on_after_it_met_the_goal_loses_the_move_not_the_first_put_down() -> None:
+    # the cloth in the bathtub already meets the goal: moving it on into the basin is the
+    # detour; had it first gone on the counter, that put-down and the pick-up after it go
+    spec = ground("Put all Cloth in any Bathtub.", [], None, task=None, teach_task=None).spec
+    for first, gone in (("Bathtub", (2, 3)), ("CounterTop", (1, 2))):
+        plan = [
+            "Driver.PickUp('Cloth')",
+            f"Driver.PutAOnB('Cloth', '{first}')",
+            "Driver.PickUp('Cloth')",
+            "Driver.PutAOnB('Cloth', 'BathtubBasin')",
+        ]
+        assert removed(judge(plan, spec=spec, where=None)) == [gone]
+
+
 def test_blame_removes_the_wrong_put_down_not_the_right_one() -> None:
     plan = [
         "Driver.PickUp('Mug')",

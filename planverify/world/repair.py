@@ -22,7 +22,9 @@ never asks for empty hands). `review` works in five stages:
    together; one that makes it hold, without breaking anything, is proposed.
 5. **Removal.** A maximal (not maximum) removable set is searched greedily over candidate blocks
    in plan order: a motion and the motion that undoes it, a pick-up with its put-down, a put-down
-   with the pick-up that takes the object back (the two cancel, whatever the object does next),
+   with the pick-up that takes the object back (the two cancel, whatever the object does next;
+   but when that put-down already met every goal relation about the object, the later move
+   goes instead: the cloth in the bathtub moved on into its basin),
    open/close pairs, on/off pairs and off/on pairs (a running device switched off and on again:
    it acts on what is put in it all along), contiguous runs of up to `MAX_RUN` steps, single
    steps. A put-down, or a step that only restores the state (a close, a switch-off), is never
@@ -1216,7 +1218,35 @@ class Reviewer:
             return False
         if self.vacuous and not self._goal_free(block):
             return False
-        return self._acceptable(self.sim.without(self.trace, block, strict=True), block)
+        if not self._acceptable(self.sim.without(self.trace, block, strict=True), block):
+            return False
+        later = self._moved_on_after_goal(block)
+        return later is None or not self._removable(later)
+
+    def _moved_on_after_goal(self, block: set[int]) -> set[int] | None:
+        """For a put-down and the pick-up that takes the object back, when the put-down already
+        met every goal relation about the object that the plan meets at the end and the object
+        is put down again later: that later pick-up and put-down, the detour to remove instead
+        (the cloth in the bathtub, moved on into its basin). Otherwise None."""
+        steps = sorted(block, key=self.trace.position)
+        positions = [self.trace.position(s) for s in steps]
+        if self.spec is None or not self._taken_back(steps, positions):
+            return None
+        obj = self.actions[steps[0]].objects[0]
+        again = self._near(positions[1], obj, {"PutAOnB"}, forward=True)
+        key = self.state_at(positions[0]).key(obj)
+        if again is None or key is None:
+            return None
+        kind = self.state_at(positions[0]).get(key).kind
+        about = [  # where the object is matters only to relations
+            k
+            for k, types in enumerate(self._unit_types)
+            if k >= self._state_units and kind in types
+        ]
+        final = self.sim.known_units(self.trace.units)
+        there = self.sim.judge(self.state_at(positions[0] + 1))
+        met = [k for k in about if final[k].met is True]
+        return {steps[1], again} if met and all(there[k].met is True for k in met) else None
 
     @property
     def vacuous(self) -> bool:

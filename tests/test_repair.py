@@ -369,6 +369,26 @@ def test_where_the_plan_meets_no_goal_condition_only_what_is_useless_whatever_th
 # ----------------------------------------------------------------------------- blame
 
 
+def test_a_slice_put_aside_goes_though_a_condition_about_other_things_fails() -> None:
+    # the coffee is never made, but no step on a tomato slice could make it: the slice carried
+    # off and left aside for another goes all the same
+    with_coffee = TOMATO_ON_PLATE.model_copy(deep=True)
+    with_coffee.components += COFFEE.components
+    plan = [
+        "Driver.PickUp('Knife')",
+        "Driver.Slice('Tomato')",
+        "Driver.PutAOnB('Knife', 'CounterTop')",
+        "Driver.PickUp('TomatoSliced')",
+        "Driver.Move(1.0)",
+        "Driver.PutAOnB('TomatoSliced', 'DiningTable')",
+        "Driver.PickUp('TomatoSliced2')",
+        "Driver.PutAOnB('TomatoSliced2', 'Plate')",
+    ]
+    verdicts = judge(plan, spec=with_coffee)
+    assert [u.met for u in verdicts.units] == [True, True, False, True]
+    assert removed(verdicts) == [(3, 5)]
+
+
 def test_an_object_moved_on_after_it_met_the_goal_loses_the_move_not_the_first_put_down() -> None:
     # the cloth in the bathtub already meets the goal: moving it on into the basin is the
     # detour; had it first gone on the counter, that put-down and the pick-up after it go

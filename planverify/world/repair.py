@@ -815,17 +815,16 @@ class Reviewer:
         self, kinds: Collection[str], *, states_kept: Callable[[], bool] | None = None
     ) -> bool:
         """Whether the plan meets its whole goal, as far as anything about objects of these
-        kinds goes: a condition not known to hold may still need them (while the goal is not
-        met, moving its objects may be progress), unless it is about their states alone and
-        they were moved only where nothing acts on them (`states_kept`, asked when needed)."""
+        kinds goes (a condition about other things may fail: no step on these could make it):
+        a condition about them that fails or is not known to hold may still need them (moving
+        its objects may be progress), unless it is about their states alone, not known to hold,
+        and they were moved only where nothing acts on them (`states_kept`, asked when needed)."""
         units = self.sim.known_units(self.trace.units)
         if self.spec is None:
             return all(u.met is True for u in units)
         moved = set(kinds)
         doubtful = [
-            k
-            for k, u in enumerate(units)
-            if u.met is not True and (u.met is not None or self._unit_types[k] & moved)
+            k for k, u in enumerate(units) if u.met is not True and self._unit_types[k] & moved
         ]
         if not doubtful:
             return True

@@ -235,13 +235,15 @@ def _without_late_defaults(scene: Mapping[str, Any]) -> Mapping[str, Any]:
     objects = scene.get("objects")
     if not isinstance(objects, list):
         return scene
-    return {**scene, "objects": [_object_without_late_defaults(o) for o in objects]}
-
-
-def _object_without_late_defaults(obj: object) -> object:
-    if not isinstance(obj, Mapping) or all(obj.get(k) != [] for k in _LATE_FIELDS):
-        return obj
-    return {k: v for k, v in obj.items() if not (k in _LATE_FIELDS and v == [])}
+    return {
+        **scene,
+        "objects": [
+            {k: v for k, v in o.items() if not (k in _LATE_FIELDS and v == [])}
+            if isinstance(o, Mapping)
+            else o
+            for o in objects
+        ],
+    }
 
 
 _LATE_FIELDS = frozenset({"within"})  # SceneObject fields newer than the first stored digests

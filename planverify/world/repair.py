@@ -752,11 +752,7 @@ class Reviewer:
         as they were: nothing the block does or leaves them in can change their states."""
         for step in steps:
             action, pos = self.actions[step], self.trace.position(step)
-            state = self.state_at(pos)
-            if (
-                action.verb == "PutAOnB"
-                and state.kind_at(state.key(action.objects[1])) not in SURFACES
-            ):
+            if action.verb == "PutAOnB" and _onto(self.state_at(pos), action) not in SURFACES:
                 return False
             if self._maybe_worked(action.objects[0], pos):
                 return False
@@ -804,10 +800,7 @@ class Reviewer:
             action = self.actions[self.order[p]]
             if action.objects[0] != name or action.verb not in ("PickUp", "PutAOnB"):
                 return False
-            if (
-                action.verb == "PutAOnB"
-                and state.kind_at(state.key(action.objects[1])) not in SURFACES
-            ):
+            if action.verb == "PutAOnB" and _onto(state, action) not in SURFACES:
                 return False
         return True
 
@@ -1043,16 +1036,19 @@ class Reviewer:
             seen += 1
             if seen > window:
                 return None
-            device = state.kind_at(state.key(action.objects[-1])) if action.objects else None
+            if action.verb not in ("PutAOnB", "ToggleOn"):
+                continue
+            device = state.kind_at(state.key(action.objects[-1]))
+            if action.verb == "PutAOnB" and device in SURFACES:
+                continue
             if kind is not None and kind not in HELD_AT_START.get(device or "", {kind}):
                 return None  # it cannot have stood there
-            if action.verb == "PutAOnB" and device not in SURFACES:
-                loaded = state.key(action.objects[0])
-                if loaded is not None and look_alike(kind, state.get(loaded).kind):
-                    return None
-                return None if state.key(action.objects[1]) == item else pos
             if action.verb == "ToggleOn":
                 return pos
+            loaded = state.key(action.objects[0])
+            if loaded is not None and look_alike(kind, state.get(loaded).kind):
+                return None
+            return None if state.key(action.objects[1]) == item else pos
         return None
 
     def _used_after(self, last: int, kind: str, place: str | None, block: set[int]) -> bool:
@@ -1737,6 +1733,11 @@ def look_alike(kind: str | None, other: str) -> bool:
         return False
     shared = set(classes_of(kind)) & set(classes_of(other))
     return bool(shared - BROAD_CLASSES)
+
+
+def _onto(state: State, action: Action) -> str | None:
+    """The type of what a put-down (or a pour) puts its object on or in."""
+    return state.kind_at(state.key(action.objects[1]))
 
 
 WORKED_STATES = ("present", "dirty", "liquid", "cooked", "boiled", "sliced", "on", "open")

@@ -180,6 +180,7 @@ class Simulator:
         # the rest of the earlier trace holds as it is (a removal that changed nothing lasting)
         ending = 0 if reuse is None else _shared_end(reuse.order, order, shared)
         offset = 0 if reuse is None else len(reuse.order) - len(order)
+        final: tuple[list[State], list[Unit]] | None = None
         for pos in range(shared, len(order)):
             if (
                 reuse is not None
@@ -188,15 +189,16 @@ class Simulator:
             ):
                 before += reuse.before[pos + offset :]
                 outcomes += reuse.outcomes[pos + offset :]
-                impossible = frozenset(s for s, o in zip(order, outcomes, strict=True) if o.problem)
-                return Trace(list(order), before, outcomes, reuse.final, reuse.units, impossible)
+                final = reuse.final, reuse.units
+                break
             step = order[pos]
             before.append([state.copy() for state in states])
             outcomes.append(apply(states[0], self.steps[step]))
             for state in states[1:]:
                 apply(state, self.steps[step])
+        ends, units = final if final is not None else (states, self._units(states))
         impossible = frozenset(s for s, o in zip(order, outcomes, strict=True) if o.problem)
-        return Trace(list(order), before, outcomes, states, self._units(states), impossible)
+        return Trace(list(order), before, outcomes, ends, units, impossible)
 
     def settles(self, trace: Trace, block: Collection[int]) -> bool:
         """Whether the trace's sequence without `block` is back in the full sequence's state
@@ -211,9 +213,7 @@ class Simulator:
                 for state in states:
                     apply(state, self.steps[step])
         after = trace.before[last + 1] if last + 1 < len(trace.order) else trace.final
-        return all(
-            s.held == b.held and s.objects == b.objects for s, b in zip(states, after, strict=True)
-        )
+        return _same(states, after)
 
     def without(
         self,
@@ -251,10 +251,7 @@ class Simulator:
             step = trace.order[pos]
             if step in block:
                 continue
-            if pos > last and all(
-                s.held == b.held and s.objects == b.objects
-                for s, b in zip(states, trace.before[pos], strict=True)
-            ):
+            if pos > last and _same(states, trace.before[pos]):
                 rest = {s for s in trace.impossible if trace.position(s) >= pos}
                 return Variant(frozenset(impossible | rest), trace.units)
             if run(step) and strict:

@@ -26,11 +26,10 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
-
 from planverify.graphs.context import SettingsError, VerifierContext
 from planverify.llm.calls import Ceilings
 from planverify.llm.models import presets
+from planverify.llm.servers import Prefix, plain_url
 from planverify.records.redaction import SECRET_WORDS, name_words, public_url
 
 ALLOWED_ENV = "PLANVERIFY_ALLOWED_BASE_URLS"  # model servers runs may name
@@ -47,52 +46,10 @@ DEFAULT_DEADLINE = 1800.0  # seconds
 # Model parameters naming a server (allowed when the URL is), and those never taken from a run.
 ENDPOINT_WORDS = frozenset({"url", "uri", "base", "endpoint", "host", "proxy", "proxies"})
 REFUSED_WORDS = SECRET_WORDS | {"client", "organization"}
-_PORTS = {"http": 80, "https": 443}
 
 
 class PolicyError(SettingsError):
     """A served run asks for what the server's operator does not allow (one line per problem)."""
-
-
-@dataclass(frozen=True)
-class Prefix:
-    """One entry of the allow-list: a scheme, host and port, and a path prefix."""
-
-    scheme: str  # http or https
-    host: str  # lower-case host name or address
-    port: int  # the port, the scheme's default when not written
-    path: str  # path prefix without a trailing slash ("" for the whole server)
-
-    @classmethod
-    def parse(cls, text: str) -> Prefix:
-        """An allow-list entry (`ValueError` when it is not a plain http(s) URL)."""
-        url = _plain_url(text)
-        return cls(url.scheme, url.host, url.port or _PORTS[url.scheme], url.path.rstrip("/"))
-
-    def covers(self, url: httpx.URL) -> bool:
-        """Whether a parsed URL is this server, at this path or below it."""
-        return (
-            (url.scheme, url.host, url.port or _PORTS.get(url.scheme))
-            == (self.scheme, self.host, self.port)
-        ) and (url.path.rstrip("/") == self.path or url.path.startswith(self.path + "/"))
-
-
-def _plain_url(text: str) -> httpx.URL:
-    """An http(s) URL with a host, parsed as the model clients parse it (httpx), without user
-    info, query, fragment or escapes that could make two parsers disagree on where it goes."""
-    if any(c in text for c in "\\%") or any(c.isspace() or ord(c) < 32 for c in text):
-        raise ValueError("it has escapes, backslashes or spaces")
-    try:
-        url = httpx.URL(text)
-    except httpx.InvalidURL as exc:
-        raise ValueError(str(exc)) from None
-    if url.scheme not in _PORTS or not url.host:
-        raise ValueError("it is not an http:// or https:// URL with a host")
-    if url.userinfo:
-        raise ValueError("it carries user info (credentials belong to the operator)")
-    if url.query or url.fragment:
-        raise ValueError("it has a query or fragment")
-    return url
 
 
 def _number(environ: Mapping[str, str], name: str, kind: type[float] | type[int]) -> Any:
@@ -146,7 +103,7 @@ class ServingPolicy:
     def allows(self, url: str) -> str | None:
         """Why a run may not name this model server (None when it may)."""
         try:
-            parsed = _plain_url(url)
+            parsed = plain_url(url)
         except ValueError as exc:
             return f"{public_url(url)} is refused: {exc}"
         if not any(prefix.covers(parsed) for prefix in self.allowed):

@@ -12,7 +12,8 @@ API are the operator's own process and are not held to these rules):
   has its own key (`api_key_env`) sends it only to the preset's own URL.
 - **Ceilings.** `PLANVERIFY_MAX_RPS`, `PLANVERIFY_MAX_TPM` and `PLANVERIFY_MAX_CONCURRENCY`
   (default 8) cap the model calls of each provider for all runs together; a run asking for
-  more gets the ceiling, one asking for less keeps its own lower limit too.
+  more gets the ceiling, one asking for less keeps its own lower limit too. A model server
+  under an allow-list entry is one provider, however the run spells its URL.
 - **Deadline.** `PLANVERIFY_RUN_DEADLINE_S` (default 1800): a run still going after that many
   seconds ends as an error record (`planverify.graphs.served`).
 
@@ -96,6 +97,7 @@ class ServingPolicy:
                 rps=_number(env, MAX_RPS_ENV, float),
                 tpm=_number(env, MAX_TPM_ENV, int),
                 concurrency=DEFAULT_MAX_CONCURRENCY if concurrency is None else concurrency,
+                servers=tuple(allowed),
             ),
             deadline=_number(env, DEADLINE_ENV, float) or DEFAULT_DEADLINE,
         )

@@ -52,3 +52,32 @@ def plain_url(text: str) -> httpx.URL:
     if url.query or url.fragment:
         raise ValueError("it has a query or fragment")
     return url
+
+
+def server_key(provider: str) -> str:
+    """The name a provider's shared limits go by: a provider name as it is, a URL as one
+    spelling of its server and path (scheme and host in lower case, the port written, no user
+    info, no trailing slash), so that `.../v1`, `.../v1/` and `:80` share their limits.
+
+    >>> server_key("HTTP://Example.org/v1/"), server_key("http://example.org:80/v1")
+    ('http://example.org:80/v1', 'http://example.org:80/v1')
+    >>> server_key("openai")
+    'openai'
+    """
+    if "://" not in provider:
+        return provider
+    try:
+        url = httpx.URL(provider)
+    except httpx.InvalidURL:
+        return provider
+    port = url.port or _PORTS.get(url.scheme)
+    if url.scheme not in _PORTS or not url.host or port is None:
+        return provider
+    host = f"[{url.host}]" if ":" in url.host else url.host
+    return f"{url.scheme}://{host}:{port}{url.path.rstrip('/')}"
+
+
+def entry_key(prefix: Prefix) -> str:
+    """The name of the shared limits of every server URL an allow-list entry covers."""
+    host = f"[{prefix.host}]" if ":" in prefix.host else prefix.host
+    return f"{prefix.scheme}://{host}:{prefix.port}{prefix.path}"

@@ -8,8 +8,8 @@ assistant's context), never in the input.
 
 A served run's input and settings come from whoever can reach the server, so before the graph
 starts they are validated (`VerifyInput`, `VerifierContext`: one readable line per problem)
-and held to the operator's rules (`planverify.graphs.policy`: allowed model servers,
-ceilings); a run that breaks one ends with that error before any model
+and held to the operator's rules (`planverify.graphs.policy`: allowed model parameters and
+servers, plan size, ceilings); a run that breaks one ends with that error before any model
 call. Every run also has a deadline (`PLANVERIFY_RUN_DEADLINE_S`): past it the run stops, its
 output is an error record (status `error`, the input unchanged), and a thread keeps its
 checkpoints, so a later run continues it.
@@ -128,6 +128,8 @@ class ServedGraph(CompiledStateGraph[Any, Any, Any, Any]):
         self._durability(config, options)
         policy = ServingPolicy.from_env()
         given = served_input(input)
+        if given is not None:
+            policy.check_size(len(given.actions))
         options["context"] = served_context(options.get("context"), policy)
         return given, policy
 

@@ -28,6 +28,7 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import ensure_config
+from langgraph.errors import GraphBubbleUp
 from langgraph.graph.state import CompiledStateGraph
 from pydantic import ValidationError
 
@@ -159,8 +160,8 @@ class ServedGraph(CompiledStateGraph[Any, Any, Any, Any]):
                 except Exception as exc:
                     if isinstance(exc, TimeoutError) and scope.expired():
                         break  # the deadline, not a timeout of the run's own
-                    if (shown := withheld(exc)) is exc:
-                        raise
+                    if isinstance(exc, GraphBubbleUp) or (shown := withheld(exc)) is exc:
+                        raise  # an interrupt is control flow, not an error text
                     raise shown from None
                 yield chunk
         finally:

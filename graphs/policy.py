@@ -4,15 +4,22 @@ A served run's settings come from whoever can reach the server, not from its ope
 never decide where the server's keys go or how hard it works (the command line and the Python
 API are the operator's own process and are not held to these rules):
 
-- **Model servers.** A run may name a model server (`base_url`, or a model parameter naming
-  one: `base_url`, `api_base`, `azure_endpoint`, a proxy) only when the URL falls under a
+- **Model parameters.** A run may set only the model parameters (`model_params`) the operator
+  allows: the sampling parameters of `planverify.llm.params.SAMPLING_PARAMS` (temperature,
+  top_p, top_k, seed, stop, the output caps, the penalties), and the names listed in
+  `PLANVERIFY_ALLOWED_MODEL_PARAMS` (comma-separated). Any other name is refused: whatever it
+  looks like, a parameter may choose where a client sends the server's credentials
+  (`vertexai` with `location`), set a key or a header, or replace the HTTP client.
+- **Model servers.** A run may name a model server (`base_url`) only when the URL falls under a
   prefix of `PLANVERIFY_ALLOWED_BASE_URLS` (comma-separated `scheme://host:port/path`; none by
-  default). Model parameters that set a key, a header, credentials or an HTTP client
-  (`api_key`, `default_headers`, `http_client`, ...) are refused outright, and a preset that
-  has its own key (`api_key_env`) sends it only to the preset's own URL.
+  default), and a preset that has its own key (`api_key_env`) sends it only to the preset's own
+  URL.
+- **Plan size.** `PLANVERIFY_MAX_ACTIONS` (default 2000): a run's plan may have at most this many
+  actions.
 - **Ceilings.** `PLANVERIFY_MAX_RPS`, `PLANVERIFY_MAX_TPM` and `PLANVERIFY_MAX_CONCURRENCY`
   (default 8) cap the model calls of each provider for all runs together; a run asking for
-  more gets the ceiling, one asking for less keeps its own lower limit too.
+  more gets the ceiling, one asking for less keeps its own lower limit too. A model server
+  under an allow-list entry is one provider, however the run spells its URL.
 - **Deadline.** `PLANVERIFY_RUN_DEADLINE_S` (default 1800): a run still going after that many
   seconds ends as an error record (`planverify.graphs.served`).
 
@@ -22,77 +29,34 @@ A run that breaks a rule is refused before any model call, with one line per pro
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
-
-import httpx
 
 from planverify.graphs.context import SettingsError, VerifierContext
 from planverify.llm.calls import Ceilings
 from planverify.llm.models import presets
-from planverify.records.redaction import SECRET_WORDS, name_words, public_url
+from planverify.llm.params import SAMPLING_PARAMS
+from planverify.llm.servers import Prefix, plain_url
+from planverify.records.redaction import SERVER_TOKEN_ENV, public_url
 
 ALLOWED_ENV = "PLANVERIFY_ALLOWED_BASE_URLS"  # model servers runs may name
+ALLOWED_PARAMS_ENV = "PLANVERIFY_ALLOWED_MODEL_PARAMS"  # model parameters beyond sampling ones
+MAX_ACTIONS_ENV = "PLANVERIFY_MAX_ACTIONS"  # most actions in a run's plan
 MAX_RPS_ENV = "PLANVERIFY_MAX_RPS"  # requests per second per provider, all runs together
 MAX_TPM_ENV = "PLANVERIFY_MAX_TPM"  # tokens per minute per provider, all runs together
 MAX_CONCURRENCY_ENV = "PLANVERIFY_MAX_CONCURRENCY"  # model calls in flight per provider
 DEADLINE_ENV = "PLANVERIFY_RUN_DEADLINE_S"  # seconds a served run may take
-TOKEN_ENV = (
-    "PLANVERIFY_SERVER_TOKEN"  # the bearer token every request needs (planverify.runs.serving)
-)
+TOKEN_ENV = SERVER_TOKEN_ENV  # the bearer token every request needs (planverify.runs.serving)
 DEFAULT_MAX_CONCURRENCY = 8  # the command line's default `--concurrency`
 DEFAULT_DEADLINE = 1800.0  # seconds
-
-# Model parameters naming a server (allowed when the URL is), and those never taken from a run.
-ENDPOINT_WORDS = frozenset({"url", "uri", "base", "endpoint", "host", "proxy", "proxies"})
-REFUSED_WORDS = SECRET_WORDS | {"client", "organization"}
-_PORTS = {"http": 80, "https": 443}
+# The rules Judge and Planner take about a second on a plan of this many actions (up to 3 s on
+# a plan shaped to take 5 passes): the longest plans of real data sets have a few hundred
+DEFAULT_MAX_ACTIONS = 2000
 
 
 class PolicyError(SettingsError):
     """A served run asks for what the server's operator does not allow (one line per problem)."""
-
-
-@dataclass(frozen=True)
-class Prefix:
-    """One entry of the allow-list: a scheme, host and port, and a path prefix."""
-
-    scheme: str  # http or https
-    host: str  # lower-case host name or address
-    port: int  # the port, the scheme's default when not written
-    path: str  # path prefix without a trailing slash ("" for the whole server)
-
-    @classmethod
-    def parse(cls, text: str) -> Prefix:
-        """An allow-list entry (`ValueError` when it is not a plain http(s) URL)."""
-        url = _plain_url(text)
-        return cls(url.scheme, url.host, url.port or _PORTS[url.scheme], url.path.rstrip("/"))
-
-    def covers(self, url: httpx.URL) -> bool:
-        """Whether a parsed URL is this server, at this path or below it."""
-        return (
-            (url.scheme, url.host, url.port or _PORTS.get(url.scheme))
-            == (self.scheme, self.host, self.port)
-        ) and (url.path.rstrip("/") == self.path or url.path.startswith(self.path + "/"))
-
-
-def _plain_url(text: str) -> httpx.URL:
-    """An http(s) URL with a host, parsed as the model clients parse it (httpx), without user
-    info, query, fragment or escapes that could make two parsers disagree on where it goes."""
-    if any(c in text for c in "\\%") or any(c.isspace() or ord(c) < 32 for c in text):
-        raise ValueError("it has escapes, backslashes or spaces")
-    try:
-        url = httpx.URL(text)
-    except httpx.InvalidURL as exc:
-        raise ValueError(str(exc)) from None
-    if url.scheme not in _PORTS or not url.host:
-        raise ValueError("it is not an http:// or https:// URL with a host")
-    if url.userinfo:
-        raise ValueError("it carries user info (credentials belong to the operator)")
-    if url.query or url.fragment:
-        raise ValueError("it has a query or fragment")
-    return url
 
 
 def _number(environ: Mapping[str, str], name: str, kind: type[float] | type[int]) -> Any:
@@ -114,6 +78,8 @@ class ServingPolicy:
     """The operator's rules for served runs (read from the server's environment)."""
 
     allowed: tuple[Prefix, ...] = ()  # model servers runs may name
+    params: frozenset[str] = SAMPLING_PARAMS  # model parameters runs may set
+    max_actions: int = DEFAULT_MAX_ACTIONS  # most actions in a run's plan
     ceilings: Ceilings = field(
         default_factory=lambda: Ceilings(concurrency=DEFAULT_MAX_CONCURRENCY)
     )
@@ -133,12 +99,16 @@ class ServingPolicy:
             except ValueError as exc:
                 raise SettingsError(f"{ALLOWED_ENV}: {public_url(entry)!r}: {exc}") from None
         concurrency = _number(env, MAX_CONCURRENCY_ENV, int)
+        extra = {name.strip() for name in env.get(ALLOWED_PARAMS_ENV, "").split(",")}
         return cls(
             allowed=tuple(allowed),
+            params=SAMPLING_PARAMS | (extra - {""}),
+            max_actions=_number(env, MAX_ACTIONS_ENV, int) or DEFAULT_MAX_ACTIONS,
             ceilings=Ceilings(
                 rps=_number(env, MAX_RPS_ENV, float),
                 tpm=_number(env, MAX_TPM_ENV, int),
                 concurrency=DEFAULT_MAX_CONCURRENCY if concurrency is None else concurrency,
+                servers=tuple(allowed),
             ),
             deadline=_number(env, DEADLINE_ENV, float) or DEFAULT_DEADLINE,
         )
@@ -146,7 +116,7 @@ class ServingPolicy:
     def allows(self, url: str) -> str | None:
         """Why a run may not name this model server (None when it may)."""
         try:
-            parsed = _plain_url(url)
+            parsed = plain_url(url)
         except ValueError as exc:
             return f"{public_url(url)} is refused: {exc}"
         if not any(prefix.covers(parsed) for prefix in self.allowed):
@@ -163,42 +133,32 @@ class ServingPolicy:
             for role in ("judge", "planner")
             if not isinstance(getattr(context, role), str)
         ]
-        named: list[tuple[str, str]] = []  # (where, URL) of every model server the run names
+        problems += [
+            f"model_params.{name}: a served run sets only the model parameters this server "
+            f"allows ({', '.join(sorted(self.params))}; the operator adds more with "
+            f"{ALLOWED_PARAMS_ENV})"
+            for name in context.model_params
+            if name not in self.params
+        ]
         if context.base_url is not None:
-            named.append(("base_url", context.base_url))
-        refused: list[str] = []
-        for where, value in _parameters(context.model_params, "model_params"):
-            words = name_words(where.rsplit(".", 1)[-1])
-            if any(where.startswith(f"{parent}.") for parent in refused):
-                continue  # inside a parameter already refused
-            if words & REFUSED_WORDS:
-                refused.append(where)
-                problems.append(
-                    f"{where}: a served run cannot set keys, headers, credentials or clients"
-                )
-            elif words & ENDPOINT_WORDS:
-                if isinstance(value, str):
-                    named.append((where, value))
-                else:
-                    problems.append(f"{where}: give a model server as an http(s) URL")
-        problems += [f"{where}: {why}" for where, url in named if (why := self.allows(url))]
-        problems += _keyed_presets(context, [url for _, url in named])
+            if why := self.allows(context.base_url):
+                problems.append(f"base_url: {why}")
+            problems += _keyed_presets(context, context.base_url)
         if problems:
             raise PolicyError("\n".join(problems))
         return context.with_ceilings(self.ceilings)
 
+    def check_size(self, actions: int) -> None:
+        """`PolicyError` when a plan of this many actions is longer than a run may verify."""
+        if actions > self.max_actions:
+            raise PolicyError(
+                f"actions: {actions} actions, more than this server verifies in one run "
+                f"({self.max_actions}, {MAX_ACTIONS_ENV})"
+            )
 
-def _parameters(params: Mapping[str, Any], where: str) -> Iterator[tuple[str, Any]]:
-    """Every (dotted name, value) of the model parameters, nested mappings included."""
-    for name, value in params.items():
-        path = f"{where}.{name}"
-        yield path, value
-        if isinstance(value, Mapping):
-            yield from _parameters(value, path)
 
-
-def _keyed_presets(context: VerifierContext, urls: list[str]) -> list[str]:
-    """Problems of presets with their own key (`api_key_env`) that would follow a model server
+def _keyed_presets(context: VerifierContext, url: str) -> list[str]:
+    """Problems of presets with their own key (`api_key_env`) that would follow the model server
     the run names: such a key goes only to the preset's own URL."""
     problems = []
     for role in ("judge", "planner"):
@@ -207,11 +167,10 @@ def _keyed_presets(context: VerifierContext, urls: list[str]) -> list[str]:
         if not entry or not entry.get("api_key_env"):
             continue
         own = str(entry.get("base_url") or "")
-        where = f" ({own})" if own else ""
-        problems += [
-            f"{role}: preset {spec!r} sends its key ({entry['api_key_env']}) only to its own "
-            f"server{where}, not to {public_url(url)}"
-            for url in urls
-            if url.rstrip("/") != own.rstrip("/")
-        ]
+        if url.rstrip("/") != own.rstrip("/"):
+            where = f" ({own})" if own else ""
+            problems.append(
+                f"{role}: preset {spec!r} sends its key ({entry['api_key_env']}) only to its own "
+                f"server{where}, not to {public_url(url)}"
+            )
     return problems

@@ -8,10 +8,16 @@ assistant's context), never in the input.
 
 A served run's input and settings come from whoever can reach the server, so before the graph
 starts they are validated (`VerifyInput`, `VerifierContext`: one readable line per problem)
-and held to the operator's rules (`planverify.graphs.policy`: allowed model servers, ceilings); a run
-that breaks one ends with that error before any model call. Every run also has a deadline
-(`PLANVERIFY_RUN_DEADLINE_S`): past it the run stops, its output is an error record (status
-`error`, the input unchanged), and a thread keeps its checkpoints, so a later run continues it.
+and held to the operator's rules (`planverify.graphs.policy`: allowed model parameters and
+servers, plan size, ceilings); a run that breaks one ends with that error before any model
+call. Every run also has a deadline (`PLANVERIFY_RUN_DEADLINE_S`): past it the run stops, its
+output is an error record (status `error`, the input unchanged), and a thread keeps its
+checkpoints, so a later run continues it.
+
+No text leaving a served run holds a secret of the server's (a provider key, the server token):
+an error whose text names one is raised as a `RedactedError` instead, error records are
+scrubbed, and every log record of the process is filtered from the moment the server loads
+this graph (`planverify.records.redaction`).
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import ensure_config
+from langgraph.errors import GraphBubbleUp
 from langgraph.graph.state import CompiledStateGraph
 from pydantic import ValidationError
 
@@ -30,7 +37,10 @@ from planverify.graphs.graph import build_verifier
 from planverify.graphs.policy import DEADLINE_ENV, ServingPolicy
 from planverify.graphs.state import VerifyInput
 from planverify.records.episode import input_digest, problems
+from planverify.records.redaction import install_log_redaction, scrub, withheld
 from planverify.records.result import VerificationResult
+
+install_log_redaction()  # the server's log, from the moment it loads the graph
 
 
 class InputError(ValueError):
@@ -74,7 +84,7 @@ def error_record(
         settings=context.settings(),
         goal=values.get("goal"),
         status="error",
-        error=message,
+        error=scrub(message),
         original=actions,
         refined=actions,
     )
@@ -119,6 +129,8 @@ class ServedGraph(CompiledStateGraph[Any, Any, Any, Any]):
         self._durability(config, options)
         policy = ServingPolicy.from_env()
         given = served_input(input)
+        if given is not None:
+            policy.check_size(len(given.actions))
         options["context"] = served_context(options.get("context"), policy)
         return given, policy
 
@@ -145,10 +157,12 @@ class ServedGraph(CompiledStateGraph[Any, Any, Any, Any]):
                         chunk = await anext(stream)
                 except StopAsyncIteration:
                     return
-                except TimeoutError:
-                    if not scope.expired():
-                        raise  # a timeout of the run's own, not the deadline
-                    break
+                except Exception as exc:
+                    if isinstance(exc, TimeoutError) and scope.expired():
+                        break  # the deadline, not a timeout of the run's own
+                    if isinstance(exc, GraphBubbleUp) or (shown := withheld(exc)) is exc:
+                        raise  # an interrupt is control flow, not an error text
+                    raise shown from None
                 yield chunk
         finally:
             if isinstance(stream, AsyncGenerator):

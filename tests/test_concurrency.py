@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import heapq
 from dataclasses import dataclass, field
+from typing import Any
 
 import pytest
 
@@ -295,3 +296,46 @@ def test_gates_are_shared_per_provider_and_cap_and_described() -> None:
     assert describe_gates(object()) == ""
     both = describe_gates(one, Agent(Policy("openai", 3)))
     assert both == "limit 1/8 (http://describe/v1), limit 3/3 (openai)"  # a cloud: at the cap
+
+
+def test_spellings_of_one_server_share_its_limits() -> None:
+    from planverify.llm.calls import CallPolicy
+
+    def layer(provider: str) -> tuple[Any, Any]:
+        own = CallPolicy(provider=provider, concurrency=5, rps=2.0).layers()[0]
+        return own.gate, own.limits
+
+    spellings = [
+        "http://Spelled.example/v1",
+        "http://spelled.example/v1/",
+        "HTTP://spelled.example:80/v1",
+    ]
+    assert len({id(part) for url in spellings for part in layer(url)}) == 2
+    assert layer("http://spelled.example/v2")[0] is not layer(spellings[0])[0]
+    assert layer("https://spelled.example/v1")[0] is not layer(spellings[0])[0]
+
+
+def test_servers_under_one_allow_list_entry_share_the_operators_ceilings() -> None:
+    from planverify.graphs.policy import (
+        ALLOWED_ENV,
+        MAX_CONCURRENCY_ENV,
+        MAX_RPS_ENV,
+        ServingPolicy,
+    )
+    from planverify.llm.calls import CallPolicy
+
+    policy = ServingPolicy.from_env(
+        {
+            ALLOWED_ENV: "http://127.0.0.1:8123/, http://127.0.0.1:8123/v1",
+            MAX_CONCURRENCY_ENV: "2",
+            MAX_RPS_ENV: "3",
+        }
+    )
+
+    def outer(provider: str) -> tuple[Any, Any]:
+        layers = CallPolicy(provider=provider, ceilings=policy.ceilings).layers()
+        return layers[-1].gate, layers[-1].limits
+
+    urls = ["http://127.0.0.1:8123/v1", "http://127.0.0.1:8123/v1/", "http://127.0.0.1:8123/other"]
+    assert len({id(part) for url in urls for part in outer(url)}) == 2
+    assert outer("http://127.0.0.1:8124/v1")[0] is not outer(urls[0])[0]

@@ -155,3 +155,105 @@ def test_secret_parameters_are_left_out_of_the_settings_hash() -> None:
         with_url.settings().key
         == VerifierContext(judge="openai:m", base_url="http://h:1/v1").settings().key
     )
+
+
+# ------------------------------------------------- the process's own keys, in any text
+
+KEY = "sk-own-key-of-the-process-5e0f1c"  # longer than pydantic's quote of an argument
+SHORT_KEY = "sk-short-5e0f"  # short enough to be quoted whole
+
+
+def leaks(text: str, secret: str) -> bool:
+    """Whether text shows a secret, whole or any 10 characters of it in a row."""
+    return any(secret[i : i + 10] in text for i in range(len(secret) - 9))
+
+
+@pytest.mark.parametrize("key", [KEY, SHORT_KEY])
+def test_a_parameter_the_model_class_refuses_is_one_line_without_the_key(
+    monkeypatch: pytest.MonkeyPatch, key: str
+) -> None:
+    from planverify.llm.models import ModelSpecError, load_chat_model, parse_spec
+
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    spec = parse_spec("openai:m", base_url="http://127.0.0.1:9/v1")
+    with pytest.raises(ModelSpecError) as refused:
+        load_chat_model(spec, model_kwargs={"model": "x"}, seed=1)
+    message = str(refused.value)
+    assert (
+        message == "openai:m refuses its model parameters: Value error, Found model supplied twice."
+    )
+    assert load_chat_model(spec).openai_api_key.get_secret_value() == key  # type: ignore[attr-defined]
+
+
+def test_configured_secret_values_leave_no_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    from planverify.llm.models import presets
+    from planverify.records.redaction import scrub, withheld
+    from planverify.records.result import describe_error
+
+    token, deepseek = "token-of-the-server-77ab", "sk-deepseek-of-the-operator-1f"
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("PLANVERIFY_SERVER_TOKEN", token)
+    monkeypatch.setenv("DEEPSEEK_API_KEY", deepseek)
+    assert any(entry.get("api_key_env") == "DEEPSEEK_API_KEY" for entry in presets().values())
+    text = f"401 for Bearer {KEY} and {token}; echoed {deepseek}; quoted '{KEY[:12]}...{KEY[-11:]}'"
+    shown = scrub(text)
+    assert not any(leaks(shown, secret) for secret in (KEY, token, deepseek)), shown
+    assert shown.startswith("401 for Bearer REDACTED and REDACTED; echoed REDACTED")
+    error = ValueError(text)
+    assert not leaks(describe_error(error), KEY)
+    assert withheld(ValueError("nothing secret")).args == ("nothing secret",)
+    hidden = withheld(error)
+    assert type(hidden).__name__ == "RedactedError" and str(hidden).startswith("ValueError: 401")
+    assert not leaks(str(hidden), KEY)
+
+
+def test_log_records_carry_no_secret_value(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+    import logging
+
+    from planverify.records.redaction import install_log_redaction
+
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    install_log_redaction()
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    logger = logging.getLogger("planverify.tests.secrets")
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        logger.warning("sent %s", KEY)
+        logger.warning({"event": f"structured {KEY}", "status": 401})
+        try:
+            raise ValueError(f"refused {KEY}")
+        except ValueError:
+            logger.exception("the call failed")
+    finally:
+        logger.removeHandler(handler)
+    shown = stream.getvalue()
+    assert "sent REDACTED" in shown and "structured REDACTED" in shown
+    assert "ValueError: refused REDACTED" in shown and not leaks(shown, KEY), shown
+
+
+def test_an_error_record_of_a_served_run_is_scrubbed(monkeypatch: pytest.MonkeyPatch) -> None:
+    from planverify.graphs.context import VerifierContext
+    from planverify.graphs.served import error_record
+
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    record = error_record({"actions": STEP}, VerifierContext(), f"failed with {KEY}")
+    assert record["error"] == "failed with REDACTED"
+
+
+def test_cli_a_parameter_the_model_class_refuses_is_a_usage_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", SHORT_KEY)
+    source = tmp_path / "in.jsonl"
+    source.write_text(json.dumps({"id": "a", "actions": STEP}) + "\n", encoding="utf-8")
+    command = ["verify", str(source), "--no-checkpoint", "-o", str(tmp_path / "out.jsonl")]
+    command += ["--judge", "openai:m", "--base-url", "http://127.0.0.1:9/v1"]
+    result = CliRunner().invoke(app, [*command, "--model-param", 'model_kwargs={"model": "x"}'])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.strip().splitlines() == [
+        "error: openai:m refuses its model parameters: Value error, Found model supplied twice."
+    ]
+    assert not leaks(result.output, SHORT_KEY)

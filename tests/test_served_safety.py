@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socketserver
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -23,6 +25,7 @@ import pytest
 from planverify.graphs.policy import (
     ALLOWED_ENV,
     DEADLINE_ENV,
+    MAX_ACTIONS_ENV,
     MAX_CONCURRENCY_ENV,
     TOKEN_ENV,
 )
@@ -51,10 +54,47 @@ OFFLINE = {"judge": "baseline", "planner": "rules", "max_iterations": 3}
 STALL_DELAY = 600.0  # seconds a "slow" model takes to answer: far beyond any deadline here
 
 
+MAX_ACTIONS = 50  # the module server's PLANVERIFY_MAX_ACTIONS
+
+
 def answer(body: dict[str, Any]) -> Reply:
-    """A no-objection answer for the one-step plan; "busy" and "slow" models take their time."""
+    """A no-objection answer for the one-step plan; "busy" and "slow" models take their time;
+    "echo" refuses the request quoting the key it was sent, as a careless server may."""
+    if body.get("model") == "echo":
+        return Reply(status=400, error=f"Incorrect API key provided: {OPENAI_KEY}")
     delay = {"slow": STALL_DELAY, "busy": 3.0}.get(str(body.get("model")), 0.0)
     return Reply(content=FINE, delay=delay)
+
+
+class Catcher:
+    """A loopback TCP server that counts the connections it gets, whatever they carry (plain
+    HTTP or a TLS handshake): any at all means a client was sent to it."""
+
+    def __init__(self) -> None:
+        self.connections = 0
+
+        catcher = self
+
+        class Count(socketserver.BaseRequestHandler):
+            def handle(self) -> None:
+                catcher.connections += 1
+
+        self._server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Count)
+        self._server.daemon_threads = True
+        self.address = "{}:{}".format(*self._server.server_address[:2])
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+@pytest.fixture(scope="module")
+def catcher() -> Iterator[Catcher]:
+    """Where a hostile client would send the server's Google credentials."""
+    sink = Catcher()
+    yield sink
+    sink.close()
 
 
 @pytest.fixture(scope="module")
@@ -92,6 +132,7 @@ def served(
         TOKEN_ENV: TOKEN,
         DEADLINE_ENV: str(DEADLINE),
         MAX_CONCURRENCY_ENV: "1",
+        MAX_ACTIONS_ENV: str(MAX_ACTIONS),
     }
     with dev.launch(tmp_path_factory.mktemp("served"), env=env) as url:
         yield url
@@ -171,7 +212,7 @@ def test_a_run_reaches_only_model_servers_the_operator_allowed(
                 "base_url": allowed.base_url,
                 "model_params": {"api_key": "mine", "model_kwargs": {"extra_headers": {}}},
             },
-            "model_params.model_kwargs.extra_headers:",
+            "model_params.model_kwargs:",
         ),
     }
     for name, (context, says) in attempts.items():
@@ -204,6 +245,146 @@ def test_a_run_reaches_only_model_servers_the_operator_allowed(
     assert [path for path, _ in allowed.arrivals] == ["/v1/chat/completions"]
     assert keys_seen(allowed) == [f"Bearer {OPENAI_KEY}"], "an allowed server gets the key"
     assert refused.arrivals == []
+
+
+def leaked(text: str, secret: str) -> bool:
+    """Whether text shows a secret, whole or any 10 characters of it in a row."""
+    return any(secret[i : i + 10] in text for i in range(len(secret) - 9))
+
+
+def test_a_run_sets_only_sampling_parameters_and_google_credentials_stay(
+    client: SyncLangGraphClient, catcher: Catcher, refused: FakeOpenAI
+) -> None:
+    """A parameter that does not look like an endpoint still chooses one (google-genai builds
+    `https://{location}-aiplatform.googleapis.com` and sends the server's Application Default
+    Credentials there): every parameter but the sampling ones is refused, by name."""
+    vertex = {"vertexai": True, "project": "p", "location": f"{catcher.address}/"}
+    others = {
+        "model_kwargs": {"model": "x"},
+        "http_client": "x",
+        "default_headers": {"X-Forwarded-For": "1"},
+        "openai_proxy": refused.base_url,
+        "client_options": {"api_endpoint": catcher.address},
+    }
+    outcome = client.runs.wait(
+        None,
+        GRAPH,
+        input={"actions": STEP},
+        context={
+            "judge": "google_genai:gemini-2.5-flash",
+            "model_params": {**vertex, **others, "temperature": 0.3, "top_p": 0.5, "seed": 7},
+        },
+        raise_error=False,
+    )
+    error = failure(outcome)
+    assert error["error"] == "PolicyError"
+    lines = error["message"].splitlines()
+    assert [line.split(":")[0] for line in lines] == [
+        f"model_params.{name}" for name in [*vertex, *others]
+    ]
+    assert catcher.connections == 0 and refused.arrivals == []
+
+
+def test_no_error_text_shows_a_key_of_the_server(
+    served: str, client: SyncLangGraphClient, allowed: FakeOpenAI, tmp_path: Path
+) -> None:
+    """A client-chosen parameter the chat-model class fails (pydantic quotes its arguments, the
+    key among them), a model server echoing the key: neither run's answer, the `verify
+    --server` record, the MCP answer nor the server's log shows it."""
+    from typer.testing import CliRunner
+
+    from planverify.cli import app
+
+    model = {"judge": "openai:m", "base_url": allowed.base_url}
+    answers = [
+        client.runs.wait(
+            None,
+            GRAPH,
+            input={"actions": STEP},
+            context={**model, "model_params": {"model_kwargs": {"model": "x"}}},
+            raise_error=False,
+        ),
+        client.runs.wait(
+            None,
+            GRAPH,
+            input={"actions": STEP},
+            context={**model, "model_params": {"top_p": "x"}},
+            raise_error=False,
+        ),
+        client.runs.wait(
+            None,
+            GRAPH,
+            input={"actions": STEP},
+            context={**model, "judge": "openai:echo"},
+            raise_error=False,
+        ),
+    ]
+    errors = [failure(outcome) for outcome in answers]
+    assert [error["error"] for error in errors] == [
+        "PolicyError",  # the policy's refusal comes first now
+        "ModelSpecError",  # one line, without the values the class was given
+        "RedactedError",  # the model server's text, with the key redacted
+    ]
+    assert all("\n" not in error["message"] for error in errors), errors
+
+    source = tmp_path / "in.jsonl"
+    source.write_text(json.dumps({"id": "echo", "actions": STEP}) + "\n", encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    command = ["verify", str(source), "--server", served, "-o", str(out)]
+    command += ["--judge", "openai:echo", "--base-url", allowed.base_url]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(TOKEN_ENV, TOKEN)
+        CliRunner().invoke(app, command)
+    record = VerificationResult.model_validate_json(out.read_text())
+    assert record.status == "error" and record.error, record
+
+    texts = {
+        "answers": json.dumps(answers),
+        "record": out.read_text(),
+        "mcp": asyncio.run(mcp_answer(client, {**model, "judge": "openai:echo"})),
+        "log": dev.LOGS[served].read_text(encoding="utf-8", errors="replace"),
+    }
+    assert "REDACTED" in texts["record"] + texts["answers"]
+    for where, text in texts.items():
+        assert not leaked(text, OPENAI_KEY), (where, text)
+        assert not leaked(text, TOKEN), where
+
+
+async def mcp_answer(client: SyncLangGraphClient, context: dict[str, Any]) -> str:
+    """The text of an MCP tool call on an assistant with these settings."""
+    import httpx2
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    assistant = client.assistants.create(GRAPH, context=context, name="planverify echo")
+    served = str(client.http.client.base_url).rstrip("/")
+    try:
+        async with (
+            httpx2.AsyncClient(headers=AUTH, timeout=60) as http,
+            streamable_http_client(f"{served}/mcp", http_client=http) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            answer = await session.call_tool("planverify_echo", {"actions": STEP})
+    finally:
+        client.assistants.delete(assistant["assistant_id"])
+    return answer.model_dump_json()
+
+
+def test_a_plan_longer_than_the_operator_allows_is_refused_before_the_graph_starts(
+    client: SyncLangGraphClient,
+) -> None:
+    long = [STEP[0]] * (MAX_ACTIONS + 1)
+    error = failure(
+        client.runs.wait(None, GRAPH, input={"actions": long}, context=OFFLINE, raise_error=False)
+    )
+    assert error == {
+        "error": "PolicyError",
+        "message": f"actions: {MAX_ACTIONS + 1} actions, more than this server verifies in "
+        f"one run ({MAX_ACTIONS}, {MAX_ACTIONS_ENV})",
+    }
+    fits = client.runs.wait(None, GRAPH, input={"actions": long[:-1]}, context=OFFLINE)
+    assert isinstance(fits, dict) and fits["status"] == "ok", fits
 
 
 @pytest.mark.parametrize(

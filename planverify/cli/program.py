@@ -12,6 +12,7 @@ from planverify.cli import convert, corrupt, goal, presets, review, score, show,
 from planverify.cli import eval as evaluate
 from planverify.cli import export as curate
 from planverify.cli.commands import Command, Group
+from planverify.records.redaction import install_log_redaction
 from planverify.runs.console import out
 
 app = typer.Typer(
@@ -40,6 +41,7 @@ def _main(
     ] = False,
 ) -> None:
     """Verify and clean embodied-AI task plans with an iterative Judge/Planner loop."""
+    install_log_redaction()  # no log line shows a key or the server token
 
 
 app.command(cls=Command)(verify.verify)

@@ -65,6 +65,7 @@ from planverify.llm.errors import (
     timed_out,
     unreachable,
 )
+from planverify.llm.servers import Prefix, entry_key, plain_url, server_key
 from planverify.llm.tables import SharedTable
 
 T = TypeVar("T")
@@ -371,6 +372,19 @@ class Ceilings:
     rps: float | None = None  # requests per second, None = no limit
     tpm: int | None = None  # tokens per minute, None = no limit
     concurrency: int | None = None  # calls in flight (the adaptive limit's cap), None = no cap
+    servers: tuple[Prefix, ...] = ()  # the allow-list: each entry's servers are one provider
+
+    def key(self, provider: str) -> str:
+        """The name of a provider's limits: the widest allow-list entry covering its URL (the
+        first listed among equals), else `server_key`."""
+        try:
+            url = plain_url(provider)
+        except ValueError:
+            return server_key(provider)
+        covering = [prefix for prefix in self.servers if prefix.covers(url)]
+        if not covering:
+            return server_key(provider)
+        return entry_key(min(covering, key=lambda prefix: len(prefix.path)))
 
 
 @dataclass
@@ -438,21 +452,23 @@ class CallPolicy:
         async with waiting():  # other episodes compute while this one waits on the provider
             return await self._call(make, estimate=estimate, spent=spent, streamed=streamed)
 
+    @property
+    def key(self) -> str:
+        """The name its provider's shared limits go by (`Ceilings.key`, or `server_key`)."""
+        return self.ceilings.key(self.provider) if self.ceilings else server_key(self.provider)
+
     def layers(self) -> list[Layer]:
         """The limits a call passes: its own, then the operator's ceilings where they differ
         (so that all runs of a served process together keep to them)."""
-        own = Layer(
-            limits_for(self.provider, self.rps, self.tpm), gate_for(self.provider, self.concurrency)
-        )
+        key = self.key
+        own = Layer(limits_for(key, self.rps, self.tpm), gate_for(key, self.concurrency))
         top = self.ceilings
         if top is None:
             return [own]
         rates = (top.rps, top.tpm)
         outer = Layer(
-            limits_for(self.provider, *rates)
-            if any(rates) and rates != (self.rps, self.tpm)
-            else None,
-            gate_for(self.provider, top.concurrency)
+            limits_for(key, *rates) if any(rates) and rates != (self.rps, self.tpm) else None,
+            gate_for(key, top.concurrency)
             if top.concurrency is not None and top.concurrency != self.concurrency
             else None,
         )

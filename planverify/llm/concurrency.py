@@ -366,13 +366,14 @@ def gate_for(key: str, cap: int) -> CallGate:
 def describe_gates(*agents: Any) -> str:
     """The limits of the gates the agents' call policies use: `limit 3/8`, with the provider
     named when there are several ("" when no agent calls a model)."""
-    keys: dict[tuple[str, int], None] = {}
+    names: dict[tuple[str, int], str] = {}  # (the limits' key, cap): the provider as given
     for agent in agents:
         policy = getattr(agent, "policy", None)
         provider, cap = getattr(policy, "provider", None), getattr(policy, "concurrency", None)
-        if isinstance(provider, str) and isinstance(cap, int):
-            keys[(provider, cap)] = None
-    gates = [(key, gate_for(*key)) for key in keys]
+        key = getattr(policy, "key", provider)
+        if isinstance(provider, str) and isinstance(key, str) and isinstance(cap, int):
+            names.setdefault((key, cap), provider)
+    gates = [(provider, gate_for(*key)) for key, provider in names.items()]
     if len(gates) == 1:
         return gates[0][1].describe()
-    return ", ".join(f"{gate.describe()} ({provider})" for (provider, _), gate in gates)
+    return ", ".join(f"{gate.describe()} ({provider})" for provider, gate in gates)

@@ -17,6 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
+from pydantic import SecretStr, ValidationError
+
+from planverify.records.redaction import secret_variables
 
 API_KEY_ENV: dict[str, tuple[str, ...]] = {
     "openai": ("OPENAI_API_KEY",),
@@ -24,6 +27,7 @@ API_KEY_ENV: dict[str, tuple[str, ...]] = {
     "groq": ("GROQ_API_KEY",),
 }
 PRESETS_ENV = "PLANVERIFY_PRESETS"
+secret_variables(*(name for names in API_KEY_ENV.values() for name in names))
 
 
 class ModelSpecError(ValueError):
@@ -72,6 +76,7 @@ def presets(user_file: str | None = None) -> dict[str, dict[str, Any]]:
             raise ModelSpecError(f"presets file not found: {path}")
         for name, entry in _read_presets(path).items():
             table[name] = {**table.get(name, {}), **entry}
+    secret_variables(*(str(e["api_key_env"]) for e in table.values() if e.get("api_key_env")))
     return table
 
 
@@ -120,7 +125,11 @@ def api_key(spec: ModelSpec) -> str | None:
 
 
 def load_chat_model(spec: ModelSpec, **kwargs: Any) -> BaseChatModel:
-    """Create the chat model of a spec (checks the API key first)."""
+    """Create the chat model of a spec (checks the API key first); `ModelSpecError` with one
+    line when the chat-model class refuses its parameters.
+
+    The key goes in as a `SecretStr`: a validator that quotes the arguments (pydantic shows the
+    input of a failed check) then shows `**********`, never the key."""
     from langchain.chat_models import init_chat_model
 
     key = api_key(spec)
@@ -128,9 +137,9 @@ def load_chat_model(spec: ModelSpec, **kwargs: Any) -> BaseChatModel:
     options: dict[str, Any] = {"max_retries": 0, **kwargs}
     if spec.base_url:
         options["base_url"] = spec.base_url
-        options["api_key"] = key or "not-needed"
+        options["api_key"] = SecretStr(key or "not-needed")
     elif key is not None and spec.api_key_env:
-        options["api_key"] = key
+        options["api_key"] = SecretStr(key)
     try:
         model: BaseChatModel = init_chat_model(spec.name, **options)
         return model
@@ -139,3 +148,20 @@ def load_chat_model(spec: ModelSpec, **kwargs: Any) -> BaseChatModel:
         raise ModelSpecError(
             f"{spec.name} needs its LangChain integration: pip install 'planverify[{extra}]' ({exc})"
         ) from None
+    except (ValidationError, TypeError, ValueError) as exc:
+        raise ModelSpecError(f"{spec.name} refuses its model parameters: {_refusal(exc)}") from None
+
+
+def _refusal(exc: Exception) -> str:
+    """What a chat-model class said about its parameters, in one line and without the values
+    it was given (pydantic quotes them)."""
+    if isinstance(exc, ValidationError):
+        said = [
+            ".".join(str(part) for part in error["loc"]) + ": " + error["msg"]
+            if error["loc"]
+            else error["msg"]
+            for error in exc.errors(include_url=False, include_input=False)
+        ]
+    else:
+        said = [str(exc)]
+    return "; ".join(" ".join(text.split()) for text in said)

@@ -35,6 +35,24 @@ CAP_BASE = 512  # output tokens every call may use
 CAP_PER_STEP = 96  # and per step of the plan it answers about
 CAP_RULE = f"{CAP_BASE}+{CAP_PER_STEP}/step"  # the cap's formula, as the run settings show it
 SEEDED = frozenset({"openai", "groq", "google_genai"})  # integrations that send a seed
+# Parameters that only shape how the answer is sampled, in the spellings of the integrations
+# planverify uses (OpenAI and compatible servers, Groq, Google): whatever their value, they
+# name no server, key, header or client, and cost at most the tokens of one answer. What a
+# served run may set unless its operator allows more (`planverify.graphs.policy`).
+SAMPLING_PARAMS = frozenset(
+    {
+        "temperature",
+        "top_p",
+        "top_k",
+        "seed",
+        "stop",
+        "max_tokens",
+        "max_output_tokens",
+        "max_completion_tokens",
+        "frequency_penalty",
+        "presence_penalty",
+    }
+)
 # o1, o3, o4-mini, gpt-5 (not gpt-5-chat), DeepSeek-R1 and its reasoner successors, QwQ,
 # thinking Gemini models (2.5 and later), anything named "thinking" or "reasoner"
 _REASONING = re.compile(

@@ -8,7 +8,7 @@ the graph's output: the graph `langgraph.json` serves (`planverify.graphs.served
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from functools import lru_cache, wraps
 from typing import Any, Literal, TypeAlias, get_args, get_origin, get_type_hints
 
@@ -354,7 +354,7 @@ async def planner(state: PlanState, runtime: Runtime[VerifierContext]) -> dict[s
     return {"plan": kept, "pending": None, "history": [record], "usage": usage}
 
 
-Node: TypeAlias = Callable[[Any, Runtime[VerifierContext]], Awaitable[Any]]
+Node: TypeAlias = Callable[[Any, Runtime[VerifierContext]], Coroutine[Any, Any, Any]]
 """A step of the loop: an async function of the state and the run."""
 
 

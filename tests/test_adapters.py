@@ -170,3 +170,13 @@ def test_the_gate_executes_the_refined_plan_after_max_rounds() -> None:
     final = asyncio.run(app.ainvoke({"goal": "Make a mug of coffee."}))
     assert len(final["proposals"]) == 3 and len(final["feedback"]) == 2
     assert final["executed"] == DETOUR[:1]
+
+
+def test_the_docstring_example_runs() -> None:
+    """`tests/test_doctests.py` walks `planverify/` only, not the mapped `graphs/`."""
+    import doctest
+
+    from planverify.graphs import adapters
+
+    result = doctest.testmod(adapters, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 5 and result.failed == 0

@@ -15,6 +15,7 @@ import os
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypedDict
 
@@ -29,7 +30,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from planverify import graph
-from planverify.graphs.context import VerifierContext
+from planverify.graphs.context import SettingsError, VerifierContext
 from planverify.graphs.graph import build_verifier
 from planverify.records.history import Step
 from planverify.stores.serde import state_serializer
@@ -375,3 +376,39 @@ def test_the_graph_reads_and_writes_only_its_own_fields() -> None:
         "stop_reason",
     ]
     assert graph.checkpointer is None
+
+
+def test_a_parent_context_of_its_own_gives_the_settings_it_names() -> None:
+    @dataclass
+    class Settings:  # a parent's own context schema, with one verifier setting among its own
+        user: str
+        static: bool
+
+    builder = StateGraph(Parent, context_schema=Settings)
+    builder.add_node("verify", graph)
+    builder.add_edge(START, "verify")
+    out = builder.compile().invoke({"actions": PROPOSAL}, context=Settings("me", static=True))
+    assert (out["refined"], out["stop_reason"]) == (PROPOSAL, "static")
+
+
+def test_a_bad_setting_in_a_dict_context_is_named() -> None:
+    with pytest.raises(SettingsError, match="max_iterations"):
+        gate_parent(None).invoke({"request": REQUEST}, context={"max_iterations": 0})
+
+
+@pytest.mark.parametrize("context", [None, {"judge": "baseline"}], ids=["none", "dict"])
+def test_build_verifier_as_a_node_runs_from_invoke_without_its_context_schema(context: Any) -> None:
+    builder = StateGraph(Task)
+    builder.add_node("propose", propose)
+    builder.add_node("verify", build_verifier())
+    builder.add_edge(START, "propose")
+    builder.add_edge("propose", "verify")
+    final = builder.compile().invoke({"request": REQUEST}, context=context)
+    assert [s.action for s in final["plan"]] == REFINED
+
+
+def test_every_channel_of_the_typed_state_is_a_json_channel_of_the_graph() -> None:
+    from planverify.graphs.state import PlanState
+    from planverify.graphs.subgraph import GraphState
+
+    assert set(PlanState.model_fields) <= set(GraphState.__annotations__)

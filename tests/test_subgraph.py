@@ -340,6 +340,13 @@ async def test_sync_invoke_works_inside_a_running_event_loop(serde_events: list[
     (written,) = streamed[-1].values()  # the updates the verify node wrote to the parent
     assert written["refined"] == REFINED
     assert set(written) == {"refined", "verdicts", "inserted", "stop_reason"}
+
+    review: Any = {"configurable": {"thread_id": "review-in-a-loop"}}
+    context = {"judge": "baseline", "review": True}
+    paused = app.invoke({"request": REQUEST}, review, context=context)
+    assert paused["__interrupt__"][0].value["iteration"] == 1, "a pause from another thread"
+    resumed = app.invoke(Command(resume="accept"), review, context=context)
+    assert resumed["refined"] == REFINED
     assert serde_events == []
 
 

@@ -1,9 +1,9 @@
 """The verification loop: Judge -> (review) -> converge -> Planner -> converge -> Judge ...
 
-`build_verifier()` returns the compiled graph. Every node runs from LangGraph's sync API as well
-as its async one (`runnable`).
-`build_verifier(output="result")` adds a last step that writes the result record, which is then
-the graph's output: the graph `langgraph.json` serves (`planverify.graphs.served`).
+`build_verifier()` returns the compiled graph. `build_verifier(output="result")` adds a last step
+that writes the result record, which is then the graph's output: the graph `langgraph.json`
+serves (`planverify.graphs.served`). Every node runs from LangGraph's sync API as well as its
+async one (`runnable`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,9 @@ from collections.abc import Callable, Coroutine, Sequence
 from functools import lru_cache, wraps
 from typing import Any, Literal, TypeAlias, get_args, get_origin, get_type_hints
 
-from langgraph._internal._runnable import RunnableCallable
+from langgraph._internal._runnable import (  # LangGraph's node: a sync and an async function
+    RunnableCallable,
+)
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph

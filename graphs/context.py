@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -215,3 +216,21 @@ class VerifierContext(BaseModel):
             concurrency=self.concurrency,
             ceilings=self._ceilings,
         )
+
+
+def settings_of(context: Any) -> VerifierContext:
+    """The settings of a run, whatever context its graph (or a parent graph) was given: the
+    defaults for none, the object itself for `VerifierContext`, else the settings read by name
+    (the keys of a dict, the attributes of an object). Names that are not settings belong to a
+    parent graph and are ignored.
+    """
+    if isinstance(context, VerifierContext):
+        return context
+    if context is None:
+        return VerifierContext()
+    names = VerifierContext.model_fields
+    if isinstance(context, Mapping):
+        given = {k: v for k, v in context.items() if k in names}
+    else:
+        given = {k: getattr(context, k) for k in names if hasattr(context, k)}
+    return VerifierContext.validated(**given)

@@ -1,16 +1,20 @@
 """The verification loop: Judge -> (review) -> converge -> Planner -> converge -> Judge ...
 
-`build_verifier()` returns the compiled graph; `graph` is the same graph without a checkpointer.
-`build_verifier(output="result")` adds a last step that writes the result record, which is then
-the graph's output: the graph `langgraph.json` serves (`planverify.graphs.served`).
+`build_verifier()` returns the compiled graph. `build_verifier(output="result")` adds a last step
+that writes the result record, which is then the graph's output: the graph `langgraph.json`
+serves (`planverify.graphs.served`). Every node runs from LangGraph's sync API as well as its
+async one (`runnable`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from functools import lru_cache
-from typing import Any, Literal
+from collections.abc import Callable, Coroutine, Sequence
+from functools import lru_cache, wraps
+from typing import Any, Literal, TypeAlias, get_args, get_origin, get_type_hints
 
+from langgraph._internal._runnable import (  # LangGraph's node: a sync and an async function
+    RunnableCallable,
+)
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
@@ -22,7 +26,8 @@ from planverify.agents.base import Insertion, Judge, JudgeReply, Planner
 from planverify.agents.coverage import spans
 from planverify.agents.parsing import StepResolver, add_flag
 from planverify.agents.planner import commander_goal, drop_repeats
-from planverify.graphs.context import OutputMode, VerifierContext
+from planverify.eventloop.runner import run_sync
+from planverify.graphs.context import OutputMode, VerifierContext, settings_of
 from planverify.graphs.edits import grade, insert_steps, remove_flagged, shift_missing
 from planverify.graphs.record import record
 from planverify.graphs.review import apply_review
@@ -130,7 +135,7 @@ async def prepare(
         "warnings": warnings,
     }
     given = bool(state.goal and state.goal.strip())
-    use_given = runtime.context.goal_source == "given" and given
+    use_given = settings_of(runtime.context).goal_source == "given" and given
     return Command(update=update, goto="judge" if use_given else "goal")
 
 
@@ -138,9 +143,10 @@ async def goal(state: PlanState, runtime: Runtime[VerifierContext]) -> dict[str,
     """Set the goal: the Commander's words (`goal_source="dialogue"`), or one inferred from the
     dialogue by the Planner (`"infer"`, or no goal given; without a model, the Commander's
     words)."""
-    if runtime.context.goal_source == "dialogue":
+    settings = settings_of(runtime.context)
+    if settings.goal_source == "dialogue":
         return {"goal": commander_goal(state.dialogue) or state.goal or "(no goal given)"}
-    planner = planner_of(runtime.context)
+    planner = planner_of(settings)
     text, usage = await planner.agoal(state.dialogue)
     return {"goal": text or "(no goal given)", "usage": {"goal": usage} if usage.calls else {}}
 
@@ -209,6 +215,7 @@ async def judge(
 
     A plan without Driver actions (empty, or dialogue only) has nothing to judge: no model call.
     """
+    settings = settings_of(runtime.context)
     lines = state.lines()
     grounding = grounding_of(state)
     vetoes: list[Veto] = []
@@ -216,7 +223,7 @@ async def judge(
     if all(parse_action(line).is_dialogue for line in lines):
         reply = JudgeReply(Critique())
     else:
-        verifier = judge_of(runtime.context)
+        verifier = judge_of(settings)
         goal = state.goal or ""
         if isinstance(verifier, ModelJudge):
             refused = [v.reason for v in state.history[-1].vetoes] if state.history else []
@@ -229,7 +236,7 @@ async def judge(
         else:
             reply = await verifier.ajudge(goal, lines, state.scene)
         reply.critique = checked(reply.critique, lines)
-        if not isinstance(verifier, RulesJudge) and certifies(runtime.context, grounding):
+        if not isinstance(verifier, RulesJudge) and certifies(settings, grounding):
             reply.critique, vetoes, certified = certify_flags(lines, reply.critique, grounding)
     iteration = state.iteration + 1
     uncovered = sorted({i for i in reply.uncovered if 0 <= i < len(lines)})
@@ -258,7 +265,7 @@ async def judge(
         )
     if warnings:
         update["warnings"] = warnings
-    review_it = runtime.context.review and reply.critique.objections
+    review_it = settings.review and reply.critique.objections
     return Command(update=update, goto="review" if review_it else "converge")
 
 
@@ -298,7 +305,7 @@ async def converge(
     `no_objections` or `no_change`: the Judge looks again, once for the same plan, and the loop
     stops as `incomplete` when that look is incomplete too or the cap comes first.
     """
-    context = runtime.context
+    context = settings_of(runtime.context)
     last = state.history[-1]
     capped = state.iteration >= context.max_iterations
     if state.pending is not None:
@@ -320,6 +327,7 @@ async def converge(
 
 async def planner(state: PlanState, runtime: Runtime[VerifierContext]) -> dict[str, Any]:
     """Apply the pending critique: removals deterministically, insertions via the Planner."""
+    settings = settings_of(runtime.context)
     critique = state.pending or Critique()
     kept, edits = remove_flagged(state.plan, critique.flags)
     usage: dict[str, Any] = {}
@@ -327,13 +335,13 @@ async def planner(state: PlanState, runtime: Runtime[VerifierContext]) -> dict[s
     if critique.missing:
         removed = {flag.step for flag in critique.flags}
         missing = shift_missing(critique.missing, removed)
-        reply = await planner_of(runtime.context).ainsert(
+        reply = await planner_of(settings).ainsert(
             state.goal or "", [s.action for s in kept], missing
         )
         reply = drop_repeats([s.action for s in kept], reply)
         insertions = grade(reply.insertions, missing)
         grounding = grounding_of(state)
-        if certifies(runtime.context, grounding):
+        if certifies(settings, grounding):
             insertions, refused = certify_insertions(
                 [s.action for s in kept], insertions, grounding
             )
@@ -348,6 +356,60 @@ async def planner(state: PlanState, runtime: Runtime[VerifierContext]) -> dict[s
     return {"plan": kept, "pending": None, "history": [record], "usage": usage}
 
 
+Node: TypeAlias = Callable[[Any, Runtime[VerifierContext]], Coroutine[Any, Any, Any]]
+"""A step of the loop: an async function of the state and the run."""
+
+
+def destinations(node: Node) -> tuple[str, ...]:
+    """Where a node that returns a `Command` may go (its return annotation), for drawing."""
+    returns = get_type_hints(node).get("return")
+    if get_origin(returns) is not Command:
+        return ()
+    return tuple(get_args(get_args(returns)[0]))
+
+
+def runnable(node: Node, name: str) -> RunnableCallable:
+    """The node as LangGraph runs it: as it is from the async API (`ainvoke`, `astream`), and
+    from the sync API (`invoke`, `stream`) on an event loop of its own, also when the caller's
+    thread runs one already (`run_sync`)."""
+
+    @wraps(node)
+    def call(state: Any, runtime: Runtime[VerifierContext]) -> Any:
+        return run_sync(node(state, runtime))
+
+    return RunnableCallable(call, node, name=name, trace=False)
+
+
+LOOP: tuple[tuple[str, Node, RetryPolicy | None], ...] = (
+    ("prepare", prepare, None),
+    ("goal", goal, MODEL_RETRY),
+    ("judge", judge, MODEL_RETRY),
+    ("review", review, None),
+    ("converge", converge, None),
+    ("planner", planner, MODEL_RETRY),
+)  # the loop's nodes: name, step, retry policy
+
+
+def add_loop(
+    builder: StateGraph[Any, VerifierContext, Any, Any],
+    *,
+    last: tuple[str, Node] | None = None,
+    wrap: Callable[[Node], Node] = lambda node: node,
+) -> None:
+    """Add the loop's nodes (each `wrap`ped) and edges; `last` runs once the loop has ended."""
+    for name, node, retry in LOOP:
+        action = runnable(wrap(node), name)
+        builder.add_node(name, action, retry_policy=retry, destinations=destinations(node))
+    builder.add_edge(START, "prepare")
+    builder.add_edge("goal", "judge")
+    builder.add_edge("review", "converge")
+    builder.add_edge("planner", "converge")
+    if last is not None:  # deferred: runs when nothing else is left to run
+        name, node = last
+        builder.add_node(name, runnable(wrap(node), name), defer=True)
+        builder.add_edge("prepare", name)
+
+
 def build_verifier(
     *,
     checkpointer: BaseCheckpointSaver[Any] | None = None,
@@ -357,7 +419,9 @@ def build_verifier(
     """The compiled verification graph; give a checkpointer to persist every step.
 
     Its output is the final state, or with `output="result"` the `VerificationResult` record,
-    written by one more step once the loop has ended (`planverify.graphs.record`).
+    written by one more step once the loop has ended (`planverify.graphs.record`). To run it
+    inside another graph, `planverify.graphs.subgraph.graph` is the one to use: its channels
+    never reach the parent's.
     """
     builder = StateGraph(
         PlanState,
@@ -365,19 +429,7 @@ def build_verifier(
         input_schema=VerifyInput,
         output_schema=VerificationResult if output == "result" else PlanState,
     )
-    builder.add_node("prepare", prepare)
-    builder.add_node("goal", goal, retry_policy=MODEL_RETRY)
-    builder.add_node("judge", judge, retry_policy=MODEL_RETRY)
-    builder.add_node("review", review)
-    builder.add_node("converge", converge)
-    builder.add_node("planner", planner, retry_policy=MODEL_RETRY)
-    builder.add_edge(START, "prepare")
-    builder.add_edge("goal", "judge")
-    builder.add_edge("review", "converge")
-    builder.add_edge("planner", "converge")
-    if output == "result":  # deferred: runs when nothing else is left to run
-        builder.add_node("record", record, defer=True)
-        builder.add_edge("prepare", "record")
+    add_loop(builder, last=("record", record) if output == "result" else None)
     return builder.compile(checkpointer=checkpointer, name=name)
 
 
@@ -385,6 +437,3 @@ def recursion_limit(max_iterations: int) -> int:
     """Enough graph steps for `max_iterations` Judge passes (with review, and the record step of
     `output="result"`), and no more."""
     return 4 + 5 * max(max_iterations, 1)
-
-
-graph = build_verifier()

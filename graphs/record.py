@@ -14,7 +14,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-from planverify.graphs.context import VerifierContext
+from planverify.graphs.context import VerifierContext, settings_of
 from planverify.graphs.state import PlanState
 from planverify.llm.costs import Spend
 from planverify.records.result import VerificationResult
@@ -43,5 +43,5 @@ def result_of(state: PlanState, context: VerifierContext) -> VerificationResult:
 
 async def record(state: PlanState, runtime: Runtime[VerifierContext]) -> dict[str, Any]:
     """Write the result record's own fields (see the module's docstring)."""
-    data = result_of(state, runtime.context).model_dump(mode="json")
+    data = result_of(state, settings_of(runtime.context)).model_dump(mode="json")
     return {name: data[name] for name in RECORD_ONLY}

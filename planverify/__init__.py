@@ -1,6 +1,7 @@
 """planverify: verify and clean embodied-AI task plans with an iterative Judge/Planner loop."""
 
 from planverify.api import Verifier, averify_many, averify_plan, verify_many, verify_plan
+from planverify.graphs.subgraph import graph
 from planverify.records.critique import Critique, Dropped, Flag, Missing
 from planverify.records.episode import Episode
 from planverify.records.result import VerificationResult
@@ -15,6 +16,7 @@ __all__ = [
     "Verifier",
     "averify_many",
     "averify_plan",
+    "graph",
     "verify_many",
     "verify_plan",
 ]

@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections.abc import (
     AsyncIterator,
     Awaitable,
     Callable,
-    Coroutine,
     Iterable,
     Mapping,
     Sequence,
 )
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from pathlib import Path
-from typing import Any, Literal, TypeAlias, TypeVar
+from typing import Any, Literal, TypeAlias
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
@@ -30,7 +28,7 @@ from planverify.agents.baseline import BaselineJudge
 from planverify.agents.judge import ModelJudge
 from planverify.agents.planner import ModelPlanner, RulesPlanner
 from planverify.agents.rules import RulesJudge
-from planverify.eventloop.runner import fewer_collections, run
+from planverify.eventloop.runner import fewer_collections, run_sync
 from planverify.eventloop.turns import Turns, waiting
 from planverify.graphs.context import VerifierContext
 from planverify.graphs.graph import build_verifier, recursion_limit
@@ -46,7 +44,6 @@ from planverify.stores.files import disk_full
 from planverify.stores.serde import state_serializer
 from planverify.stores.sqlite import BatchedSqliteSaver
 
-T = TypeVar("T")
 JudgeLike: TypeAlias = str | BaseChatModel | Judge
 PlannerLike: TypeAlias = str | BaseChatModel | Planner
 Checkpoint: TypeAlias = str | Path | BaseCheckpointSaver[Any] | None
@@ -303,28 +300,6 @@ def graph_input(episode: Episode) -> dict[str, Any]:
     }
 
 
-def _run_sync(coro: Coroutine[Any, Any, T]) -> T:
-    """Run a coroutine from sync code, also when an event loop is already running."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return run(coro)
-    box: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            box["value"] = run(coro)
-        except BaseException as exc:
-            box["error"] = exc
-
-    thread = threading.Thread(target=target)
-    thread.start()
-    thread.join()
-    if "error" in box:
-        raise box["error"]
-    return box["value"]  # type: ignore[no-any-return]
-
-
 async def averify_plan(
     actions: Sequence[str],
     goal: str | None = None,
@@ -411,7 +386,7 @@ def verify_plan(
     >>> result.stop_reason, result.revisions
     ('no_objections', 1)
     """
-    return _run_sync(
+    return run_sync(
         averify_plan(
             actions,
             goal,
@@ -514,7 +489,7 @@ def verify_many(
     >>> [(r.id, r.refined) for r in results]
     [('a', []), ('b', ['Driver.Move(0.5)'])]
     """
-    return _run_sync(
+    return run_sync(
         averify_many(
             episodes,
             judge=judge,

@@ -291,7 +291,7 @@ modules = {
 print(json.dumps({
     "file": planverify.__file__,
     "modules": modules,
-    "graph": graph_module.graph.name,
+    "graph": graph_module.build_verifier().name,
     "status": result.status,
     "error": result.error,
     "refined": result.refined,

@@ -1,21 +1,79 @@
-"""The README's Python examples run as shown, and its commands exist."""
+"""The Python examples of the README and of `docs/` run as shown, and the README's commands exist.
+
+Every fenced block marked `python` or `py` in `README.md` and `docs/*.md` runs as a test, unless
+the line right before its fence is a skip marker that says why: `<!-- skip-test: reason -->`
+(e.g. the block needs a running server or a model key). A block that neither runs nor carries
+a marker fails; so does a marker with no reason or no block under it.
+"""
 
 from __future__ import annotations
 
 import re
+import sys
+import textwrap
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 import pytest
 
 from tests.conftest import ROOT
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
-BLOCKS = re.findall(r"```python\n(.*?)```", README, re.S)
+DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+FENCE = re.compile(
+    r"^(?P<indent>[ \t]*)```(?P<lang>\S*)[^\n]*\n(?P<body>.*?)^(?P=indent)```", re.M | re.S
+)
+MARKER = re.compile(r"<!--\s*skip-test\b:?\s*(?P<reason>.*?)\s*-->")
+PYTHON = {"python", "py"}
 
 
-@pytest.mark.parametrize("code", BLOCKS, ids=[f"block{i}" for i in range(len(BLOCKS))])
-def test_python_examples_run(code: str) -> None:
-    exec(compile(code, "README.md", "exec"), {})
+def python_blocks(path: Path) -> list[Any]:
+    """A test parameter per Python block of a document: its code, or a skip with the reason."""
+    text = path.read_text(encoding="utf-8")
+    blocks = []
+    for fence in FENCE.finditer(text):
+        if fence["lang"] not in PYTHON:
+            continue
+        line = text.count("\n", 0, fence.start()) + 1
+        before = text[: fence.start()].rstrip("\n").rsplit("\n", 1)[-1]
+        marker = MARKER.search(before)
+        name = f"{path.name}:{line}"
+        code = textwrap.dedent(fence["body"])
+        marks = [pytest.mark.skip(reason=marker["reason"])] if marker else []
+        blocks.append(pytest.param(name, code, id=name, marks=marks))
+    return blocks
+
+
+BLOCKS = [block for path in DOCUMENTS for block in python_blocks(path)]
+
+
+@pytest.mark.parametrize(("name", "code"), BLOCKS)
+def test_python_examples_run(name: str, code: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    module = ModuleType("docs_example")  # a module of its own, where typing finds its names
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    exec(compile(code, name, "exec"), module.__dict__)
+
+
+def test_every_skip_marker_gives_a_reason_and_sits_on_a_python_block() -> None:
+    for path in DOCUMENTS:
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for n, line in enumerate(lines):
+            marker = MARKER.search(line)
+            if marker is None:
+                continue
+            where = f"{path.name}:{n + 1}"
+            assert marker["reason"], f"{where}: a skip marker says why"
+            fence = lines[n + 1].strip() if n + 1 < len(lines) else ""
+            assert fence.removeprefix("```") in PYTHON, f"{where}: no Python block right below"
+
+
+def test_the_harness_finds_the_blocks_it_must() -> None:
+    names = [block.values[0] for block in BLOCKS]
+    assert sum(name.startswith("README.md") for name in names) >= 5
+    assert any(name.startswith("scaling.md") for name in names)
+    skipped = [block for block in BLOCKS if block.marks]
+    assert len(skipped) < len(BLOCKS) / 2, "most examples run"
 
 
 def test_readme_gives_the_two_commands() -> None:

@@ -15,6 +15,7 @@ collections, a tenth of its work. Garbage is still collected, only in larger rou
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import gc
 import threading
 from collections.abc import Callable, Coroutine, Iterator
@@ -37,6 +38,31 @@ def run(coro: Coroutine[Any, Any, T]) -> T:
     """`asyncio.run`, on uvloop when it is installed."""
     with asyncio.Runner(loop_factory=loop_factory()) as runner:
         return runner.run(coro)
+
+
+def run_sync(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine from sync code, also when this thread already runs an event loop (a
+    notebook, an async caller of sync code): then on a loop of its own in another thread, with
+    this thread's context variables (LangGraph's run config among them)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return run(coro)
+    box: dict[str, Any] = {}
+    context = contextvars.copy_context()
+
+    def target() -> None:
+        try:
+            box["value"] = context.run(run, coro)
+        except BaseException as exc:
+            box["error"] = exc
+
+    thread = threading.Thread(target=target)
+    thread.start()
+    thread.join()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]  # type: ignore[no-any-return]
 
 
 YOUNG_THRESHOLD = 20_000  # new objects between collections while a batch runs (Python: 700)

@@ -23,7 +23,7 @@ from planverify.cli import app
 from planverify.export import curate, read_decisions
 from planverify.records.episode import Episode, iter_jsonl
 from planverify.records.result import VerificationResult
-from planverify.review import attach, build_site, read_entries
+from planverify.review import MARKER, attach, build_site, read_entries
 
 from .conftest import ROOT
 
@@ -126,6 +126,29 @@ def test_without_episodes_the_site_shows_what_the_results_hold(
     records[0]["goal"] = "Another goal."
     other.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in records))
     assert attach(entries, iter_jsonl(other)) == [SAMPLE[0].id], "other content is not joined"
+
+
+def test_a_tampered_marker_never_removes_a_folder_or_what_lies_outside(
+    results_file: Path, tmp_path: Path
+) -> None:
+    entries = read_entries(results_file)
+    site = tmp_path / "site"
+    build_site(entries, site, title="first")
+    outside = tmp_path / "keep.txt"
+    outside.write_text("mine")
+    (site / "data" / "e" / "sub").mkdir()
+    marker = site / MARKER
+    listed = orjson.loads(marker.read_bytes())
+    listed["files"] += ["data", "data/e", "data/e/sub", ".", "", "../keep.txt", "data/../.."]
+    marker.write_bytes(orjson.dumps(listed))
+    build_site(entries[:2], site, title="again")  # crashed on a listed folder
+    assert (site / "data" / "e" / "sub").is_dir() and outside.read_text() == "mine"
+    assert sorted(p.name for p in (site / "data" / "e").iterdir()) == [
+        "000000.js",
+        "000001.js",
+        "sub",
+    ]
+    assert orjson.loads(marker.read_bytes())["files"][-1] == "index.html", "listed anew"
 
 
 @pytest.fixture(scope="module")

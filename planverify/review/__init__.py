@@ -33,13 +33,13 @@ from typing import Any
 import orjson
 
 from planverify.export.curate import same_content
+from planverify.export.manifest import listed, mark, remove_stale
 from planverify.records.episode import Episode, EpisodeError
 from planverify.records.evidence import LEVELS
 from planverify.records.jsonl import UnusableFile, expect, read_all
 from planverify.records.notation import NotationError, parse_action
 from planverify.records.result import VerificationResult
 from planverify.review.charts import bar_chart, column_chart
-from planverify.stores.files import write_atomically
 
 ASSETS = ("review.css", "review.js")
 _PLACEHOLDER = re.compile(r"\{\{(title|summary|count)\}\}")
@@ -356,32 +356,15 @@ def site_files(entries: Sequence[Entry]) -> list[str]:
 def earlier_files(directory: Path) -> list[str]:
     """The files review wrote into `directory` before (from its marker); `SiteRefused` when it
     is a folder with files that review did not make."""
-    marker = directory / MARKER
     if not directory.exists() or not any(directory.iterdir()):
         return []
-    try:
-        data = orjson.loads(marker.read_bytes())
-    except (OSError, orjson.JSONDecodeError):
-        data = None
-    if not isinstance(data, dict) or data.get("format") != MARKER_FORMAT:
+    files = listed(directory, MARKER, MARKER_FORMAT)
+    if files is None:
         raise SiteRefused(
             f"--html {directory} holds files that planverify review did not write (no "
             f"{MARKER} in it): give a new or empty folder"
         )
-    files = data.get("files")
-    return [f for f in files if isinstance(f, str)] if isinstance(files, list) else []
-
-
-def _mark(directory: Path, files: Iterable[str]) -> None:
-    record = {"format": MARKER_FORMAT, "files": sorted(set(files))}
-    write_atomically(directory / MARKER, orjson.dumps(record, option=orjson.OPT_INDENT_2))
-
-
-def _inside(directory: Path, name: str) -> Path | None:
-    """`directory / name` when that stays inside the folder (a marker is only trusted so far)."""
-    path = directory / name
-    root = directory.resolve()
-    return path if path.resolve().is_relative_to(root) and path.resolve() != root else None
+    return files
 
 
 def build_site(
@@ -393,7 +376,7 @@ def build_site(
     earlier = earlier_files(directory)
     files = site_files(entries)
     directory.mkdir(parents=True, exist_ok=True)
-    _mark(directory, [*earlier, *files])  # a build cut short still knows all its files
+    mark(directory, MARKER, MARKER_FORMAT, [*earlier, *files])  # a build cut short knows all
     for folder in ("assets", "data/e"):
         (directory / folder).mkdir(parents=True, exist_ok=True)
     site = Site(directory=directory, entries=list(entries), mismatched=list(mismatched))
@@ -426,10 +409,8 @@ def build_site(
         target = directory / "data" / "e" / f"{entry.n:06d}.js"
         target.write_bytes(_js("PV.episode", entry.n, episode_data(entry)))
         written.append(target)
-    for name in set(earlier) - set(files):
-        if (stale := _inside(directory, name)) is not None:
-            stale.unlink(missing_ok=True)
-    _mark(directory, files)
+    remove_stale(directory, earlier, files)
+    mark(directory, MARKER, MARKER_FORMAT, files)
     site.files = len(written)
     site.bytes_total = sum(p.stat().st_size for p in written)
     return site

@@ -19,7 +19,7 @@ from planverify.cli import app
 from planverify.export import Decision, Options, curate, export_results, rebuild
 from planverify.export.formats import rows
 from planverify.inputs.sources import load_episodes
-from planverify.records.episode import Episode, iter_jsonl
+from planverify.records.episode import Episode, dump_jsonl_line, iter_jsonl
 from planverify.records.result import VerificationResult
 
 from .conftest import ROOT
@@ -375,3 +375,62 @@ def test_decisions_that_do_not_apply_name_steps_as_the_site_numbers_them(
     assert f"step 5 is {first.actions[4]!r}, not \"Driver.Open('Fridge')\"" in notes[0]
     assert "step 1 is dialogue, always kept" in notes[1]
     assert "no step 100" in notes[2]
+
+
+def with_tasks(tmp_path: Path, names: list[str | None]) -> tuple[Path, Path]:
+    """The examples with these task families, in turn (None: no task family), and their
+    results."""
+    episodes = [e.model_copy(update={"task": names[k % len(names)]}) for k, e in enumerate(SAMPLE)]
+    n = len(list(tmp_path.glob("episodes-*")))
+    path = tmp_path / f"episodes-{n}.jsonl"
+    path.write_bytes(b"".join(dump_jsonl_line(e) for e in episodes))
+    return path, write_results(tmp_path / f"results-{n}.jsonl", verify_many(episodes))
+
+
+def test_split_by_keeps_values_that_make_the_same_name_apart(tmp_path: Path) -> None:
+    episodes, results_file = with_tasks(tmp_path, ["a/b", "a_b", "A_B", "Clean All X", None])
+    out = tmp_path / "by-task"
+    base = [str(results_file), "--episodes", str(episodes), "-o", str(out)]
+    done = export(*base, "--split-by", "task")
+    assert done.exit_code == 0, done.output
+    by_file = {p.name: {row["task"] for row in lines(p)} for p in out.glob("*.jsonl")}
+    assert len(by_file) == 5 and all(len(tasks) == 1 for tasks in by_file.values())
+    assert by_file["a_b.jsonl"] == {"a_b"} and by_file["clean_all_x.jsonl"] == {"Clean All X"}
+    assert by_file["unknown.jsonl"] == {None}
+    assert len({name.lower() for name in by_file}) == 5, "apart on case-blind file systems too"
+
+
+def test_split_by_removes_only_the_files_its_earlier_export_wrote(tmp_path: Path) -> None:
+    out = tmp_path / "by-task"
+    first, results = with_tasks(tmp_path, ["Coffee", "Salad", "Boil X"])
+    base = ["-o", str(out), "--split-by", "task", "--episodes"]
+    assert export(str(results), *base, str(first)).exit_code == 0
+    assert sorted(p.name for p in out.glob("*.jsonl")) == [
+        "boil_x.jsonl",
+        "coffee.jsonl",
+        "salad.jsonl",
+    ]
+    (out / "notes.jsonl").write_text("{}\n", encoding="utf-8")
+    second = out / "salad.jsonl"  # an input now: never removed
+    episodes, results = with_tasks(tmp_path, ["Coffee"])
+    second.write_bytes(episodes.read_bytes())
+    done = export(str(results), *base, str(second))
+    assert done.exit_code == 0, done.output
+    assert sorted(p.name for p in out.glob("*.jsonl")) == [
+        "coffee.jsonl",
+        "notes.jsonl",
+        "salad.jsonl",
+    ]
+    assert len(lines(out / "coffee.jsonl")) == len(SAMPLE)
+
+
+def test_split_by_into_the_current_folder(
+    results_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    done = export(str(results_file), "--episodes", str(EXAMPLES), "-o", ".", "--split-by", "task")
+    assert done.exit_code == 0, done.output
+    assert "clean_all_x.jsonl" in {p.name for p in here.iterdir()}
+    assert not list(tmp_path.glob("*.lock")), "the lock is gone once the export is done"

@@ -434,3 +434,83 @@ def test_split_by_into_the_current_folder(
     assert done.exit_code == 0, done.output
     assert "clean_all_x.jsonl" in {p.name for p in here.iterdir()}
     assert not list(tmp_path.glob("*.lock")), "the lock is gone once the export is done"
+
+
+def test_an_insertion_decision_applies_only_to_the_step_it_was_made_on(
+    sample_results: list[VerificationResult],
+) -> None:
+    made_on = next(r for r in sample_results if r.inserted)
+    episode = next(e for e in SAMPLE if e.id == made_on.id)
+    step = made_on.inserted[0]
+    other = made_on.model_copy(  # another run's result: another step inserted there
+        update={"inserted": [step.model_copy(update={"action": "Driver.Open('Fridge')"})]}
+    )
+    reject = Decision(
+        id=made_on.id,
+        input_digest=made_on.input_digest,
+        inserted=0,
+        verdict="remove",
+        action=step.action,
+    )
+    (applied,) = curate([made_on], [episode], [reject]).curated
+    assert step.action not in applied.plan and applied.decided == 1
+    curation = curate([other], [episode], [reject])
+    assert "Driver.Open('Fridge')" in curation.curated[0].plan, "an unrelated step stays"
+    assert curation.unmatched_decisions == [
+        f"{made_on.id!r}: insertion 1 is \"Driver.Open('Fridge')\", not {step.action!r}"
+    ]
+    unnamed = reject.model_copy(update={"action": None})
+    curation = curate([made_on], [episode], [unnamed])
+    assert (
+        step.action in curation.curated[0].plan and "not named" in curation.unmatched_decisions[0]
+    )
+
+
+@pytest.mark.parametrize(
+    "decision",
+    [
+        {"id": "x", "verdict": "keep"},
+        {"id": "x", "verdict": "keep", "step": 1, "inserted": 0},
+        {"id": "x", "verdict": "keep", "step": True},
+        {"id": "x", "verdict": "remove", "inserted": False},
+        {"id": "x", "verdict": "keep", "step": "2"},
+    ],
+)
+def test_a_decision_on_no_step_or_a_boolean_step_is_refused(
+    decision: dict[str, Any], results_file: Path, tmp_path: Path
+) -> None:
+    file = tmp_path / "decisions.json"
+    file.write_text(
+        json.dumps({"format": "planverify-decisions", "version": 1, "decisions": [decision]}),
+        encoding="utf-8",
+    )
+    out = tmp_path / "out.jsonl"
+    done = export(
+        str(results_file), "--episodes", str(EXAMPLES), "-o", str(out), "--decisions", str(file)
+    )
+    assert done.exit_code == 2 and f"{file}: decisions.0" in " ".join(done.stderr.split())
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        (lambda r: r["verdicts"].pop(), "8 verdict(s) for 9 input step(s)"),
+        (lambda r: r["verdicts"].reverse(), "verdict 1 is on step 9"),
+        (lambda r: r["verdicts"][2].update(action="Driver.Move(9.0)"), "verdict 3 is on step 3"),
+        (lambda r: r["inserted"].append(r["inserted"][0] | {"after_index": 9}), "insertion 2"),
+    ],
+)
+def test_a_result_whose_parts_do_not_fit_is_named_by_line_not_a_traceback(
+    change: Any, problem: str, sample_results: list[VerificationResult], tmp_path: Path
+) -> None:
+    records = [r.model_dump(mode="json") for r in sample_results]
+    (line, record) = next((n, r) for n, r in enumerate(records, 1) if r["id"] == "toast-no-power")
+    assert len(record["original"]) == 9 and len(record["inserted"]) == 1
+    change(record)
+    results = tmp_path / "results.jsonl"
+    results.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in records))
+    done = export(str(results), "--episodes", str(EXAMPLES), "-o", str(tmp_path / "o.jsonl"))
+    said = " ".join(done.stderr.split())
+    assert done.exit_code == 2 and f"{results}:{line}: not a result record ({problem}" in said
+    assert "Traceback" not in done.output

@@ -305,6 +305,49 @@ def test_the_site_renders_episodes_reasons_and_keeps_decisions_across_a_reload(
     ]
 
 
+def test_a_decision_stays_with_the_results_it_was_made_on(
+    browser: Any, results_file: Path, tmp_path: Path
+) -> None:
+    """Two sites of other results for the same episodes: a step the Planner inserted in one is
+    not the step at the same place in the other, so a decision made on one stays there."""
+    from selenium.webdriver.common.by import By
+
+    records = [orjson.loads(line) for line in results_file.read_bytes().splitlines()]
+    n = next(k for k, r in enumerate(records) if r["inserted"])
+    made_on = records[n]["inserted"][0]["action"]
+    sites = {}
+    for name in ("one", "other"):
+        if name == "other":
+            records[n]["inserted"][0]["action"] = "Driver.Open('Fridge')"
+        path = tmp_path / f"{name}.jsonl"
+        path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in records))
+        build_site(read_entries(path), tmp_path / name, title=name)
+        sites[name] = (tmp_path / name / "index.html").resolve().as_uri()
+
+    def open_episode(site: str) -> None:
+        browser.get(f"{sites[site]}#e={n}")
+        wait_for(browser, "return document.querySelector('#episode-view h1') !== null")
+
+    open_episode("one")
+    (added,) = browser.find_elements(By.CSS_SELECTOR, ".refined li.inserted")
+    assert made_on in added.text
+    added.find_element(By.CSS_SELECTOR, "button.decide").click()
+    wait_for(browser, "return document.querySelectorAll('.refined li.rejected').length === 1")
+    assert browser.find_element(By.ID, "decided").text == "1 decision"
+
+    open_episode("other")
+    assert not browser.find_elements(By.CSS_SELECTOR, ".refined li.rejected")
+    (added,) = browser.find_elements(By.CSS_SELECTOR, ".refined li.inserted")
+    assert "Driver.Open('Fridge')" in added.text, "the other site's insertion stands"
+    assert browser.find_element(By.ID, "decided").text == "0 decisions"
+    assert json.loads(browser.execute_script("return PV.decisionsFile()"))["decisions"] == []
+
+    open_episode("one")
+    assert len(browser.find_elements(By.CSS_SELECTOR, ".refined li.rejected")) == 1
+    (decision,) = json.loads(browser.execute_script("return PV.decisionsFile()"))["decisions"]
+    assert (decision["inserted"], decision["action"]) == (0, made_on)
+
+
 def test_every_change_shows_its_level_and_the_level_filters_episodes_and_steps(
     browser: Any, site: Path
 ) -> None:

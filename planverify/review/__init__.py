@@ -10,8 +10,9 @@ The index lists every episode (sortable, filterable, paginated) under the batch 
 three charts; an episode page shows the original plan beside the refined one, removed steps
 struck through and inserted steps highlighted with their reasons, the dialogue as dialogue, and
 each Judge pass's critique. A reviewer can overrule any verdict; decisions are kept in the
-browser (localStorage) and downloaded as a JSON file that `planverify export --decisions`
-applies.
+browser (localStorage), under a digest of the result they were made on (`Entry.result_key`),
+so that a site of other results for the same episodes does not take them up, and downloaded as a
+JSON file that `planverify export --decisions` applies.
 
 The site goes into a new or empty folder, or one it was written to before: `MARKER` lists the
 files review wrote there, and a rebuild deletes only those. A folder with other files is refused.
@@ -21,11 +22,13 @@ The command is `planverify.cli.review`. May import `export`, `stores` and `recor
 
 from __future__ import annotations
 
+import hashlib
 import html
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -64,6 +67,12 @@ class Entry:
     result: VerificationResult
     raw: dict[str, Any]  # the record as written (keys this version does not model included)
     episode: Episode | None = None  # its input episode, when given and of the same content
+
+    @cached_property
+    def result_key(self) -> str:
+        """A digest of the record as written: the site keeps a reviewer's decisions under it,
+        so that they never apply to another result of the same episode."""
+        return hashlib.sha256(orjson.dumps(self.raw, option=orjson.OPT_SORT_KEYS)).hexdigest()[:16]
 
     @property
     def vetoes(self) -> int:
@@ -185,6 +194,7 @@ def episode_data(entry: Entry) -> dict[str, Any]:
         "n": entry.n,
         "id": result.id,
         "digest": result.input_digest,
+        "result": entry.result_key,
         "goal": result.goal,
         "task": entry.meta("task"),
         "split": entry.meta("split"),
@@ -219,7 +229,7 @@ INDEX_COLUMNS = (
     "iterations",
     "vetoes",
     "cost",
-    "digest",
+    "result",
     "goal",
     "levels",
 )
@@ -242,7 +252,7 @@ def index_row(entry: Entry) -> list[Any]:
         result.iterations,
         entry.vetoes,
         result.cost_usd,
-        (result.input_digest or "")[:16],  # enough to tell decisions apart; pages have it whole
+        entry.result_key,
         goal,
         changes_by_level(result),
     ]

@@ -340,10 +340,10 @@ def apply(item: Curated, decisions: Sequence[Decision], curation: Curation) -> i
                 )
                 continue
             line = result.inserted[decision.inserted].action
-            if decision.action != line:  # results of other runs insert other steps there
+            if decision.action is not None and decision.action != line:  # another run's
                 curation.unmatched_decisions.append(
-                    f"{where}: insertion {decision.inserted + 1} is {line!r}, not "
-                    + ("named" if decision.action is None else repr(decision.action))
+                    f"{where}: insertion {decision.inserted + 1} is {line!r}, "
+                    f"not {decision.action!r}"
                 )
                 continue
             was = decision.inserted in item.dropped

@@ -102,3 +102,23 @@ def test_good_labels_and_round_trip(tmp_path: Path) -> None:
 def test_multiline_actions_are_rejected() -> None:
     with pytest.raises(EpisodeError, match="spans several lines"):
         parse_episode({"id": "x", "actions": ["Driver.PickUp('Mug')\nDriver.Move(1.0)"]})
+
+
+@pytest.mark.parametrize("brk", ["\r", "\r\n", "\u2028", "\u2029", "\x85", "\x0b", "\x0c", "\x1e"])
+def test_every_line_break_inside_an_action_is_refused(brk: str) -> None:
+    with pytest.raises(EpisodeError, match="spans several lines"):
+        parse_episode({"id": "x", "actions": [f"Driver.PickUp('Mug'){brk}Driver.Move(1.0)"]})
+    said = f"Commander.Say('first{brk}second')"
+    with pytest.raises(EpisodeError, match="spans several lines"):
+        parse_episode({"id": "x", "actions": [said]})
+
+
+def test_line_breaks_around_an_action_are_stripped_as_before() -> None:
+    episode = parse_episode({"id": "x", "actions": ["\r\nDriver.PickUp('Mug')\u2028\r\n"]})
+    assert episode.actions == ["Driver.PickUp('Mug')"]
+
+
+@pytest.mark.parametrize("flag", [True, False])
+def test_a_boolean_id_is_refused_not_turned_into_text(flag: bool) -> None:
+    with pytest.raises(EpisodeError, match="boolean"):
+        parse_episode({"id": flag, "actions": PLAN})

@@ -19,7 +19,7 @@ from planverify.cli import app
 from planverify.export import Decision, Options, curate, export_results, rebuild
 from planverify.export.formats import rows
 from planverify.inputs.sources import load_episodes
-from planverify.records.episode import Episode, iter_jsonl
+from planverify.records.episode import Episode, dump_jsonl_line, iter_jsonl
 from planverify.records.result import VerificationResult
 
 from .conftest import ROOT
@@ -375,3 +375,137 @@ def test_decisions_that_do_not_apply_name_steps_as_the_site_numbers_them(
     assert f"step 5 is {first.actions[4]!r}, not \"Driver.Open('Fridge')\"" in notes[0]
     assert "step 1 is dialogue, always kept" in notes[1]
     assert "no step 100" in notes[2]
+
+
+def with_tasks(tmp_path: Path, names: list[str | None]) -> tuple[Path, Path]:
+    """The examples with these task families, in turn (None: no task family), and their
+    results."""
+    episodes = [e.model_copy(update={"task": names[k % len(names)]}) for k, e in enumerate(SAMPLE)]
+    n = len(list(tmp_path.glob("episodes-*")))
+    path = tmp_path / f"episodes-{n}.jsonl"
+    path.write_bytes(b"".join(dump_jsonl_line(e) for e in episodes))
+    return path, write_results(tmp_path / f"results-{n}.jsonl", verify_many(episodes))
+
+
+def test_split_by_keeps_values_that_make_the_same_name_apart(tmp_path: Path) -> None:
+    episodes, results_file = with_tasks(tmp_path, ["a/b", "a_b", "A_B", "Clean All X", None])
+    out = tmp_path / "by-task"
+    base = [str(results_file), "--episodes", str(episodes), "-o", str(out)]
+    done = export(*base, "--split-by", "task")
+    assert done.exit_code == 0, done.output
+    by_file = {p.name: {row["task"] for row in lines(p)} for p in out.glob("*.jsonl")}
+    assert len(by_file) == 5 and all(len(tasks) == 1 for tasks in by_file.values())
+    assert by_file["a_b.jsonl"] == {"a_b"} and by_file["clean_all_x.jsonl"] == {"Clean All X"}
+    assert by_file["unknown.jsonl"] == {None}
+    assert len({name.lower() for name in by_file}) == 5, "apart on case-blind file systems too"
+
+
+def test_split_by_removes_only_the_files_its_earlier_export_wrote(tmp_path: Path) -> None:
+    out = tmp_path / "by-task"
+    first, results = with_tasks(tmp_path, ["Coffee", "Salad", "Boil X"])
+    base = ["-o", str(out), "--split-by", "task", "--episodes"]
+    assert export(str(results), *base, str(first)).exit_code == 0
+    assert sorted(p.name for p in out.glob("*.jsonl")) == [
+        "boil_x.jsonl",
+        "coffee.jsonl",
+        "salad.jsonl",
+    ]
+    (out / "notes.jsonl").write_text("{}\n", encoding="utf-8")
+    second = out / "salad.jsonl"  # an input now: never removed
+    episodes, results = with_tasks(tmp_path, ["Coffee"])
+    second.write_bytes(episodes.read_bytes())
+    done = export(str(results), *base, str(second))
+    assert done.exit_code == 0, done.output
+    assert sorted(p.name for p in out.glob("*.jsonl")) == [
+        "coffee.jsonl",
+        "notes.jsonl",
+        "salad.jsonl",
+    ]
+    assert len(lines(out / "coffee.jsonl")) == len(SAMPLE)
+
+
+def test_split_by_into_the_current_folder(
+    results_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    done = export(str(results_file), "--episodes", str(EXAMPLES), "-o", ".", "--split-by", "task")
+    assert done.exit_code == 0, done.output
+    assert "clean_all_x.jsonl" in {p.name for p in here.iterdir()}
+    assert not list(tmp_path.glob("*.lock")), "the lock is gone once the export is done"
+
+
+def test_an_insertion_decision_applies_only_to_the_step_it_was_made_on(
+    sample_results: list[VerificationResult],
+) -> None:
+    made_on = next(r for r in sample_results if r.inserted)
+    episode = next(e for e in SAMPLE if e.id == made_on.id)
+    step = made_on.inserted[0]
+    other = made_on.model_copy(  # another run's result: another step inserted there
+        update={"inserted": [step.model_copy(update={"action": "Driver.Open('Fridge')"})]}
+    )
+    reject = Decision(
+        id=made_on.id,
+        input_digest=made_on.input_digest,
+        inserted=0,
+        verdict="remove",
+        action=step.action,
+    )
+    (applied,) = curate([made_on], [episode], [reject]).curated
+    assert step.action not in applied.plan and applied.decided == 1
+    curation = curate([other], [episode], [reject])
+    assert "Driver.Open('Fridge')" in curation.curated[0].plan, "an unrelated step stays"
+    assert curation.unmatched_decisions == [
+        f"{made_on.id!r}: insertion 1 is \"Driver.Open('Fridge')\", not {step.action!r}"
+    ]
+
+
+@pytest.mark.parametrize(
+    "decision",
+    [
+        {"id": "x", "verdict": "keep"},
+        {"id": "x", "verdict": "keep", "step": 1, "inserted": 0},
+        {"id": "x", "verdict": "keep", "step": True},
+        {"id": "x", "verdict": "remove", "inserted": False},
+        {"id": "x", "verdict": "keep", "step": "2"},
+    ],
+)
+def test_a_decision_on_no_step_or_a_boolean_step_is_refused(
+    decision: dict[str, Any], results_file: Path, tmp_path: Path
+) -> None:
+    file = tmp_path / "decisions.json"
+    file.write_text(
+        json.dumps({"format": "planverify-decisions", "version": 1, "decisions": [decision]}),
+        encoding="utf-8",
+    )
+    out = tmp_path / "out.jsonl"
+    done = export(
+        str(results_file), "--episodes", str(EXAMPLES), "-o", str(out), "--decisions", str(file)
+    )
+    assert done.exit_code == 2 and f"{file}: decisions.0" in " ".join(done.stderr.split())
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        (lambda r: r["verdicts"].pop(), "8 verdict(s) for 9 input step(s)"),
+        (lambda r: r["verdicts"].reverse(), "verdict 1 is on step 9"),
+        (lambda r: r["verdicts"][2].update(action="Driver.Move(9.0)"), "verdict 3 is on step 3"),
+        (lambda r: r["inserted"].append(r["inserted"][0] | {"after_index": 9}), "insertion 2"),
+    ],
+)
+def test_a_result_whose_parts_do_not_fit_is_named_by_line_not_a_traceback(
+    change: Any, problem: str, sample_results: list[VerificationResult], tmp_path: Path
+) -> None:
+    records = [r.model_dump(mode="json") for r in sample_results]
+    (line, record) = next((n, r) for n, r in enumerate(records, 1) if r["id"] == "toast-no-power")
+    assert len(record["original"]) == 9 and len(record["inserted"]) == 1
+    change(record)
+    results = tmp_path / "results.jsonl"
+    results.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in records))
+    done = export(str(results), "--episodes", str(EXAMPLES), "-o", str(tmp_path / "o.jsonl"))
+    said = " ".join(done.stderr.split())
+    assert done.exit_code == 2 and f"{results}:{line}: not a result record ({problem}" in said
+    assert "Traceback" not in done.output

@@ -534,7 +534,7 @@ def test_long_split_names_are_cut_with_a_hash(tmp_path: Path) -> None:
         ["export", str(results), "--episodes", str(source), "--split-by", "task", "-o", str(out)],
     )
     assert done.exit_code == 0, done.output
-    names = sorted(p.stem for p in out.iterdir())
+    names = sorted(p.stem for p in out.glob("*.jsonl"))
     assert len(names) == 3 and "coffee" in names
     assert all(len(name) <= 80 for name in names)
     cut = [name for name in names if name != "coffee"]

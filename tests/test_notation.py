@@ -122,3 +122,10 @@ def test_lines_outside_the_notation_raise(line: str) -> None:
 def test_unterminated_string_is_reported_in_strict_mode() -> None:
     with pytest.raises(NotationError, match="unterminated"):
         parse_action("Driver.Say('oops)", strict=True)
+
+
+@pytest.mark.parametrize("brk", ["\n", "\r", "\u2028", "\u2029", "\x85", "\x0b", "\x0c", "\x1c"])
+def test_an_action_with_a_line_break_inside_is_not_an_action(brk: str) -> None:
+    for line in (f"Commander.Say('a{brk}b')", f"Driver.Teleport('a{brk}b')"):
+        with pytest.raises(NotationError, match="spans several lines"):
+            parse_action(line)

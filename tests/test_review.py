@@ -23,7 +23,7 @@ from planverify.cli import app
 from planverify.export import curate, read_decisions
 from planverify.records.episode import Episode, iter_jsonl
 from planverify.records.result import VerificationResult
-from planverify.review import attach, build_site, read_entries
+from planverify.review import MARKER, attach, build_site, read_entries
 
 from .conftest import ROOT
 
@@ -126,6 +126,29 @@ def test_without_episodes_the_site_shows_what_the_results_hold(
     records[0]["goal"] = "Another goal."
     other.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in records))
     assert attach(entries, iter_jsonl(other)) == [SAMPLE[0].id], "other content is not joined"
+
+
+def test_a_tampered_marker_never_removes_a_folder_or_what_lies_outside(
+    results_file: Path, tmp_path: Path
+) -> None:
+    entries = read_entries(results_file)
+    site = tmp_path / "site"
+    build_site(entries, site, title="first")
+    outside = tmp_path / "keep.txt"
+    outside.write_text("mine")
+    (site / "data" / "e" / "sub").mkdir()
+    marker = site / MARKER
+    listed = orjson.loads(marker.read_bytes())
+    listed["files"] += ["data", "data/e", "data/e/sub", ".", "", "../keep.txt", "data/../.."]
+    marker.write_bytes(orjson.dumps(listed))
+    build_site(entries[:2], site, title="again")  # crashed on a listed folder
+    assert (site / "data" / "e" / "sub").is_dir() and outside.read_text() == "mine"
+    assert sorted(p.name for p in (site / "data" / "e").iterdir()) == [
+        "000000.js",
+        "000001.js",
+        "sub",
+    ]
+    assert orjson.loads(marker.read_bytes())["files"][-1] == "index.html", "listed anew"
 
 
 @pytest.fixture(scope="module")
@@ -280,6 +303,49 @@ def test_the_site_renders_episodes_reasons_and_keeps_decisions_across_a_reload(
     assert [a.text for a in browser.find_elements(By.CSS_SELECTOR, "#rows td.id a")] == [
         SAMPLE[0].id
     ]
+
+
+def test_a_decision_stays_with_the_results_it_was_made_on(
+    browser: Any, results_file: Path, tmp_path: Path
+) -> None:
+    """Two sites of other results for the same episodes: a step the Planner inserted in one is
+    not the step at the same place in the other, so a decision made on one stays there."""
+    from selenium.webdriver.common.by import By
+
+    records = [orjson.loads(line) for line in results_file.read_bytes().splitlines()]
+    n = next(k for k, r in enumerate(records) if r["inserted"])
+    made_on = records[n]["inserted"][0]["action"]
+    sites = {}
+    for name in ("one", "other"):
+        if name == "other":
+            records[n]["inserted"][0]["action"] = "Driver.Open('Fridge')"
+        path = tmp_path / f"{name}.jsonl"
+        path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in records))
+        build_site(read_entries(path), tmp_path / name, title=name)
+        sites[name] = (tmp_path / name / "index.html").resolve().as_uri()
+
+    def open_episode(site: str) -> None:
+        browser.get(f"{sites[site]}#e={n}")
+        wait_for(browser, "return document.querySelector('#episode-view h1') !== null")
+
+    open_episode("one")
+    (added,) = browser.find_elements(By.CSS_SELECTOR, ".refined li.inserted")
+    assert made_on in added.text
+    added.find_element(By.CSS_SELECTOR, "button.decide").click()
+    wait_for(browser, "return document.querySelectorAll('.refined li.rejected').length === 1")
+    assert browser.find_element(By.ID, "decided").text == "1 decision"
+
+    open_episode("other")
+    assert not browser.find_elements(By.CSS_SELECTOR, ".refined li.rejected")
+    (added,) = browser.find_elements(By.CSS_SELECTOR, ".refined li.inserted")
+    assert "Driver.Open('Fridge')" in added.text, "the other site's insertion stands"
+    assert browser.find_element(By.ID, "decided").text == "0 decisions"
+    assert json.loads(browser.execute_script("return PV.decisionsFile()"))["decisions"] == []
+
+    open_episode("one")
+    assert len(browser.find_elements(By.CSS_SELECTOR, ".refined li.rejected")) == 1
+    (decision,) = json.loads(browser.execute_script("return PV.decisionsFile()"))["decisions"]
+    assert (decision["inserted"], decision["action"]) == (0, made_on)
 
 
 def test_every_change_shows_its_level_and_the_level_filters_episodes_and_steps(

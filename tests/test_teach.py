@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import types
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -16,9 +17,10 @@ from planverify.inputs.teach import (
     game_actions,
     iter_games,
     object_type_of,
+    reason_of,
     split_of,
 )
-from planverify.records.episode import Episode, EpisodeError
+from planverify.records.episode import Episode, EpisodeError, iter_jsonl
 from planverify.records.notation import parse_action
 
 TEACH = Path(__file__).resolve().parents[1].parent / "shared" / "teach"
@@ -217,6 +219,41 @@ def test_failed_commander_and_oidless_interactions_are_skipped() -> None:
         )
         == []
     )
+
+
+def test_unknown_action_ids_are_counted_and_the_load_summary_warns(tmp_path: Path) -> None:
+    data = game(ev(FWD), ev(999), obj(PICKUP, MUG), ev(999, success=0), ev(-7), ev(LOOK_UP))
+    episode = convert_game(data)
+    assert episode.actions == ["Driver.Move(0.25)", "Driver.PickUp('Mug')"]
+    assert (episode.model_extra or {})["unknown_action_ids"] == {"-7": 1, "999": 2}
+    known = convert_game(game(ev(FWD), ev(LOOK_UP), ev(502)))
+    assert "unknown_action_ids" not in (known.model_extra or {}), "skipped on purpose"
+    write(tmp_path / "a.game.json", data)
+    write(tmp_path / "b.game.json", game(ev(FWD)))
+    summary = LoadSummary()
+    list(summary.track(iter_games([tmp_path])))
+    assert summary.unknown_actions == {"999": 2, "-7": 1}
+    assert str(summary) == (
+        "read 2 game(s), skipped 0; left out 3 interaction(s) with an action id TEACh does "
+        "not define, in 1 game(s) (id: count 999: 2, -7: 1)"
+    )
+
+
+def test_skipped_inputs_are_summarised_by_reason_not_by_episode(tmp_path: Path) -> None:
+    path = tmp_path / "episodes.jsonl"
+    path.write_text(
+        '{"id": "a", "actions": [], "goal": "x\\u0000"}\n'
+        '{"id": "b", "actions": [], "goal": "y\\u0000"}\n'
+        '{"id": "c", "actions": [], "labels": [{"type": "REMOVE", "index": 4}]}\n'
+        '{"id": "d", "actions": [], "labels": [{"type": "REMOVE", "index": 7}]}\n',
+        encoding="utf-8",
+    )
+    errors = [e for e in iter_jsonl(path) if isinstance(e, EpisodeError)]
+    assert len(errors) == 4
+    assert Counter(reason_of(e) for e in errors) == {
+        "goal holds a NUL character": 2,
+        "REMOVE index N out of range": 2,
+    }
 
 
 def test_object_names() -> None:

@@ -10,6 +10,7 @@ with a line that is not a result, a decisions file that is not one, an output th
 
 from __future__ import annotations
 
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -128,6 +129,10 @@ def export_command(
 
     results_path, inputs = episode_inputs(arguments, episodes)
     folder = parquet or split_by is not None
+    if output.name in ("", ".."):  # `.`: the lock and messages need the folder's own name
+        output = Path(os.path.abspath(output))
+    if not output.name:
+        raise fail(f"--output {output} has no name: give a folder below it")
     if folder and output.exists() and not output.is_dir():
         raise fail(f"--output {output} is a file; --parquet and --split-by write into a folder")
     if not folder and output.is_dir():

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from planverify.export.curate import (
     Curated,
@@ -24,11 +25,15 @@ from planverify.export.curate import (
     rebuild,
 )
 from planverify.export.formats import FORMATS, Format, Options, rows
+from planverify.export.manifest import listed, mark, remove_stale
 from planverify.export.write import SplitBy, Written, card, group, jsonl, parquet, schema
 from planverify.records.episode import Episode, EpisodeError
 from planverify.records.evidence import Evidence
 from planverify.records.result import VerificationResult
-from planverify.stores.files import clash, write_atomically
+from planverify.stores.files import OutputClash, clash, write_atomically
+
+MARKER = ".planverify-export.json"  # in a folder export wrote: the files it wrote there
+MARKER_FORMAT = "planverify-export"
 
 __all__ = [
     "FORMATS",
@@ -77,8 +82,11 @@ def export_results(
 ) -> ExportReport:
     """Write one export format; see the module docstring.
 
-    JSONL goes to `output` (a file), or with `split_by` to `output/<value>.jsonl`. Parquet goes
-    to the folder `output`: `data/<split>.parquet` and `README.md`. Raises `CurationError` when
+    JSONL goes to `output` (a file), or with `split_by` to `output/<value>.jsonl` (`part_names`:
+    distinct values get distinct files). Parquet goes to the folder `output`:
+    `data/<split>.parquet` and `README.md`. A folder's `MARKER` lists the files written there;
+    of those an earlier export wrote, the ones this export does not write again are removed
+    (never an input, nor a file export did not write). Raises `CurationError` when
     results were computed on other content than the episodes given, and `OutputClash` (before
     writing anything) when a file it would write is one of `inputs`. When no row is made,
     nothing is written (`report.written.files` is empty). With `min_evidence`, removals below
@@ -97,18 +105,38 @@ def export_results(
             item = by_id[row["id"]]
             row.setdefault(split_by, item.task if split_by == "task" else item.extra("split"))
     parts = group(made, split_by)
-    if as_parquet:
-        targets = {name: output / "data" / f"{name}.parquet" for name in parts}
-        clash([*targets.values(), output / "README.md"], inputs)
-    else:
-        targets = {name: output / f"{name}.jsonl" for name in parts} if split_by else {}
-        clash(list(targets.values()) or [output], inputs)
     written = report.written
     if not as_parquet and split_by is None:
+        clash([output], inputs)
         write_atomically(output, jsonl(made))
         written.files.append(output)
         written.rows["train"] = len(made)
         return report
+    _into_folder(report, fmt, parts, output, inputs, as_parquet, license, command)
+    return report
+
+
+def _into_folder(
+    report: ExportReport,
+    fmt: Format,
+    parts: dict[str, list[dict[str, Any]]],
+    output: Path,
+    inputs: Sequence[Path],
+    as_parquet: bool,
+    license: str,
+    command: str,
+) -> None:
+    """Write the parts into the folder `output` (see `export_results`)."""
+    written, curation = report.written, report.curation
+    made = [row for part in parts.values() for row in part]
+    where = {name: f"data/{name}.parquet" if as_parquet else f"{name}.jsonl" for name in parts}
+    names = [*where.values(), *(["README.md"] if as_parquet else [])]
+    clash([output / name for name in names], inputs)
+    earlier = [name for name in listed(output, MARKER, MARKER_FORMAT) or [] if name not in names]
+    earlier = [name for name in earlier if not _is_input(output / name, inputs)]
+    output.mkdir(parents=True, exist_ok=True)
+    mark(output, MARKER, MARKER_FORMAT, [*earlier, *names])  # an export cut short knows all
+    targets = {name: output / relative for name, relative in where.items()}
     table_schema, as_json = schema(fmt, made) if as_parquet else (None, set())
     for name, part in parts.items():
         if as_parquet:
@@ -130,4 +158,14 @@ def export_results(
         )
         write_atomically(readme, text.encode())
         written.files.append(readme)
-    return report
+    remove_stale(output, earlier, names)
+    mark(output, MARKER, MARKER_FORMAT, names)
+
+
+def _is_input(path: Path, inputs: Sequence[Path]) -> bool:
+    """Whether `path` is one of the inputs (never removed, even when an export wrote it)."""
+    try:
+        clash([path], inputs)
+    except OutputClash:
+        return True
+    return False

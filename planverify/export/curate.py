@@ -13,10 +13,10 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 import orjson
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, StrictInt, ValidationError, model_validator
 
 from planverify.records.episode import Episode, EpisodeError
 from planverify.records.evidence import Evidence, levels_from
@@ -37,11 +37,17 @@ class Decision(BaseModel):
 
     id: str  # episode id
     input_digest: str | None = None  # the content the reviewed result was computed on
-    step: int | None = None  # 0-based input index of the step decided on
-    inserted: int | None = None  # or: position in the result's `inserted` list
+    step: StrictInt | None = None  # 0-based input index of the step decided on
+    inserted: StrictInt | None = None  # or: position in the result's `inserted` list
     verdict: Verdict  # what the person decided
     action: str | None = None  # the step, as shown (a check, and for people reading the file)
     note: str | None = None  # why, when given
+
+    @model_validator(mode="after")
+    def _on_one_step(self) -> Self:
+        if (self.step is None) == (self.inserted is None):
+            raise ValueError("a decision names either a `step` or an `inserted` step, not both")
+        return self
 
 
 class Decisions(BaseModel):
@@ -206,7 +212,12 @@ def read_results(path: Path) -> list[VerificationResult]:
     that is not a result."""
     if (problem := expect(path, "results", "RESULTS")) is not None:
         raise UnusableFile(problem)
-    return [result for _, result in read_all(path, VerificationResult, "a result record")]
+    results = []
+    for record, result in read_all(path, VerificationResult, "a result record"):
+        if (wrong := result.inconsistency()) is not None:
+            raise UnusableFile(f"{path}:{record.line}: not a result record ({wrong})")
+        results.append(result)
+    return results
 
 
 def curate(
@@ -238,6 +249,8 @@ def curate(
         if result.id in seen:
             raise CurationError(f"the results hold episode {result.id!r} more than once")
         seen.add(result.id)
+        if (wrong := result.inconsistency()) is not None:
+            raise CurationError(f"the result of {result.id!r} does not fit together: {wrong}")
         episode = by_id.get(result.id)
         if episode is None:
             curation.leave_out("no input episode", result.id)
@@ -324,6 +337,13 @@ def apply(item: Curated, decisions: Sequence[Decision], curation: Curation) -> i
             if not 0 <= decision.inserted < len(result.inserted):
                 curation.unmatched_decisions.append(
                     f"{where}: no insertion {decision.inserted + 1}"
+                )
+                continue
+            line = result.inserted[decision.inserted].action
+            if decision.action is not None and decision.action != line:  # another run's
+                curation.unmatched_decisions.append(
+                    f"{where}: insertion {decision.inserted + 1} is {line!r}, "
+                    f"not {decision.action!r}"
                 )
                 continue
             was = decision.inserted in item.dropped

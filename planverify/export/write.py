@@ -43,8 +43,49 @@ def part_name(value: Any) -> str:
     text = re.sub(r"[^0-9A-Za-z]+", "_", str(value or "")).strip("_").lower() or UNKNOWN
     if len(text) <= NAME_LIMIT:
         return text
-    digest = hashlib.sha256(str(value).encode()).hexdigest()[:8]
-    return f"{text[: NAME_LIMIT - 9].rstrip('_')}_{digest}"
+    return _suffixed(text, str(value), 8)
+
+
+def _suffixed(name: str, label: str, digits: int) -> str:
+    """`name`, cut to leave room, with `digits` hex digits of the hash of `label`."""
+    digest = hashlib.sha256(label.encode()).hexdigest()[:digits]
+    return f"{name[: NAME_LIMIT - digits - 1].rstrip('_')}_{digest}"
+
+
+def label_of(value: Any) -> str:
+    """The text of a task family or split (rows without one: "unknown")."""
+    return UNKNOWN if value is None or value == "" else str(value)
+
+
+def part_names(labels: Iterable[str]) -> dict[str, str]:
+    """A distinct file name for each label (`part_name`). Labels that `part_name` makes the same
+    (`a/b`, `a_b`, `A_B`; names are lower case, so case-insensitive file systems keep them
+    apart too) keep that name only for the label written exactly so; the others end with hex
+    digits of their hash.
+
+    >>> part_names(["a/b", "a_b", "A_B"])
+    {'a/b': 'a_b_c14cddc0', 'a_b': 'a_b', 'A_B': 'a_b_6c1908f9'}
+    """
+    by_name: dict[str, list[str]] = {}
+    for label in dict.fromkeys(labels):
+        by_name.setdefault(part_name(label), []).append(label)
+    names = {alone[0]: name for name, alone in by_name.items() if len(alone) == 1}
+    taken = set(names.values())
+    for name, shared in by_name.items():
+        if len(shared) == 1:
+            continue
+        for label in shared:
+            if label == name:
+                chosen = name
+            else:
+                chosen = next(
+                    candidate
+                    for digits in (8, 16, 64)
+                    if (candidate := _suffixed(name, label, digits)) not in taken
+                )
+            names[label] = chosen
+            taken.add(chosen)
+    return names
 
 
 def jsonl(rows: Iterable[dict[str, Any]]) -> bytes:
@@ -56,10 +97,11 @@ def group(rows: Sequence[dict[str, Any]], key: str | None) -> dict[str, list[dic
     """Rows by the file they go to (one group, "train", without a key)."""
     if key is None:
         return {"train": list(rows)}
-    groups: dict[str, list[dict[str, Any]]] = {}
+    by_label: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
-        groups.setdefault(part_name(row.get(key)), []).append(row)
-    return dict(sorted(groups.items()))
+        by_label.setdefault(label_of(row.get(key)), []).append(row)
+    names = part_names(by_label)
+    return dict(sorted((names[label], part) for label, part in by_label.items()))
 
 
 @dataclass

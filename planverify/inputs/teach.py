@@ -72,6 +72,12 @@ ONE_OBJECT = {
     210: "Empty",
     212: "Break",
 }
+# every action id TEACh defines (a game's `definitions.actions`); those not converted above
+# (camera, navigation, progress checks, beeps) are skipped on purpose, any other id is counted
+KNOWN_ACTIONS = frozenset(
+    {0, 1, *range(2, 14), 100, 101, 102, *range(200, 213), 300, 400, 401, 500, 501, 502}
+)
+UNKNOWN_ACTIONS = "unknown_action_ids"  # the episode key counting them: {"id": interactions}
 
 _DIGITS_SUFFIX = re.compile(r"_\d+$")
 _TYPE = re.compile(r"^[A-Z][A-Za-z]*$")
@@ -191,6 +197,7 @@ class _Conversion:
     run_kind: MotionKind | None = None
     run_total: float = 0.0
     held: str | None = None  # oid of the object in the Driver's hand
+    unknown: Counter[int] = field(default_factory=Counter)  # action ids TEACh does not define
 
     def name(self, oid: str) -> str:
         """The notation name of an object: its type, then `Type2`, `Type3`, ... for more oids."""
@@ -250,6 +257,9 @@ class _Conversion:
     def step(self, event: Mapping[str, Any]) -> None:
         """Convert one interaction; anything not listed in the rules is skipped."""
         action, agent = event["action_id"], AGENT_NAMES.get(event["agent_id"])
+        if action not in KNOWN_ACTIONS:
+            self.unknown[action] += 1
+            return
         if event.get("success") != 1 or agent is None:
             return
         if action in UTTERANCES:
@@ -362,8 +372,10 @@ def convert_game(
 
     The episode's `id` is the game's (first) episode id, `task` the task name, `goal` the task
     description, `scene` the initial object states and `teach_task` the game's task definition
-    (`tasks[0]` without its `episodes`, verbatim). Extra fields: `split`, `source`, `world` and
-    `task_objects` (the object types the task definition names).
+    (`tasks[0]` without its `episodes`, verbatim). Extra fields: `split`, `source`, `world`,
+    `task_objects` (the object types the task definition names) and, when some interactions
+    have an action id TEACh does not define (left out of the plan), `unknown_action_ids`
+    (id -> interactions).
     Raises `EpisodeError(source, 0, message)` with a one-line message on malformed content.
     """
     try:
@@ -384,6 +396,8 @@ def convert_game(
             "task_objects": _task_objects(tasks[0][1], []),
             "teach_task": {k: v for k, v in tasks[0][1].items() if k != "episodes"},
         }
+        if conversion.unknown:
+            record[UNKNOWN_ACTIONS] = {str(k): n for k, n in sorted(conversion.unknown.items())}
     except (ValueError, TypeError, KeyError, ValidationError) as exc:
         raise EpisodeError(source, 0, _one_line(exc)) from None
     return parse_episode(record, source=source).read_from(source, 0)
@@ -472,6 +486,8 @@ class LoadSummary:
     read: int = 0
     skipped: int = 0
     reasons: Counter[str] = field(default_factory=Counter)
+    unknown_actions: Counter[str] = field(default_factory=Counter)  # action id -> interactions
+    games_with_unknown: int = 0  # games read that had some
 
     def add(self, item: Episode | EpisodeError) -> None:
         """Count one loaded episode or error."""
@@ -480,6 +496,9 @@ class LoadSummary:
             self.reasons[reason_of(item)] += 1
         else:
             self.read += 1
+            unknown = unknown_actions(item)
+            self.unknown_actions.update(unknown)
+            self.games_with_unknown += bool(unknown)
 
     def track(self, items: Iterable[Episode | EpisodeError]) -> Iterator[Episode | EpisodeError]:
         """Pass `items` through, counting each (`for x in summary.track(iter_games(...))`)."""
@@ -491,11 +510,43 @@ class LoadSummary:
         text = f"read {self.read} game(s), skipped {self.skipped}"
         if self.reasons:
             text += " (" + ", ".join(f"{r}: {n}" for r, n in self.reasons.most_common()) + ")"
+        if self.unknown_actions:
+            ids = ", ".join(f"{k}: {n}" for k, n in self.unknown_actions.most_common())
+            text += (
+                f"; left out {self.unknown_actions.total()} interaction(s) with an action id "
+                f"TEACh does not define, in {self.games_with_unknown} game(s) (id: count {ids})"
+            )
         return text
 
 
+def unknown_actions(episode: Episode) -> Counter[str]:
+    """Interactions of a converted game left out for an action id TEACh does not define, by
+    id (empty for other episodes)."""
+    counts = (episode.model_extra or {}).get(UNKNOWN_ACTIONS)
+    if not isinstance(counts, dict):
+        return Counter()
+    return Counter({str(k): n for k, n in counts.items() if isinstance(n, int)})
+
+
+# what a message says first about the one record it is about: "episode 'x': ", "label 3: "
+_RECORD_PREFIX = re.compile(
+    r"""^(?:(?:episode (?:'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")|label \d+): )+"""
+)
+_NUMBER_ALONE = re.compile(r"(?<![\w.-])\d+(?![\w.-])")
+
+
 def reason_of(error: EpisodeError) -> str:
-    """The kind of a load error: its `reason`, else its message up to the first colon or
-    parenthesis (`malformed JSON`, `not UTF-8 text`, ...), which summaries print inside
-    their own parentheses."""
-    return error.reason or re.split(r"[:()]", error.message, maxsplit=1)[0].strip()
+    """The kind of a load error, the same for every record it happens to: its `reason`, else
+    its message up to the first colon or parenthesis (`malformed JSON`, `not UTF-8 text`,
+    ...), without the episode or label it names first and with positions as N, which
+    summaries print inside their own parentheses.
+
+    >>> reason_of(EpisodeError("a.jsonl", 4, "episode 'x: y': goal holds a NUL character"))
+    'goal holds a NUL character'
+    >>> reason_of(EpisodeError("a.jsonl", 2, "label 3: REMOVE index 9 out of range"))
+    'REMOVE index N out of range'
+    """
+    if error.reason:
+        return error.reason
+    message = _RECORD_PREFIX.sub("", error.message)
+    return _NUMBER_ALONE.sub("N", re.split(r"[:()]", message, maxsplit=1)[0].strip())

@@ -95,8 +95,6 @@ def action_lines(actions: list[str]) -> list[str]:
     """The actions, stripped; `ValueError` naming the first one that is not a single line in
     the notation (`Agent.Verb(args)`)."""
     for i, line in enumerate(actions):
-        if "\n" in line.strip():
-            raise ValueError(f"action {i} spans several lines")
         try:
             parse_action(line)
         except NotationError as exc:
@@ -121,6 +119,8 @@ class Episode(BaseModel):
     @field_validator("id", mode="before")
     @classmethod
     def _id_as_text(cls, value: Any) -> Any:
+        if isinstance(value, bool):  # an int to Python, but `true` names no episode
+            raise ValueError("must be text or an integer, not a boolean")
         return str(value) if isinstance(value, int) else value
 
     @field_validator("id")

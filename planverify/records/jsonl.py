@@ -9,6 +9,7 @@ what a file is, and what it expected, from it.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,7 +53,7 @@ def loads(raw: bytes, *, offset: int = 0, line: bool = False) -> Any:
     in its file, for the byte a non-UTF-8 message names; `line`: `raw` is one line of a file,
     whose number the caller gives, so only the column is named)."""
     try:
-        return orjson.loads(raw)
+        data = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         try:
             raw.decode("utf-8")
@@ -63,6 +64,26 @@ def loads(raw: bytes, *, offset: int = 0, line: bool = False) -> Any:
             ) from None
         where = f"column {exc.colno}" if line else f"line {exc.lineno}, column {exc.colno}"
         raise ValueError(f"malformed JSON: {exc.msg} at {where}") from None
+    if _may_repeat_a_key(raw, data):
+        json.loads(raw, object_pairs_hook=_unique_keys)
+    return data
+
+
+def _may_repeat_a_key(raw: bytes, data: Any) -> bool:
+    """Whether `raw` may hold an object with a key twice, which `orjson` takes silently (the
+    last value wins). Written again, the parsed value has one `:` per key it kept and the
+    colons of its text; `raw` has as many unless a key repeats (or a colon is escaped)."""
+    return raw.count(b":") != orjson.dumps(data).count(b":") or b"\\u003" in raw
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object of a JSON text: `ValueError` naming a key it holds twice."""
+    data: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in data:
+            raise ValueError(f"malformed JSON: the key {key!r} appears twice in one object")
+        data[key] = value
+    return data
 
 
 def records(path: Path) -> Iterator[Record]:

@@ -45,6 +45,8 @@ _LINE = re.compile(r"^\s*(?P<agent>[A-Za-z_]\w*)\.(?P<verb>[A-Za-z_]\w*)\((?P<ar
 _OBJECT = re.compile(r"^[A-Z][A-Za-z]*\d*$")
 _NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
 _INSTANCE = re.compile(r"\d+$")
+# every character `str.splitlines` breaks at: an action is one line in every reader's sense
+_LINE_BREAK = re.compile("[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 
 
 class NotationError(ValueError):
@@ -154,7 +156,8 @@ def parse_action(line: str, *, strict: bool = False) -> Action:
 
     An unknown verb (or a known verb with arguments of the wrong shape) gives an opaque
     action that keeps the raw line, unless `strict` is set, which raises `NotationError`.
-    A line that is not `Agent.Verb(...)` at all always raises `NotationError`.
+    A line that is not `Agent.Verb(...)` at all, or holds a line break (any `str.splitlines`
+    breaks at) inside it, always raises `NotationError`.
     """
     return _parse_cached(line, strict)
 
@@ -162,6 +165,8 @@ def parse_action(line: str, *, strict: bool = False) -> Action:
 @lru_cache(maxsize=1 << 16)
 def _parse_cached(line: str, strict: bool) -> Action:  # actions are frozen, so sharing is safe
     text = line.strip()
+    if _LINE_BREAK.search(text):
+        raise NotationError(f"{text!r} spans several lines: an action is one line")
     m = _LINE.match(text)
     if not m:
         raise NotationError(f"not an action in Agent.Verb(args) form: {text!r}")

@@ -272,6 +272,25 @@ class VerificationResult(BaseModel):
             }
         )
 
+    def inconsistency(self) -> str | None:
+        """What in a finished result does not fit together (None when all does): one verdict
+        per input step, in order and of that step, and insertions after steps the plan has."""
+        if self.status == "error":
+            return None
+        steps = len(self.original)
+        if len(self.verdicts) != steps:
+            return f"{len(self.verdicts)} verdict(s) for {steps} input step(s)"
+        for i, (verdict, line) in enumerate(zip(self.verdicts, self.original, strict=True)):
+            if verdict.index != i or verdict.action != line:
+                return (
+                    f"verdict {i + 1} is on step {verdict.index + 1} {verdict.action!r}, "
+                    f"input step {i + 1} is {line!r}"
+                )
+        for k, item in enumerate(self.inserted):
+            if not -1 <= item.after_index < steps:
+                return f"insertion {k + 1} follows step {item.after_index + 1} of {steps}"
+        return None
+
     def belongs_to(self, episode: Episode, settings: RunSettings | None = None) -> bool:
         """Whether this result was computed on exactly this episode's input (and, when given,
         under these settings)."""

@@ -10,8 +10,9 @@ The index lists every episode (sortable, filterable, paginated) under the batch 
 three charts; an episode page shows the original plan beside the refined one, removed steps
 struck through and inserted steps highlighted with their reasons, the dialogue as dialogue, and
 each Judge pass's critique. A reviewer can overrule any verdict; decisions are kept in the
-browser (localStorage) and downloaded as a JSON file that `planverify export --decisions`
-applies.
+browser (localStorage), under a digest of the result they were made on (`Entry.result_key`),
+so that a site of other results for the same episodes does not take them up, and downloaded as a
+JSON file that `planverify export --decisions` applies.
 
 The site goes into a new or empty folder, or one it was written to before: `MARKER` lists the
 files review wrote there, and a rebuild deletes only those. A folder with other files is refused.
@@ -21,11 +22,13 @@ The command is `planverify.cli.review`. May import `export`, `stores` and `recor
 
 from __future__ import annotations
 
+import hashlib
 import html
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -33,13 +36,13 @@ from typing import Any
 import orjson
 
 from planverify.export.curate import same_content
+from planverify.export.manifest import listed, mark, remove_stale
 from planverify.records.episode import Episode, EpisodeError
 from planverify.records.evidence import LEVELS
 from planverify.records.jsonl import UnusableFile, expect, read_all
 from planverify.records.notation import NotationError, parse_action
 from planverify.records.result import VerificationResult
 from planverify.review.charts import bar_chart, column_chart
-from planverify.stores.files import write_atomically
 
 ASSETS = ("review.css", "review.js")
 _PLACEHOLDER = re.compile(r"\{\{(title|summary|count)\}\}")
@@ -64,6 +67,12 @@ class Entry:
     result: VerificationResult
     raw: dict[str, Any]  # the record as written (keys this version does not model included)
     episode: Episode | None = None  # its input episode, when given and of the same content
+
+    @cached_property
+    def result_key(self) -> str:
+        """A digest of the record as written: the site keeps a reviewer's decisions under it,
+        so that they never apply to another result of the same episode."""
+        return hashlib.sha256(orjson.dumps(self.raw, option=orjson.OPT_SORT_KEYS)).hexdigest()[:16]
 
     @property
     def vetoes(self) -> int:
@@ -185,6 +194,7 @@ def episode_data(entry: Entry) -> dict[str, Any]:
         "n": entry.n,
         "id": result.id,
         "digest": result.input_digest,
+        "result": entry.result_key,
         "goal": result.goal,
         "task": entry.meta("task"),
         "split": entry.meta("split"),
@@ -219,7 +229,7 @@ INDEX_COLUMNS = (
     "iterations",
     "vetoes",
     "cost",
-    "digest",
+    "result",
     "goal",
     "levels",
 )
@@ -242,7 +252,7 @@ def index_row(entry: Entry) -> list[Any]:
         result.iterations,
         entry.vetoes,
         result.cost_usd,
-        (result.input_digest or "")[:16],  # enough to tell decisions apart; pages have it whole
+        entry.result_key,
         goal,
         changes_by_level(result),
     ]
@@ -356,32 +366,15 @@ def site_files(entries: Sequence[Entry]) -> list[str]:
 def earlier_files(directory: Path) -> list[str]:
     """The files review wrote into `directory` before (from its marker); `SiteRefused` when it
     is a folder with files that review did not make."""
-    marker = directory / MARKER
     if not directory.exists() or not any(directory.iterdir()):
         return []
-    try:
-        data = orjson.loads(marker.read_bytes())
-    except (OSError, orjson.JSONDecodeError):
-        data = None
-    if not isinstance(data, dict) or data.get("format") != MARKER_FORMAT:
+    files = listed(directory, MARKER, MARKER_FORMAT)
+    if files is None:
         raise SiteRefused(
             f"--html {directory} holds files that planverify review did not write (no "
             f"{MARKER} in it): give a new or empty folder"
         )
-    files = data.get("files")
-    return [f for f in files if isinstance(f, str)] if isinstance(files, list) else []
-
-
-def _mark(directory: Path, files: Iterable[str]) -> None:
-    record = {"format": MARKER_FORMAT, "files": sorted(set(files))}
-    write_atomically(directory / MARKER, orjson.dumps(record, option=orjson.OPT_INDENT_2))
-
-
-def _inside(directory: Path, name: str) -> Path | None:
-    """`directory / name` when that stays inside the folder (a marker is only trusted so far)."""
-    path = directory / name
-    root = directory.resolve()
-    return path if path.resolve().is_relative_to(root) and path.resolve() != root else None
+    return files
 
 
 def build_site(
@@ -393,7 +386,7 @@ def build_site(
     earlier = earlier_files(directory)
     files = site_files(entries)
     directory.mkdir(parents=True, exist_ok=True)
-    _mark(directory, [*earlier, *files])  # a build cut short still knows all its files
+    mark(directory, MARKER, MARKER_FORMAT, [*earlier, *files])  # a build cut short knows all
     for folder in ("assets", "data/e"):
         (directory / folder).mkdir(parents=True, exist_ok=True)
     site = Site(directory=directory, entries=list(entries), mismatched=list(mismatched))
@@ -426,10 +419,8 @@ def build_site(
         target = directory / "data" / "e" / f"{entry.n:06d}.js"
         target.write_bytes(_js("PV.episode", entry.n, episode_data(entry)))
         written.append(target)
-    for name in set(earlier) - set(files):
-        if (stale := _inside(directory, name)) is not None:
-            stale.unlink(missing_ok=True)
-    _mark(directory, files)
+    remove_stale(directory, earlier, files)
+    mark(directory, MARKER, MARKER_FORMAT, files)
     site.files = len(written)
     site.bytes_total = sum(p.stat().st_size for p in written)
     return site

@@ -4,7 +4,7 @@
 (function () {
   "use strict";
 
-  var STORE = "planverify-review-decisions-v1";
+  var STORE = "planverify-review-decisions-v2";  // v1 kept decisions by episode, not by result
   var PAGE = 100;
   var PV = (window.PV = { data: null, episodes: {}, waiting: {} });
   var state = { sort: "n", desc: false, page: 0, filtered: [], cursor: 0, current: null };
@@ -26,12 +26,15 @@
     try { return JSON.parse(localStorage.getItem(STORE) || "{}") || {}; } catch (e) { return {}; }
   }
   var decisions = loadStore();
-  function key(id, digest, what) { return id + "\u0000" + (digest || "") + "\u0000" + what; }
-  function decided(id, digest, what) { return decisions[key(id, digest, what)] || null; }
+  // Decisions are kept by episode and by the result they were made on (`result`, a digest of
+  // the record): another results file of the same episodes has other steps inserted at the
+  // same positions, and must not take them up.
+  function key(id, result, what) { return id + "\u0000" + result + "\u0000" + what; }
+  function decided(ep, what) { return decisions[key(ep.id, ep.result, what)] || null; }
   function decide(ep, what, verdict, action, note) {
-    var k = key(ep.id, ep.digest, what);
+    var k = key(ep.id, ep.result, what);
     if (verdict === null) delete decisions[k];
-    else decisions[k] = { id: ep.id, input_digest: ep.digest, verdict: verdict, action: action, note: note || null,
+    else decisions[k] = { id: ep.id, result: ep.result, input_digest: ep.digest, verdict: verdict, action: action, note: note || null,
                           step: what.charAt(0) === "s" ? +what.slice(1) : null,
                           inserted: what.charAt(0) === "i" ? +what.slice(1) : null,
                           at: new Date().toISOString() };
@@ -40,13 +43,13 @@
   }
   function siteDecisions() {
     var ids = {};
-    PV.data.rows.forEach(function (r) { ids[r[col.id] + "\u0000" + (r[col.digest] || "")] = true; });
+    PV.data.rows.forEach(function (r) { ids[key(r[col.id], r[col.result], "")] = true; });
     return Object.keys(decisions).filter(function (k) {
-      var d = decisions[k]; return ids[d.id + "\u0000" + (d.input_digest || "").slice(0, 16)];
+      var d = decisions[k]; return ids[key(d.id, d.result, "")] === true;
     }).map(function (k) { return decisions[k]; });
   }
-  function countFor(id, digest) {
-    var prefix = id + "\u0000" + (digest || ""), n = 0;  // the index has digests' first 16 characters
+  function countFor(row) {
+    var prefix = key(row[col.id], row[col.result], ""), n = 0;
     for (var k in decisions) if (k.indexOf(prefix) === 0) n++;
     return n;
   }
@@ -79,7 +82,7 @@
     data.columns.forEach(function (name, i) { col[name] = i; });
     start();
   };
-  function value(row, k) { return k === "decided" ? countFor(row[col.id], row[col.digest]) : row[col[k]]; }
+  function value(row, k) { return k === "decided" ? countFor(row) : row[col[k]]; }
   function fillSelect(id, k) {
     var seen = new Map();  // values come from the data: "constructor" or "__proto__" are values too
     PV.data.rows.forEach(function (r) { var v = r[col[k]]; if (v !== null && v !== undefined) seen.set(v, (seen.get(v) || 0) + 1); });
@@ -99,7 +102,7 @@
       if (stop && r[col.stop] !== stop) return false;
       if (level >= 0 && !r[col.levels][level]) return false;
       if (changed && !(r[col.removed] || r[col.inserted])) return false;
-      if (withDecisions && !countFor(r[col.id], r[col.digest])) return false;
+      if (withDecisions && !countFor(r)) return false;
       if (q && String(r[col.id]).toLowerCase().indexOf(q) < 0 && String(r[col.goal] || "").toLowerCase().indexOf(q) < 0) return false;
       return true;
     });
@@ -136,7 +139,7 @@
       tr.appendChild(el("td", "num", r[col.iterations]));
       tr.appendChild(el("td", "num" + (r[col.vetoes] ? "" : " muted"), r[col.vetoes]));
       tr.appendChild(el("td", "num muted", money(r[col.cost])));
-      var n = countFor(r[col.id], r[col.digest]);
+      var n = countFor(r);
       tr.appendChild(el("td", "num" + (n ? " decided-n" : " muted"), n || "–"));
       tr.addEventListener("click", function (ev) { if (ev.target.tagName !== "A") location.hash = "e=" + r[col.n]; });
       frag.appendChild(tr);
@@ -203,13 +206,13 @@
   }
   function finalPlan(ep) {
     var kept = ep.steps.map(function (s, i) {
-      var d = decided(ep.id, ep.digest, "s" + i);
+      var d = decided(ep, "s" + i);
       var keep = ep.mode === "static" || s.v === "keep";
       return d ? d.verdict === "keep" : keep;
     });
     var after = {};
     ep.inserted.forEach(function (ins, k) {
-      var d = decided(ep.id, ep.digest, "i" + k);
+      var d = decided(ep, "i" + k);
       if (d && d.verdict === "remove") return;
       (after[ins[0]] = after[ins[0]] || []).push({ ins: ins, k: k });
     });
@@ -298,7 +301,7 @@
     var lh = el("h2", null, "Original plan "); lh.appendChild(el("span", "count", ep.steps.length + " steps, " + removedCount + " removed")); left.appendChild(lh);
     var ol = el("ol", "steps");
     ep.steps.forEach(function (s, i) {
-      var d = decided(ep.id, ep.digest, "s" + i);
+      var d = decided(ep, "s" + i);
       var judgeKeeps = ep.mode === "static" || s.v === "keep";
       var keep = fp.kept[i];
       var made = line(s, i + 1, keep ? "" : "removed"), li = made.li, body = made.body;
@@ -336,9 +339,9 @@
       added.li.appendChild(b2);
       rl.appendChild(added.li);
     });
-    var rejected = ep.inserted.filter(function (_, k) { var d = decided(ep.id, ep.digest, "i" + k); return d && d.verdict === "remove"; });
+    var rejected = ep.inserted.filter(function (_, k) { var d = decided(ep, "i" + k); return d && d.verdict === "remove"; });
     ep.inserted.forEach(function (item, k) {
-      var d = decided(ep.id, ep.digest, "i" + k);
+      var d = decided(ep, "i" + k);
       if (!d || d.verdict !== "remove") return;
       var dropped = line({ a: item[1] }, "–", "inserted rejected overruled", "new");
       dropped.body.appendChild(el("div", "decision-note", "Insertion rejected by the reviewer"));

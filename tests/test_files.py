@@ -9,6 +9,7 @@ characters; `show` takes any path; long names are cut with a hash.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import signal
@@ -625,3 +626,26 @@ def test_a_hard_link_or_symlink_to_an_output_shares_its_lock(tmp_path: Path) -> 
                 pass
     with output_lock(hard):  # free again once the first holder is done
         pass
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="reads descriptors from /proc")
+def test_a_child_forked_while_an_output_is_locked_holds_no_copy_of_the_lock(tmp_path: Path) -> None:
+    """A process forked by a run (the TEACh loader) must not keep the run's output locked when
+    it outlives the run: it closes its copies of the lock's descriptors."""
+    from planverify.stores.files import lock_path, output_lock
+
+    out = tmp_path / "out.jsonl"
+    out.write_bytes(b"")
+    locked = {str(lock_path(out)), str(out)}
+    with output_lock(out):
+        child = os.fork()
+        if child == 0:  # the child: does any of its descriptors refer to the locked files?
+            held = 0
+            try:
+                for fd in os.listdir("/proc/self/fd"):
+                    with contextlib.suppress(OSError):
+                        held += os.readlink(f"/proc/self/fd/{fd}") in locked
+            finally:
+                os._exit(min(held, 100))
+        _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0, "the forked child holds the lock's files"

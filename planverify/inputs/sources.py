@@ -8,7 +8,6 @@ A source that cannot be read never stops the others: it becomes an `EpisodeError
 from __future__ import annotations
 
 import glob
-import multiprocessing
 import os
 import threading
 import time
@@ -182,13 +181,10 @@ def prefetch_games(
         except Exception as exc:  # the worker died (out of memory, killed): name the file
             return EpisodeError(str(path), 0, f"could not be loaded ({type(exc).__name__})")
 
+    # a forked loader closes the output locks it inherits (planverify.stores.files), and ends
+    # when this process does
     with ProcessPoolExecutor(
-        max_workers=workers,
-        # a fresh interpreter, not a fork: the loader inherits no open file of this process
-        # (the output lock, the checkpoint store), and it watches that this process lives
-        mp_context=multiprocessing.get_context("spawn"),
-        initializer=exit_with_parent,
-        initargs=(os.getpid(),),
+        max_workers=workers, initializer=exit_with_parent, initargs=(os.getpid(),)
     ) as pool:
         for path in paths:
             pending.append((path, pool.submit(_load, path, split)))

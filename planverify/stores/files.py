@@ -10,7 +10,8 @@
   writes `path`, and on the existing file itself (so two hard links of one file, or a link and
   its target, share one lock): a second run gets `OutputBusy` naming the first one's pid. The
   kernel releases the locks when their holder exits, however it exits (a `kill -9` included);
-  the next holder removes the temporary files a killed writer left.
+  the next holder removes the temporary files a killed writer left. A child forked while a
+  lock is held closes its copies of the lock's descriptors, so only the holder holds it.
 - `clash(outputs, inputs)` finds an output that is one of the inputs (symlinks resolved).
 - `disk_full(exc)` finds a full disk (or quota) in an exception and what caused it.
 """
@@ -32,8 +33,22 @@ except ImportError:  # Windows: no advisory locks, runs are not guarded against 
     fcntl = None  # type: ignore[assignment]
 
 _FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
+_HELD: set[int] = set()  # descriptors of the locks this process holds
 _SQLITE_FULL = 13  # SQLITE_FULL: "database or disk is full"
 _POSTGRES_DISK_FULL = "53100"  # SQLSTATE disk_full
+
+
+def _close_inherited_locks() -> None:
+    """In a forked child: close the copies of the parent's lock descriptors, so that a child
+    that outlives its parent (a loader process) never keeps an output locked."""
+    for fd in _HELD:
+        with suppress(OSError):
+            os.close(fd)
+    _HELD.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_close_inherited_locks)
 
 
 class OutputBusy(Exception):
@@ -163,6 +178,7 @@ def output_lock(output: Path) -> Iterator[None]:
         except FileNotFoundError:
             pass
         os.close(fd)
+    _HELD.add(fd)
     try:
         with _file_lock(output):
             os.ftruncate(fd, 0)
@@ -172,6 +188,7 @@ def output_lock(output: Path) -> Iterator[None]:
     finally:
         with suppress(OSError):
             path.unlink()
+        _HELD.discard(fd)
         os.close(fd)  # releases the lock, after the name is gone
 
 
@@ -187,6 +204,7 @@ def _file_lock(output: Path) -> Iterator[None]:
     if fd < 0:
         yield
         return
+    _HELD.add(fd)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped in since it was checked
             raise OutputNotFile(output)
@@ -196,6 +214,7 @@ def _file_lock(output: Path) -> Iterator[None]:
             raise OutputBusy(output, None) from None  # its pid is in another name's lock file
         yield
     finally:
+        _HELD.discard(fd)
         os.close(fd)
 
 

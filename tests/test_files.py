@@ -592,6 +592,11 @@ def test_an_output_that_is_not_a_regular_file_is_refused_and_left_as_it_is(
             assert refused.exit_code == 2, (command, refused.output)
             assert f"the output {output} exists and is not a regular file" in said(refused)
     assert fifo.is_fifo() and link.is_symlink()
+    journal = tmp_path / "o.jsonl.partial"
+    os.mkfifo(journal)
+    refused = verify(source, "--no-checkpoint", "-o", tmp_path / "o.jsonl")
+    assert refused.exit_code == 2 and "is not a regular file" in said(refused)
+    assert journal.is_fifo()
 
 
 def test_an_output_that_is_a_symlink_is_written_through_to_its_target(tmp_path: Path) -> None:

@@ -206,3 +206,18 @@ def test_a_server_dying_mid_batch_leaves_the_output_and_keeps_the_runs_results(
     journal = [line for line in partial.read_bytes().splitlines() if line]
     assert len(journal) <= 2, "no episode started after the server was gone"
     assert b'"status":"ok"' in journal[0]
+
+
+def test_the_operator_configures_callers_by_name_and_token() -> None:
+    from planverify.runs.auth import Caller, CallerConfigError, caller_of, callers_from_env
+
+    table = callers_from_env({TOKEN_ENV: "op", CLIENT_TOKENS_ENV: " alice:a1 , bob:b2 ,"})
+    assert caller_of("Bearer op", table) == Caller("operator", operator=True)
+    assert caller_of("bearer a1", table) == Caller("alice", operator=False)
+    assert caller_of("Bearer b", table) is None and caller_of(None, table) is None
+    assert callers_from_env({}) == {}, "no token: an open server"
+    for wrong in ("alice", "alice:", "operator:x", "alice:a1,alice:a2", "alice:op", "a:x,b:x"):
+        with pytest.raises(CallerConfigError):
+            callers_from_env({TOKEN_ENV: "op", CLIENT_TOKENS_ENV: wrong})
+    with pytest.raises(CallerConfigError, match=TOKEN_ENV):
+        callers_from_env({CLIENT_TOKENS_ENV: "alice:a1"})

@@ -237,6 +237,7 @@ def verify(
         check_clash([partial], inputs, split)
     if server is None and not no_checkpoint:
         _check_store_clash(checkpoint, [output, partial])
+    check_output(partial)  # the journal, too, is a regular file or nothing yet
     if retry_failed and (output is None or not output.is_file()):
         raise fail("--retry-failed needs the --output file of an earlier run")
     if review and not sys.stdin.isatty():

@@ -250,7 +250,7 @@ UNUSABLE = (
     "an input that cannot be used as what it is named for: missing, a directory, a file of "
     "another kind, a RESULTS line that is not a result (a line cut short), an id not in the store"
 )
-OVER_INPUT = "an output that is one of the inputs"
+OVER_INPUT = "an output that is one of the inputs (for `verify`, the checkpoint store too)"
 BUSY = "another run is writing the same output"
 INTERRUPTED = "interrupted (Ctrl-C)"
 EVAL = "--report {report} --mode static --resamples 0"

@@ -9,6 +9,7 @@ characters; `show` takes any path; long names are cut with a hash.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import signal
@@ -539,3 +540,117 @@ def test_long_split_names_are_cut_with_a_hash(tmp_path: Path) -> None:
     assert all(len(name) <= 80 for name in names)
     cut = [name for name in names if name != "coffee"]
     assert cut[0][:71] == cut[1][:71] and cut[0] != cut[1]  # same start, apart by the hash
+
+
+# --- 9. issue 33: the store is an input, outputs are regular files, locks follow the file ------
+
+
+def test_an_output_that_is_the_checkpoint_store_is_refused_and_the_store_kept(
+    tmp_path: Path,
+) -> None:
+    source = jsonl(tmp_path / "in.jsonl", *episodes(2))
+    store = tmp_path / "cp.sqlite"
+    assert verify(source, "--checkpoint", store, "-o", tmp_path / "first.jsonl").exit_code == 0
+    before = store.read_bytes()
+    link = tmp_path / "store-link.sqlite"
+    link.symlink_to(store)
+    hard = tmp_path / "store-hard.sqlite"
+    os.link(store, hard)
+    for output in (store, link, hard):
+        refused = verify(source, "--checkpoint", store, "-o", output)
+        assert refused.exit_code == 2, refused.output
+        assert "is the checkpoint store" in said(refused)
+    partial_clash = verify(source, "--checkpoint", store, "-o", tmp_path / "cp")  # cp.partial
+    assert partial_clash.exit_code == 0, "only the store's own name clashes"
+    refused = verify(
+        source, "--checkpoint", tmp_path / "o.jsonl.partial", "-o", tmp_path / "o.jsonl"
+    )
+    assert refused.exit_code == 2 and "is the checkpoint store" in said(refused)
+    assert store.read_bytes() == before
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_an_output_that_is_not_a_regular_file_is_refused_and_left_as_it_is(
+    tmp_path: Path,
+) -> None:
+    source = jsonl(tmp_path / "in.jsonl", *episodes(2))
+    results = tmp_path / "results.jsonl"
+    assert verify(source, "--no-checkpoint", "-o", results).exit_code == 0
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    link = tmp_path / "to-fifo.jsonl"
+    link.symlink_to(fifo)
+    commands = [
+        ["verify", str(source), "--no-checkpoint", "-o"],
+        ["corrupt", str(source), "-o"],
+        ["export", str(results), "--episodes", str(source), "-o"],
+    ]
+    for command in commands:
+        for output in (fifo, link):
+            refused = runner.invoke(app, [*command, str(output)])
+            no_traceback(refused)
+            assert refused.exit_code == 2, (command, refused.output)
+            assert f"the output {output} exists and is not a regular file" in said(refused)
+    assert fifo.is_fifo() and link.is_symlink()
+    journal = tmp_path / "o.jsonl.partial"
+    os.mkfifo(journal)
+    refused = verify(source, "--no-checkpoint", "-o", tmp_path / "o.jsonl")
+    assert refused.exit_code == 2 and "is not a regular file" in said(refused)
+    assert journal.is_fifo()
+
+
+def test_an_output_that_is_a_symlink_is_written_through_to_its_target(tmp_path: Path) -> None:
+    source = jsonl(tmp_path / "in.jsonl", *episodes(2))
+    target = tmp_path / "kept" / "results.jsonl"
+    target.parent.mkdir()
+    target.write_bytes(b"stale\n")
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(target)
+    done = verify(source, "--no-checkpoint", "-o", link)
+    assert done.exit_code == 0, done.output
+    assert link.is_symlink() and link.resolve() == target.resolve()
+    assert ids(target) == ["e000", "e001"]
+    corrupted = runner.invoke(app, ["corrupt", str(source), "-o", str(link)])
+    assert corrupted.exit_code == 0, corrupted.output
+    assert link.is_symlink() and "labels" in orjson.loads(target.read_bytes().splitlines()[0])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl", "kept", "link.jsonl"]
+
+
+def test_a_hard_link_or_symlink_to_an_output_shares_its_lock(tmp_path: Path) -> None:
+    from planverify.stores.files import OutputBusy, output_lock
+
+    out = tmp_path / "out.jsonl"
+    out.write_bytes(b"")
+    hard = tmp_path / "hard.jsonl"
+    os.link(out, hard)
+    link = tmp_path / "dir-link"
+    link.symlink_to(tmp_path)
+    with output_lock(out):
+        for other in (hard, link / "out.jsonl"):
+            with pytest.raises(OutputBusy), output_lock(other):
+                pass
+    with output_lock(hard):  # free again once the first holder is done
+        pass
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="reads descriptors from /proc")
+def test_a_child_forked_while_an_output_is_locked_holds_no_copy_of_the_lock(tmp_path: Path) -> None:
+    """A process forked by a run (the TEACh loader) must not keep the run's output locked when
+    it outlives the run: it closes its copies of the lock's descriptors."""
+    from planverify.stores.files import lock_path, output_lock
+
+    out = tmp_path / "out.jsonl"
+    out.write_bytes(b"")
+    locked = {str(lock_path(out)), str(out)}
+    with output_lock(out):
+        child = os.fork()
+        if child == 0:  # the child: does any of its descriptors refer to the locked files?
+            held = 0
+            try:
+                for fd in os.listdir("/proc/self/fd"):
+                    with contextlib.suppress(OSError):
+                        held += os.readlink(f"/proc/self/fd/{fd}") in locked
+            finally:
+                os._exit(min(held, 100))
+        _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0, "the forked child holds the lock's files"

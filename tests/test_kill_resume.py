@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import orjson
+import pytest
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from planverify.graphs.graph import build_verifier
@@ -119,3 +120,66 @@ def test_kill_and_rerun_keeps_every_episode_exactly_once(tmp_path: Path) -> None
     )
     assert reference.returncode == 0, reference.stderr
     assert (tmp_path / "ref.jsonl").read_bytes() == out.read_bytes()
+
+
+def _children(pid: int) -> set[int]:
+    """The live child processes of `pid` (Linux `/proc`)."""
+    found: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").glob("*/children"):
+        found.update(int(n) for n in task.read_text().split())
+    return {child for child in found if _alive(child)}
+
+
+def _alive(pid: int) -> bool:
+    """Running, and not a zombie waiting for a parent that does not reap it."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads processes from /proc")
+def test_killing_verify_alone_ends_its_game_loader_and_the_rerun_works(
+    shared_dir: Path, tmp_path: Path
+) -> None:
+    """The loader that parses TEACh games in a second process dies with its parent (killed
+    alone, not with its process group), so it holds neither the output lock nor the store."""
+    games = sorted((shared_dir / "teach" / "games" / "valid_seen").glob("*.game.json"))
+    if not games:
+        pytest.skip("no TEACh games under the shared data")
+    folder = tmp_path / "games"
+    folder.mkdir()
+    for game in games:  # links, not copies
+        (folder / game.name).symlink_to(game)
+    out, db = tmp_path / "out.jsonl", tmp_path / "cp.sqlite"
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    process = subprocess.Popen(
+        command(folder, out, db), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    loaders: set[int] = set()
+    started = time.monotonic()
+    while not loaders and process.poll() is None and time.monotonic() - started < 60:
+        loaders = _children(process.pid)
+        time.sleep(0.01)
+    if not loaders:
+        process.kill()
+        process.wait()
+        pytest.skip("the run ended before its loader was seen (one core: no loader process)")
+    os.kill(process.pid, signal.SIGKILL)  # the parent alone
+    process.wait()
+
+    deadline = time.monotonic() + 30  # a generous bound, not a timing figure
+    while {pid for pid in loaders if _alive(pid)} and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = {pid for pid in loaders if _alive(pid)}
+    if left:
+        for pid in left:
+            os.kill(pid, signal.SIGKILL)
+    assert not left, "the loader outlived the killed run"
+
+    rerun = [*command(folder, out, db), "--limit", "12"]  # the rest would only take time
+    again = subprocess.run(rerun, env=env, capture_output=True, text=True, timeout=300)
+    assert "is writing" not in again.stderr, again.stderr
+    assert again.returncode in (0, 1), again.stderr
+    assert len(out.read_bytes().splitlines()) == 12

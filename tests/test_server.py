@@ -47,6 +47,7 @@ START_TIMEOUT = 90.0
 STOP_TIMEOUT = 15.0
 PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY")
 LOGS: dict[str, Path] = {}  # server URL -> its log file
+PROCESSES: dict[str, subprocess.Popen[bytes]] = {}  # server URL -> its process (a test kills it)
 
 PLAN, REFINED = COFFEE_PLAN, COFFEE_REFINED
 INPUT = {"episode_id": "srv", "goal": "Make coffee.", "actions": PLAN}
@@ -148,6 +149,7 @@ def launch(workdir: Path, *, env: dict[str, str] | None = None, jobs: int = 2) -
             stderr=subprocess.STDOUT,
             start_new_session=True,  # its own process group, so teardown reaches any child
         )
+    PROCESSES[url] = proc
     try:
         deadline = time.monotonic() + START_TIMEOUT
         while not is_up(url):

@@ -21,12 +21,18 @@ def fail(message: str, code: int = 2) -> typer.Exit:
 
 def check_output(output: Path | None) -> None:
     """A usage error (exit 2) when `--output` cannot be written as a file."""
+    from planverify.stores.files import OutputNotFile, output_target
+
     if output is None:
         return
     if output.is_dir():
         raise fail(f"--output {output} is a directory; give a file name")
     if output.parent.exists() and not output.parent.is_dir():
         raise fail(f"--output {output}: {output.parent} is not a directory")
+    try:
+        output_target(output)
+    except OutputNotFile as exc:
+        raise fail(str(exc)) from None
 
 
 def check_clash(
@@ -45,13 +51,13 @@ def check_clash(
 @contextmanager
 def writing(output: Path | None) -> Iterator[None]:
     """Hold the lock of `output` for the block: exit 2 when another run is writing it."""
-    from planverify.stores.files import OutputBusy, output_lock
+    from planverify.stores.files import OutputBusy, OutputNotFile, output_lock
 
     with ExitStack() as stack:
         if output is not None:
             try:
                 stack.enter_context(output_lock(output))
-            except OutputBusy as exc:
+            except (OutputBusy, OutputNotFile) as exc:
                 raise fail(str(exc)) from None
         yield
 

@@ -231,6 +231,13 @@ def verify(
     check_output(output)
     partial = output.with_name(output.name + ".partial") if output else None
     check_clash([output, partial], inputs, split)
+    if output is not None and output.resolve() != output.absolute():
+        output = output.resolve()  # a symlink: its target is written, the journal beside it
+        partial = output.with_name(output.name + ".partial")
+        check_clash([partial], inputs, split)
+    if server is None and not no_checkpoint:
+        _check_store_clash(checkpoint, [output, partial])
+    check_output(partial)  # the journal, too, is a regular file or nothing yet
     if retry_failed and (output is None or not output.is_file()):
         raise fail("--retry-failed needs the --output file of an earlier run")
     if review and not sys.stdin.isatty():
@@ -285,6 +292,23 @@ def verify(
     with writing(output):
         local = _verify_locally(batch, where, settings, limits=limits, review=review)
         _finish(_interruptible(local, output, where), output)
+
+
+def _check_store_clash(checkpoint: str, outputs: list[Path | None]) -> None:
+    """A usage error (exit 2) when an output is the SQLite checkpoint store: the store is an
+    input of the run, and writing results over it would destroy it."""
+    from planverify.api import is_postgres_url
+    from planverify.stores.files import OutputClash, clash
+
+    if is_postgres_url(checkpoint):
+        return
+    try:
+        clash([o for o in outputs if o is not None], [Path(checkpoint)])
+    except OutputClash as exc:
+        raise fail(
+            f"the output {exc.output} is the checkpoint store {checkpoint}: write the results "
+            "somewhere else"
+        ) from None
 
 
 @dataclass

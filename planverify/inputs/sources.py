@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import glob
 import os
+import threading
+import time
 from collections import Counter, deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -23,6 +25,7 @@ JSONL_SUFFIXES = (".jsonl", ".ndjson")
 READ_SUFFIXES = (*JSONL_SUFFIXES, GAME_SUFFIX)  # what a directory contributes
 _GLOB_CHARS = frozenset("*?[")
 _SWITCH_WORDS = frozenset({"true", "false", "yes", "no", "on", "off"})  # `--static true`
+PARENT_POLL_S = 0.5  # how often a loader process checks that its parent is alive
 FLAG_HINT = " (a flag takes no value: --static, not --static true)"
 
 
@@ -152,6 +155,19 @@ def _load(path: Path, split: str | None) -> Episode | EpisodeError:
         return EpisodeError(str(path), 0, f"{type(exc).__name__}: {exc}".strip())
 
 
+def exit_with_parent(parent: int, interval: float = PARENT_POLL_S) -> None:
+    """Make this loader process end when `parent` does (killed, say): a thread checks its parent
+    pid every `interval` seconds (the parent's end reparents the process), so a loader is never
+    left behind waiting for work that will not come."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(interval)
+        os._exit(0)  # nothing to flush: the loader only ever answers its parent
+
+    threading.Thread(target=watch, name="planverify-parent-watch", daemon=True).start()
+
+
 def prefetch_games(
     paths: Iterable[Path], *, split: str | None = None, workers: int = 1, ahead: int = 16
 ) -> Iterator[Episode | EpisodeError]:
@@ -165,7 +181,11 @@ def prefetch_games(
         except Exception as exc:  # the worker died (out of memory, killed): name the file
             return EpisodeError(str(path), 0, f"could not be loaded ({type(exc).__name__})")
 
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    # a forked loader closes the output locks it inherits (planverify.stores.files), and ends
+    # when this process does
+    with ProcessPoolExecutor(
+        max_workers=workers, initializer=exit_with_parent, initargs=(os.getpid(),)
+    ) as pool:
         for path in paths:
             pending.append((path, pool.submit(_load, path, split)))
             if len(pending) >= ahead:

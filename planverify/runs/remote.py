@@ -12,8 +12,10 @@ are the same.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import os
 import uuid
+from collections import Counter
 from collections.abc import Mapping
 from types import TracebackType
 from typing import Any, Literal
@@ -98,6 +100,71 @@ def _error_text(outcome: object) -> str | None:
     return ": ".join(str(part) for part in (kind, message) if part) or None
 
 
+GONE_STATUSES = frozenset({502, 503, 504})  # a proxy or balancer whose server is gone
+
+
+def _server_gone(exc: httpx.HTTPError) -> bool:
+    """Whether an error says the server itself cannot be reached (not one request's fault)."""
+    if isinstance(exc, httpx.HTTPStatusError):
+        return exc.response.status_code in GONE_STATUSES
+    if isinstance(exc, httpx.TimeoutException):
+        return isinstance(exc, httpx.ConnectTimeout)  # a slow answer is not a gone server
+    return isinstance(exc, (httpx.NetworkError, httpx.RemoteProtocolError))
+
+
+def disagreement(result: VerificationResult, episode: Episode) -> str | None:
+    """What in a record read back from a server thread does not agree with the episode sent
+    (its id, content, plan) or with itself (a refined plan its history does not produce);
+    None when it agrees."""
+    if (result.id, result.input_digest) != (episode.id, episode.input_digest):
+        return "a run on other content"
+    if result.original != list(episode.actions):
+        return "a run on another plan"
+    if len(result.history) != result.iterations:
+        return f"a history of {len(result.history)} Judge passes for {result.iterations}"
+    if result.stop_reason == "static":
+        return None if result.refined == result.original else "a static run that changed the plan"
+    removed = {
+        edit.origin: edit.action
+        for record in result.history
+        for edit in record.edits
+        if edit.kind == "remove" and edit.origin is not None
+    }
+    plan = result.original
+    if any(not 0 <= i < len(plan) or plan[i] != action for i, action in removed.items()):
+        return "removals of steps the plan does not have"
+    made = Counter(
+        (edit.action, record.iteration)
+        for record in result.history
+        for edit in record.edits
+        if edit.kind == "insert"
+    )
+    if Counter((step.action, step.iteration) for step in result.inserted) - made:
+        return "insertions its history does not make"
+    kept = [action for i, action in enumerate(result.original) if i not in removed]
+    if not _interleaves(result.refined, kept, [step.action for step in result.inserted]):
+        return "a refined plan its history does not produce"
+    return None
+
+
+def _interleaves(whole: list[str], first: list[str], second: list[str]) -> bool:
+    """Whether `whole` is `first` and `second` merged, each kept in its own order."""
+    if len(whole) != len(first) + len(second):
+        return False
+    taken = {0}  # the counts of `second` a prefix of `whole` may have used
+    for position, item in enumerate(whole):
+        following: set[int] = set()
+        for used in taken:
+            if used < len(second) and second[used] == item:
+                following.add(used + 1)
+            if position - used < len(first) and first[position - used] == item:
+                following.add(used)
+        if not following:
+            return False
+        taken = following
+    return True
+
+
 class RemoteVerifier:
     """Runs the verification graph on a LangGraph server; same `averify` as `Verifier`.
 
@@ -157,6 +224,8 @@ class RemoteVerifier:
         self.unreachable: str | None = None  # the server reports model servers it cannot reach
         self.models = {"judge": judge, "planner": planner, "goal": planner}  # for prices
         self.client = connect(self.url, api_key, timeout=timeout)
+        token = os.environ.get(TOKEN_ENV, "").strip()
+        self.caller_salt = hashlib.sha256(token.encode()).hexdigest()[:32] if token else ""
 
     async def __aenter__(self) -> RemoteVerifier:
         return self
@@ -204,19 +273,31 @@ class RemoteVerifier:
 
     def thread_of(self, episode: Episode) -> str:
         """The server thread of an episode (id, content) under these settings (servers want
-        UUIDs)."""
-        return str(uuid.uuid5(NAMESPACE, thread_id(episode, self.key)))
+        UUIDs); with a token, derived from the token too, so that no other caller can compute
+        it (and take the id first)."""
+        name = thread_id(episode, self.key)
+        if self.caller_salt:
+            name = f"{name}#{self.caller_salt}"
+        return str(uuid.uuid5(NAMESPACE, name))
 
     async def averify(self, episode: Episode) -> VerificationResult:
         """Verify one episode on the server; failures become a result with status "error"."""
         try:
             result = await self._run(episode)
-            if result.input_digest != episode.input_digest:
-                raise RemoteRunError("the server's thread holds a run on other content")
         except RemoteRunError as exc:
             if str(exc).startswith(ProviderUnreachable.__name__):
                 self.unreachable = str(exc)  # the server's model calls cannot get through
             return VerificationResult.failed(episode, str(exc), self.settings)
+        except (httpx.TransportError, httpx.HTTPStatusError) as exc:
+            if _server_gone(exc):  # no further episode can get through either
+                self.unreachable = (
+                    self.unreachable
+                    or (
+                        f"the LangGraph server at {self.url} stopped answering "
+                        f"({type(exc).__name__}: {exc})".splitlines()[0]
+                    )
+                )
+            return VerificationResult.from_exception(episode, exc, self.settings)
         except Exception as exc:  # one bad episode must not stop a batch
             return VerificationResult.from_exception(episode, exc, self.settings)
         result.settings = self.settings
@@ -239,7 +320,10 @@ class RemoteVerifier:
             values = state.get("values")
             values = dict(values) if isinstance(values, dict) else {}
             if values.get("stop_reason") and not state.get("next"):
-                return VerificationResult.from_state(PlanState.model_validate(values))
+                result = VerificationResult.from_state(PlanState.model_validate(values))
+                if (problem := disagreement(result, episode)) is not None:
+                    raise RemoteRunError(f"the server's thread holds {problem}")
+                return result
             active = [
                 run["run_id"]
                 for run in await self.client.runs.list(thread)

@@ -1,10 +1,11 @@
 """HTTP additions for a LangGraph server serving planverify (`langgraph.json`'s `http.app`).
 
-- `TokenAuth`: with `PLANVERIFY_SERVER_TOKEN` set, every request but the health check (`/ok`)
-  needs `Authorization: Bearer <token>`; others get 401. It works the same on `langgraph dev`
-  and on a self-hosted server (the server's own loopback calls, which never leave the process,
-  pass, as LangGraph's own authentication lets them). CORS preflights pass too: they run
-  nothing, and the request that follows needs the token.
+- `TokenAuth`: LangGraph's authentication (`planverify.runs.auth`, `langgraph.json`'s `auth`)
+  guards the API's routes (assistants, threads, runs, store, MCP); the server's other routes
+  (`/docs`, `/openapi.json`, `/info`, ...) it leaves open. `TokenAuth` asks those for a caller's
+  token too (`Authorization: Bearer <token>`, else 401), but for the health check (`/ok`), CORS
+  preflights (they run nothing; the request that follows needs the token) and the server's own
+  in-process calls (which never leave the process, as LangGraph's own authentication lets them).
 - `McpJson`: a LangGraph server offers every assistant as a tool on its MCP endpoint (`/mcp`,
   streamable HTTP), but answers a tool call with the Python `repr` of the run's output: single
   quotes, `None`, `True`, which no JSON parser reads. `McpJson` rewrites those answers: the text
@@ -19,9 +20,8 @@ Only the server imports this module (it needs Starlette, which the server brings
 from __future__ import annotations
 
 import ast
-import hmac
 import json
-import os
+from collections.abc import Mapping
 from contextvars import ContextVar
 
 from starlette.applications import Starlette
@@ -31,8 +31,11 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from planverify.graphs.policy import TOKEN_ENV
+from planverify.runs.auth import Caller, caller_of, callers_from_env
 
 OPEN_PATHS = frozenset({"/ok"})  # the health check, for load balancers and the dev server
+# Route prefixes LangGraph's own authentication guards (`planverify.runs.auth`).
+LANGGRAPH_GUARDED = ("/assistants", "/threads", "/runs", "/store", "/mcp", "/a2a")
 LOOPBACK_ROOT = "/noauth"  # root path of the server's in-process calls (set by the server only)
 
 
@@ -49,17 +52,20 @@ def _loopback(scope: Scope) -> bool:
     return root == LOOPBACK_ROOT or root.startswith(LOOPBACK_ROOT + "/")
 
 
-class TokenAuth:
-    """ASGI middleware: with a token, every request but `/ok` (and CORS preflights) needs
-    `Authorization: Bearer <token>`."""
+def _guarded_by_langgraph(path: str) -> bool:
+    return any(path == p or path.startswith(p + "/") for p in LANGGRAPH_GUARDED)
 
-    def __init__(self, app: ASGIApp, token: str | None = None) -> None:
+
+class TokenAuth:
+    """ASGI middleware: on the routes LangGraph's authentication leaves open, but `/ok` (and
+    CORS preflights), a caller's `Authorization: Bearer <token>`."""
+
+    def __init__(self, app: ASGIApp, callers: Mapping[bytes, Caller] | None = None) -> None:
         self.app = app
-        given = os.environ.get(TOKEN_ENV, "") if token is None else token
-        self.token = given.strip().encode()  # empty: no authentication
+        self.callers = callers_from_env() if callers is None else callers  # empty: open
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if not self.token or self._open(scope) or self._carries_token(scope):
+        if not self.callers or self._open(scope) or self._carries_token(scope):
             await self.app(scope, receive, send)
             return
         if scope["type"] == "websocket":
@@ -75,7 +81,8 @@ class TokenAuth:
     def _open(self, scope: Scope) -> bool:
         if scope["type"] not in ("http", "websocket") or _loopback(scope):
             return True
-        if _route_path(scope) in OPEN_PATHS:
+        path = _route_path(scope)
+        if path in OPEN_PATHS or _guarded_by_langgraph(path):
             return True
         headers = Headers(scope=scope)
         return (
@@ -85,10 +92,8 @@ class TokenAuth:
         )
 
     def _carries_token(self, scope: Scope) -> bool:
-        scheme, _, value = Headers(scope=scope).get("authorization", "").partition(" ")
-        return scheme.lower() == "bearer" and hmac.compare_digest(
-            value.strip().encode(), self.token
-        )
+        header = Headers(scope=scope).get("authorization")
+        return caller_of(header, self.callers) is not None
 
 
 # The errors of the runs an MCP tool call waits for (the server's in-process `runs/wait`

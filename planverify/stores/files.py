@@ -1,12 +1,17 @@
 """Writing output files safely: whole or not at all, one run at a time, never over an input.
 
-- `replacing(path)` gives a unique temporary sibling that is renamed over `path` when the block
-  ends normally and removed on every other exit, so two writers never share a temporary file
-  and a reader never sees half a file.
-- `output_lock(path)` holds an OS advisory lock (`fcntl.flock`) on `PATH.lock` while a command
-  writes `path`: a second run gets `OutputBusy` naming the first one's pid. The kernel releases
-  the lock when its holder exits, however it exits (a `kill -9` included); the next holder
-  removes the temporary files a killed writer left.
+- `output_target(path)` is the file an output really is: symlinks resolved, so a link is
+  written through (its target replaced), never replaced itself; a path that exists and is not
+  a regular file (a device, a FIFO, a socket) is refused with `OutputNotFile`.
+- `replacing(path)` gives a unique temporary sibling of that target that is renamed over it
+  when the block ends normally and removed on every other exit, so two writers never share a
+  temporary file and a reader never sees half a file.
+- `output_lock(path)` holds an OS advisory lock (`fcntl.flock`) on `TARGET.lock` while a command
+  writes `path`, and on the existing file itself (so two hard links of one file, or a link and
+  its target, share one lock): a second run gets `OutputBusy` naming the first one's pid. The
+  kernel releases the locks when their holder exits, however it exits (a `kill -9` included);
+  the next holder removes the temporary files a killed writer left. A child forked while a
+  lock is held closes its copies of the lock's descriptors, so only the holder holds it.
 - `clash(outputs, inputs)` finds an output that is one of the inputs (symlinks resolved).
 - `disk_full(exc)` finds a full disk (or quota) in an exception and what caused it.
 """
@@ -17,6 +22,7 @@ import errno
 import glob
 import os
 import secrets
+import stat
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -27,8 +33,22 @@ except ImportError:  # Windows: no advisory locks, runs are not guarded against 
     fcntl = None  # type: ignore[assignment]
 
 _FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
+_HELD: set[int] = set()  # descriptors of the locks this process holds
 _SQLITE_FULL = 13  # SQLITE_FULL: "database or disk is full"
 _POSTGRES_DISK_FULL = "53100"  # SQLSTATE disk_full
+
+
+def _close_inherited_locks() -> None:
+    """In a forked child: close the copies of the parent's lock descriptors, so that a child
+    that outlives its parent (a loader process) never keeps an output locked."""
+    for fd in _HELD:
+        with suppress(OSError):
+            os.close(fd)
+    _HELD.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_close_inherited_locks)
 
 
 class OutputBusy(Exception):
@@ -47,6 +67,27 @@ class OutputClash(ValueError):
         same = "" if output == source else f" ({source})"
         super().__init__(f"the output {output} is also an input{same}: write it somewhere else")
         self.output, self.source = output, source
+
+
+class OutputNotFile(ValueError):
+    """An output path that exists and is not a regular file (a device, a FIFO, a socket)."""
+
+    def __init__(self, output: Path) -> None:
+        super().__init__(f"the output {output} exists and is not a regular file: give a file name")
+        self.output = output
+
+
+def output_target(path: Path) -> Path:
+    """The regular file writing `path` means: symlinks resolved (the link stays, its target is
+    written); `OutputNotFile` when something other than a regular file is there."""
+    target = path.resolve()
+    try:
+        mode = target.stat().st_mode
+    except FileNotFoundError:
+        return target
+    if not stat.S_ISREG(mode):
+        raise OutputNotFile(path)
+    return target
 
 
 def temporary_sibling(path: Path) -> Path:
@@ -75,8 +116,10 @@ def _alive(pid: int) -> bool:
 
 @contextmanager
 def replacing(path: Path) -> Iterator[Path]:
-    """A new empty temporary file next to `path`, to write the new content into: renamed over
-    `path` (after an fsync) when the block ends normally, removed when it raises."""
+    """A new empty temporary file next to `path` (its target, when it is a symlink), to write
+    the new content into: renamed over that file (after an fsync) when the block ends normally,
+    removed when it raises. `OutputNotFile` when `path` is not a regular file."""
+    path = output_target(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = temporary_sibling(path)
     os.close(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
@@ -108,13 +151,17 @@ def lock_path(output: Path) -> Path:
 def output_lock(output: Path) -> Iterator[None]:
     """Hold the advisory lock of `output` for the block; `OutputBusy` when another process does.
 
-    The lock file holds the holder's pid and is removed when the block ends. A process that
-    opened the file before it was removed finds, once it has the lock, that the name now points
-    elsewhere (or nowhere), and locks the new file instead.
+    The lock is taken on the output's target (symlinks resolved), and also on the existing
+    file itself, so that another name of the same file (a hard link) cannot bypass it. The lock
+    file holds the holder's pid and is removed when the block ends. A process that opened the
+    file before it was removed finds, once it has the lock, that the name now points elsewhere
+    (or nowhere), and locks the new file instead. `OutputNotFile` when `output` is not a
+    regular file.
     """
     if fcntl is None:
         yield
         return
+    output = output_target(output)
     path = lock_path(output)
     path.parent.mkdir(parents=True, exist_ok=True)
     while True:
@@ -131,15 +178,44 @@ def output_lock(output: Path) -> Iterator[None]:
         except FileNotFoundError:
             pass
         os.close(fd)
+    _HELD.add(fd)
     try:
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-        remove_orphans(output)
-        yield
+        with _file_lock(output):
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+            remove_orphans(output)
+            yield
     finally:
         with suppress(OSError):
             path.unlink()
+        _HELD.discard(fd)
         os.close(fd)  # releases the lock, after the name is gone
+
+
+@contextmanager
+def _file_lock(output: Path) -> Iterator[None]:
+    """Hold a lock on the existing output file itself (its inode), whatever name it is reached
+    by; nothing to hold when there is no file yet (then only its own name can reach it)."""
+    assert fcntl is not None
+    try:
+        fd = os.open(output, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        fd = -1
+    if fd < 0:
+        yield
+        return
+    _HELD.add(fd)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped in since it was checked
+            raise OutputNotFile(output)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise OutputBusy(output, None) from None  # its pid is in another name's lock file
+        yield
+    finally:
+        _HELD.discard(fd)
+        os.close(fd)
 
 
 def _identity(path: Path) -> tuple[int, int] | None:

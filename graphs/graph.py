@@ -30,7 +30,7 @@ from planverify.eventloop.runner import run_sync
 from planverify.graphs.context import OutputMode, VerifierContext, settings_of
 from planverify.graphs.edits import grade, insert_steps, remove_flagged, shift_missing
 from planverify.graphs.record import record
-from planverify.graphs.review import apply_review
+from planverify.graphs.review import ReviewAnswerError, apply_review
 from planverify.graphs.state import PlanState, VerifyInput
 from planverify.llm.calls import CallLimits
 from planverify.llm.errors import ModelCallFailed, retryable
@@ -273,15 +273,19 @@ async def review(state: PlanState, runtime: Runtime[VerifierContext]) -> dict[st
     """Pause so a person can accept or edit the critique (only reached with review on)."""
     if state.pending is None or not state.pending.objections:
         return {}
-    answer = interrupt(
-        {
-            "episode_id": state.episode_id,
-            "iteration": state.iteration,
-            "plan": state.lines(),
-            "critique": state.pending.model_dump(mode="json"),
-        }
-    )
-    critique = apply_review(state.pending, answer, state.lines())
+    question: dict[str, Any] = {
+        "episode_id": state.episode_id,
+        "iteration": state.iteration,
+        "plan": state.lines(),
+        "critique": state.pending.model_dump(mode="json"),
+    }
+    while True:  # an answer of another shape is asked again, so the thread never sticks on it
+        answer = interrupt(question)
+        try:
+            critique = apply_review(state.pending, answer, state.lines())
+            break
+        except ReviewAnswerError as exc:
+            question = {**question, "problem": str(exc)}
     record = state.history[-1].model_copy(update={"critique": critique})  # keeps the rest
     return {"pending": critique, "history": [record]}
 

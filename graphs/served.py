@@ -30,11 +30,13 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import ensure_config
 from langgraph.errors import GraphBubbleUp
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Command
 from pydantic import ValidationError
 
 from planverify.graphs.context import SettingsError, VerifierContext
 from planverify.graphs.graph import build_verifier
 from planverify.graphs.policy import DEADLINE_ENV, ServingPolicy
+from planverify.graphs.review import SHAPE
 from planverify.graphs.state import VerifyInput
 from planverify.records.episode import input_digest, problems
 from planverify.records.redaction import install_log_redaction, scrub, withheld
@@ -49,6 +51,8 @@ class InputError(ValueError):
 
 def served_input(value: Any) -> VerifyInput | None:
     """The validated input of a run (None when it continues a thread or resumes it)."""
+    if isinstance(value, Command) and value.resume is None and not value.update and not value.goto:
+        raise InputError(f"resume: null is no review answer; {SHAPE}")
     if value is None or not isinstance(value, Mapping):
         return None
     try:

@@ -199,7 +199,10 @@ class Verifier:
     async def _review(self, values: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         while values.get("__interrupt__"):
             assert self.reviewer is not None
-            answer = self.reviewer(values["__interrupt__"][0].value)
+            question = values["__interrupt__"][0].value
+            if "problem" in question:  # the reviewer's last answer was of another shape
+                raise ValueError(question["problem"])
+            answer = self.reviewer(question)
             if asyncio.iscoroutine(answer) or isinstance(answer, Awaitable):
                 answer = await answer
             values = await self.graph.ainvoke(Command(resume=answer), config, context=self.context)

@@ -50,7 +50,7 @@ def test_answers_of_the_documented_shapes_still_work() -> None:
     assert apply_review(Critique(), False, PLAN).dropped
 
 
-async def test_a_bad_resume_fails_the_run_with_that_line() -> None:
+async def test_a_bad_resume_is_asked_again_with_its_problem_and_a_good_one_then_finishes() -> None:
     graph = build_verifier(checkpointer=InMemorySaver(serde=state_serializer()))
     config: Any = {"configurable": {"thread_id": "bad-answer"}}
     judge = scripted(judged(PLAN, (3, "walks off"), (4, "walks back")), judged(CLEAN))
@@ -58,6 +58,20 @@ async def test_a_bad_resume_fails_the_run_with_that_line() -> None:
     first = await graph.ainvoke(
         {"episode_id": "r", "goal": GOAL, "actions": PLAN}, config, context=context
     )
-    assert first["__interrupt__"]
-    with pytest.raises(ValueError, match='flags must be a list, not "x"; answer'):
-        await graph.ainvoke(Command(resume={"flags": "x"}), config, context=context)
+    assert "problem" not in first["__interrupt__"][0].value
+    again = await graph.ainvoke(Command(resume={"flags": "x"}), config, context=context)
+    question = again["__interrupt__"][0].value
+    assert 'flags must be a list, not "x"; answer' in question["problem"]
+    assert question["critique"] == first["__interrupt__"][0].value["critique"]
+    done = await graph.ainvoke(Command(resume="accept"), config, context=context)
+    assert "__interrupt__" not in done and done["stop_reason"] is not None
+    assert [s.action for s in done["plan"]] == CLEAN
+
+
+async def test_a_served_resume_with_null_is_refused_in_one_line() -> None:
+    from planverify.graphs.served import InputError, served_graph
+
+    graph = served_graph()
+    with pytest.raises(InputError, match="null is no review answer"):
+        async for _ in graph.astream(Command(resume=None), {"configurable": {"thread_id": "t"}}):
+            pass

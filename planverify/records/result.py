@@ -152,6 +152,13 @@ class VerificationResult(BaseModel):
     cost_usd: float | None = None  # what the tokens cost; None when a model has no known price
     warnings: list[str] = Field(default_factory=list)  # notes about the input
 
+    @field_validator("error")
+    @classmethod
+    def _no_secret_in_error(cls, error: str | None) -> str | None:
+        """An error's text quotes whatever raised it (an SDK, a server): it never keeps a secret
+        value of this process, nor credentials in a URL."""
+        return None if error is None else scrub(error)
+
     @classmethod
     def from_state(cls, state: FinishedState) -> VerificationResult:
         """Summarise a finished graph state."""

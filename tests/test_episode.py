@@ -122,3 +122,13 @@ def test_line_breaks_around_an_action_are_stripped_as_before() -> None:
 def test_a_boolean_id_is_refused_not_turned_into_text(flag: bool) -> None:
     with pytest.raises(EpisodeError, match="boolean"):
         parse_episode({"id": flag, "actions": PLAN})
+
+
+def test_history_merges_iterations_sent_as_json_objects() -> None:
+    from planverify.records.critique import Critique
+    from planverify.records.history import Iteration, merge_history
+
+    first = Iteration(iteration=1, critique=Critique())
+    sent = [{"iteration": 2, "critique": {}}, {"iteration": 1, "critique": {}, "edits": []}]
+    merged = merge_history([first], sent)  # type: ignore[arg-type]
+    assert [(type(i), i.iteration) for i in merged] == [(Iteration, 1), (Iteration, 2)]

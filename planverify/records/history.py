@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -53,7 +53,12 @@ class Iteration(BaseModel):
 
 
 def merge_history(left: list[Iteration], right: list[Iteration]) -> list[Iteration]:
-    """Reducer: add iterations, replacing an earlier record of the same iteration."""
-    merged = {item.iteration: item for item in left}
-    merged.update({item.iteration: item for item in right})
+    """Reducer: add iterations, replacing an earlier record of the same iteration (an update
+    sent through a server's API carries them as JSON objects)."""
+    merged = {item.iteration: item for item in _iterations(left)}
+    merged.update({item.iteration: item for item in _iterations(right)})
     return [merged[k] for k in sorted(merged)]
+
+
+def _iterations(items: list[Any]) -> list[Iteration]:
+    return [i if isinstance(i, Iteration) else Iteration.model_validate(i) for i in items]

@@ -591,6 +591,14 @@ def test_an_output_that_is_not_a_regular_file_is_refused_and_left_as_it_is(
             no_traceback(refused)
             assert refused.exit_code == 2, (command, refused.output)
             assert f"the output {output} exists and is not a regular file" in said(refused)
+    annotated = tmp_path / "annotated.jsonl"
+    assert runner.invoke(app, ["corrupt", str(source), "-o", str(annotated)]).exit_code == 0
+    scored = tmp_path / "scored.jsonl"
+    assert verify(annotated, "--no-checkpoint", "-o", scored).exit_code == 0
+    for output in (fifo, link):
+        refused = runner.invoke(app, ["score", str(annotated), str(scored), "--json", str(output)])
+        no_traceback(refused)
+        assert refused.exit_code == 2 and "is not a regular file" in said(refused)
     assert fifo.is_fifo() and link.is_symlink()
     journal = tmp_path / "o.jsonl.partial"
     os.mkfifo(journal)

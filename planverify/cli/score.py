@@ -11,6 +11,7 @@ from rich.table import Table
 
 from planverify.cli.shared import (
     check_clash,
+    check_output,
     fail,
 )
 from planverify.records.episode import Episode, EpisodeError
@@ -62,6 +63,7 @@ def score(
         if problem is not None:
             raise fail(problem)
     if report is not None:
+        check_output(report)
         check_clash([report], [annotated, results], None)
     try:
         outcomes = [r for _, r in read_all(results, VerificationResult, "a result record")]

@@ -267,7 +267,7 @@ class Insertion(Plan):
         kind = state.get(device).kind
         if kind in WATER_TAPS:
             basins = serves(state, device)
-            return self._name_for(*sorted(basins, key=lambda b: b != "SinkBasin"))
+            return self._name_for(*sorted(basins, key=lambda b: (not b.endswith("Basin"), b)))
         if kind in ("CoffeeMachine", "Toaster"):
             return next(
                 (n for a in self.actions[: self.n] for n in a.objects if state.key(n) == device),

@@ -222,7 +222,9 @@ class Reviewer(KeepRules, Insertion):
         by: dict[str, int] = {}
         kinds = {t for name in self.spec.types() for t in types_of(name)}
         start = {u.text for u in self.sim.judge(self.sim.starts[0]) if u.met is True}
-        pending = {u.text for u in self.sim.judge(self.trace.final[0]) if u.met is True} - start
+        met = [u.text for u in self.sim.judge(self.trace.final[0]) if u.met is True]
+        listed = [text for text in dict.fromkeys(met) if text not in start]  # the spec's order
+        pending = set(listed)
         for pos in range(len(self.order) - 1, -1, -1):
             if not pending:
                 break
@@ -241,7 +243,7 @@ class Reviewer(KeepRules, Insertion):
                 continue
             # the goal judge (`goal_judge`), asked only about the conditions still pending
             before = {u.text: u.met for u in evaluate(self.spec, prior, only=pending)}
-            for text in [t for t in pending if before.get(t) is not True]:
+            for text in [t for t in listed if t in pending and before.get(t) is not True]:
                 by[text] = step
                 pending.discard(text)
         return by

@@ -6,6 +6,7 @@ the device switched next needs."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import cached_property
 
 from planverify.records.notation import Action, parse_action
 from planverify.world.goals import Unit
@@ -15,6 +16,7 @@ from planverify.world.rules import BASINS, COOKERS, KNIVES, SLICES, WATER_TAPS, 
 from planverify.world.state import SOME, WATER, State
 from planverify.world.trace import better, no_worse, score
 
+Template = tuple[int, Action, str]  # an action to try, the order position it goes before, why
 PAIR_REACH = 2  # steps inserted together are at most this many positions apart
 
 
@@ -113,11 +115,22 @@ class Insertion(Plan):
         """The plan's own name for an object of this kind (or else of the first alternative kind
         it names), or the kind itself."""
         for wanted in (kind, *alternatives):
-            for action in self.actions[: self.n]:
-                for name in action.objects:
-                    if self.trace.final[0].index.type_of(name) == wanted:
-                        return name
+            if wanted in self._first_names:
+                return self._first_names[wanted]
         return kind
+
+    @cached_property
+    def _first_names(self) -> dict[str, str]:
+        """The first name the plan's input steps give an object of each type, in plan order
+        (names never change type while a plan runs, so this is looked up once)."""
+        index = self.trace.final[0].index
+        first: dict[str, str] = {}
+        for action in self.actions[: self.n]:
+            for name in action.objects:
+                kind = index.type_of(name)
+                if kind is not None:
+                    first.setdefault(kind, name)
+        return first
 
     def _knife_before(self, pos: int) -> int | None:
         """The latest order position before `pos` where a knife is in hand."""
@@ -182,13 +195,7 @@ class Insertion(Plan):
                     candidates.append((pos, action, why))
             best = self._best_insertion([[c] for c in candidates], known, goal=goal)
             if best is None and goal and len(candidates) > 1:
-                pairs = [
-                    sorted([a, b], key=lambda c: c[0])
-                    for k, a in enumerate(candidates)
-                    for b in candidates[k + 1 :]
-                    if str(a[1]) != str(b[1]) and abs(a[0] - b[0]) <= PAIR_REACH
-                ]
-                best = self._best_insertion(pairs, known, goal=goal)
+                best = self._best_insertion(_close_pairs(candidates), known, goal=goal)
             if best is None or self.exhausted():
                 return
             chosen, gains = best
@@ -306,6 +313,23 @@ class Insertion(Plan):
                 self._apply({step})
                 pruned = True
         return pruned
+
+
+def _close_pairs(candidates: list[Template]) -> list[list[Template]]:
+    """Every two candidates for different actions at most `PAIR_REACH` order positions apart,
+    each pair in position order; in the order of the candidates, by the first, then the second.
+    Only the candidates near each one are looked at, so a long plan's many cost no more than
+    their number."""
+    at: dict[int, list[int]] = {}  # order position -> the candidates there
+    for k, (pos, _, _) in enumerate(candidates):
+        at.setdefault(pos, []).append(k)
+    texts = [str(action) for _, action, _ in candidates]
+    pairs: list[list[Template]] = []
+    for k, (pos, _, _) in enumerate(candidates):
+        near = range(pos - PAIR_REACH, pos + PAIR_REACH + 1)
+        later = sorted(j for p in near for j in at.get(p, ()) if j > k and texts[j] != texts[k])
+        pairs += [sorted([candidates[k], candidates[j]], key=lambda c: c[0]) for j in later]
+    return pairs
 
 
 def _whole_of(kind: str) -> str | None:

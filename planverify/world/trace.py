@@ -12,6 +12,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
 from planverify.records.notation import Action
+from planverify.world.deadline import CHECK_EVERY, current
 from planverify.world.goals import GoalSpec, Unit, evaluate
 from planverify.world.rules import Outcome, apply
 from planverify.world.state import State
@@ -152,6 +153,7 @@ class Simulator:
         self.starts = [start, *possible]
         self.judge = judge
         self.work = 0  # step updates so far, over all worlds: what a search is budgeted in
+        self.deadline = current()  # checked as long runs go (`planverify.world.deadline`)
 
     def _units(self, states: Sequence[State]) -> list[Unit]:
         """The goal conditions in every world, the world as known first (`known_units`). The
@@ -181,7 +183,10 @@ class Simulator:
         ending = 0 if reuse is None else _shared_end(reuse.order, order, shared)
         offset = 0 if reuse is None else len(reuse.order) - len(order)
         final: tuple[list[State], list[Unit]] | None = None
+        deadline = self.deadline
         for pos in range(shared, len(order)):
+            if deadline is not None and pos % CHECK_EVERY == 0:
+                deadline.check()
             if (
                 reuse is not None
                 and pos >= len(order) - ending
@@ -244,7 +249,10 @@ class Simulator:
                 apply(state, self.steps[step])
             return new
 
+        deadline = self.deadline
         for pos in range(first, len(trace.order)):
+            if deadline is not None and (pos - first) % CHECK_EVERY == CHECK_EVERY - 1:
+                deadline.check()
             for inserted in extra.get(pos, []):
                 if run(inserted) and strict:
                     return Variant(frozenset(impossible), trace.units)

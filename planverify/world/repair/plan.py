@@ -93,7 +93,10 @@ class Plan:
 
     def exhausted(self) -> bool:
         """Whether the search has spent its budget (`WORK_BUDGET`): what it found so far holds,
-        the rest of the plan is kept as it is."""
+        the rest of the plan is kept as it is. Past its caller's deadline, the search stops
+        here instead (`planverify.world.deadline.Stopped`)."""
+        if self.sim.deadline is not None:
+            self.sim.deadline.check()
         return self.sim.work > WORK_BUDGET
 
     def active(self, step: int) -> bool:

@@ -8,6 +8,7 @@ from collections.abc import Collection, Iterator
 
 from planverify.records.notation import MOTION_VERBS, Action
 from planverify.world.classes import types_of
+from planverify.world.deadline import CHECK_EVERY
 from planverify.world.goals import evaluate
 from planverify.world.repair.insertion import Insertion
 from planverify.world.repair.keep import KeepRules
@@ -228,6 +229,8 @@ class Reviewer(KeepRules, Insertion):
         for pos in range(len(self.order) - 1, -1, -1):
             if not pending:
                 break
+            if pos % CHECK_EVERY == 0 and self.sim.deadline is not None:
+                self.sim.deadline.check()
             step = self.order[pos]
             if self.trace.outcomes[pos].changed is False or not self.active(step):
                 continue

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from functools import cached_property
+from itertools import islice
 
 from planverify.records.notation import Action, parse_action
 from planverify.world.goals import Unit
@@ -92,7 +93,12 @@ class Insertion(Plan):
         if self.spec is not None and "HousePlant" in self.spec.types():
             plant = self._name_for("HousePlant")
             name = next(
-                (n for a in self.actions[: self.n] for n in a.objects if state.key(n) == held),
+                (
+                    n
+                    for a in islice(self.actions, self.n)
+                    for n in a.objects
+                    if state.key(n) == held
+                ),
                 held,
             )
             pour = parse_action(f"Driver.PourFromAIntoB('{name}', '{plant}')")
@@ -100,7 +106,7 @@ class Insertion(Plan):
 
     def _tap_for(self, state: State, basin: str) -> str | None:
         """The plan's name for a tap that runs into basins of this kind, if it names one."""
-        for action in self.actions[: self.n]:
+        for action in islice(self.actions, self.n):
             for name in action.objects:
                 key = state.key(name)
                 if (
@@ -164,9 +170,7 @@ class Insertion(Plan):
             switch_on = parse_action(f"Driver.ToggleOn('{action.objects[0]}')")
             added = self._add_step(switch_on)
             variant = self.sim.without(self.trace, set(), {pos: [added]})
-            if variant.impossible - self.trace.impossible or not no_worse(
-                variant.units, self.trace.units
-            ):
+            if variant.gained or not no_worse(variant.units, self.trace.units):
                 self.sim.steps.pop()
                 self.actions.pop()
                 continue
@@ -223,15 +227,15 @@ class Insertion(Plan):
             for _ in option:
                 self.sim.steps.pop()
                 self.actions.pop()
-            fewer = variant.impossible < self.trace.impossible
+            fewer = variant.fewer
             gains = (
                 goal
                 and better(self.sim.known_units(variant.units), known)
                 and no_worse(variant.units, self.trace.units)
             )
-            if variant.impossible - self.trace.impossible or not (gains or fewer):
+            if variant.gained or not (gains or fewer):
                 continue
-            key = (-score(variant.units)[0], len(variant.impossible), -option[0][0])
+            key = (-score(variant.units)[0], variant.count, -option[0][0])
             if best is None or key < best[0]:
                 best = (key, option, gains)
         return None if best is None else (best[1], best[2])
@@ -277,7 +281,12 @@ class Insertion(Plan):
             return self._name_for(*sorted(basins, key=lambda b: (not b.endswith("Basin"), b)))
         if kind in ("CoffeeMachine", "Toaster"):
             return next(
-                (n for a in self.actions[: self.n] for n in a.objects if state.key(n) == device),
+                (
+                    n
+                    for a in islice(self.actions, self.n)
+                    for n in a.objects
+                    if state.key(n) == device
+                ),
                 None,
             )
         return None
@@ -289,7 +298,7 @@ class Insertion(Plan):
         added = self._add_step(right)
         variant = self.sim.without(self.trace, {put}, {pos: [added]})
         gains = better(self.sim.known_units(variant.units), known)
-        if variant.impossible - self.trace.impossible or not gains:
+        if variant.gained or not gains:
             self.sim.steps.pop()
             self.actions.pop()
             return

@@ -166,8 +166,12 @@ class Plan:
         return -1
 
     def _acceptable(self, variant: Variant, block: set[int]) -> bool:
-        allowed = self.trace.impossible - block
-        return variant.impossible <= allowed and no_worse(variant.units, self.trace.units)
+        left_out = self.trace.impossible & block  # (they cannot happen in it: they are not in it)
+        return (
+            not variant.gained
+            and left_out <= variant.lost
+            and no_worse(variant.units, self.trace.units)
+        )
 
     def _near(
         self, pos: int, name: str, verbs: Collection[str] | None = None, *, forward: bool

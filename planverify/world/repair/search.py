@@ -108,15 +108,13 @@ class Reviewer(KeepRules, Insertion):
                 if max(positions) > culprit:
                     continue
                 variant = self.sim.without(self.trace, block)
-                if not variant.impossible < self.trace.impossible or not no_worse(
-                    variant.units, self.trace.units
-                ):
+                if not variant.fewer or not no_worse(variant.units, self.trace.units):
                     continue
                 met, progress = score(variant.units)
                 key = (
                     -met,
                     -progress,
-                    len(variant.impossible),
+                    variant.count,
                     len(block),
                     max(positions) - culprit,  # the cause before the symptom
                 )
@@ -125,7 +123,7 @@ class Reviewer(KeepRules, Insertion):
             if best is None:
                 return
             block = best[1]
-            fixed = sorted(self.trace.impossible - best[2].impossible)
+            fixed = sorted(best[2].lost)
             why = self._blame_reason(block, fixed)
             # a step removed for itself cannot happen whatever the goal; a cause is chosen as
             # the block whose removal meets the goal best

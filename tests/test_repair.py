@@ -802,3 +802,24 @@ def test_a_running_device_switched_off_loses_the_switch_off_rather_than_gains_a_
     first = judge(plan, where=None)
     assert (removed(first), added(first)) == ([(1,)], [])
     _check_maximal(plan, None, COFFEE)
+
+
+@settings(max_examples=150)
+@given(st.data())
+def test_a_variant_tells_what_the_sequence_without_its_block_says(data: st.DataObject) -> None:
+    # a variant looks only at the stretch it ran; what it tells against the trace must be what
+    # running the shorter sequence from the start says
+    where = data.draw(st.sampled_from([KITCHEN, None]))
+    plan = data.draw(executable_plans(where))
+    if not plan:
+        return
+    actions = [parse_action(line) for line in plan]
+    sim = Simulator(actions, initial_state(where, names=NAMES), goal_judge(COFFEE))
+    full = sim.trace(list(range(len(plan))))
+    block = data.draw(st.sets(st.sampled_from(range(len(plan))), min_size=1))
+    variant = sim.without(full, block)
+    afresh = sim.trace([s for s in range(len(plan)) if s not in block])
+    assert variant.gained == afresh.impossible - full.impossible
+    assert variant.lost == full.impossible - afresh.impossible
+    assert variant.count == len(afresh.impossible)
+    assert variant.units == afresh.units

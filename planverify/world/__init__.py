@@ -8,6 +8,7 @@ plans proved by simulation.
 - `classes`, `vocabulary`: TEACh's object classes, and the words people use for objects;
 - `trace`, `repair`: simulating variants of a plan, and the minimal-repair verdicts;
 - `certify`: checking another Judge's flags and a Planner's insertions by simulation;
+- `deadline`: a cooperative deadline at which a review or a certification stops;
 - `start`, `mentions`, `facts`: the state at a plan's start, words that name types and verbs,
   and facts for a model Judge's prompt.
 

@@ -232,7 +232,7 @@ class _Decision:
         if others:
             name += f" together with the accepted {steps_named(sorted(others))}"
         variant = reviewer.sim.without(reviewer.trace, set(steps))
-        new = sorted(variant.impossible - reviewer.trace.impossible, key=reviewer.trace.position)
+        new = sorted(variant.gained, key=reviewer.trace.position)
         if new:
             order = [s for s in reviewer.order if s not in steps]
             trace = reviewer.sim.trace(order)

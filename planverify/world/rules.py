@@ -249,7 +249,7 @@ def _cook_on_stove(state: State, cooker: str, lit: bool | None) -> None:
 def _nowhere_known(state: State) -> list[str]:
     """In a possible world, the objects that may stand in a device: taken later from a place
     nobody knows, and not moved yet."""
-    return [k for k in state.hopeful if state.objects[k].loc is None and k != state.held]
+    return [k for k in sorted(state.hopeful) if state.objects[k].loc is None and k != state.held]
 
 
 def _switched_on(state: State, key: str, on: bool | None) -> None:

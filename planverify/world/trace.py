@@ -8,10 +8,12 @@ both run the same steps on the same state, so the rest is known without simulati
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
 from planverify.records.notation import Action
+from planverify.world.deadline import CHECK_EVERY, current
 from planverify.world.goals import GoalSpec, Unit, evaluate
 from planverify.world.rules import Outcome, apply
 from planverify.world.state import State
@@ -31,9 +33,11 @@ class Trace:
     units: list[Unit]  # how far the goal is met at the end, all worlds' conditions in a row
     impossible: frozenset[int] = field(default_factory=frozenset)  # steps that cannot happen
     positions: dict[int, int] = field(default_factory=dict)  # step -> its position
+    impossible_at: list[int] = field(default_factory=list)  # their positions, in order
 
     def __post_init__(self) -> None:
         self.positions = {step: pos for pos, step in enumerate(self.order)}
+        self.impossible_at = sorted(self.positions[s] for s in self.impossible)
 
     def position(self, step: int) -> int:
         return self.positions[step]
@@ -41,10 +45,20 @@ class Trace:
 
 @dataclass
 class Variant:
-    """What a variant of a traced sequence comes to (without some of its steps)."""
+    """What a variant of a traced sequence comes to (without some of its steps), against the
+    trace: which steps cannot happen in it that could in the trace, and the other way round.
+    (A strict variant that stopped at a step that newly cannot happen tells only the steps up to
+    there.)"""
 
-    impossible: frozenset[int]  # steps that cannot happen in it
+    gained: frozenset[int]  # steps that cannot happen in it, and could in the trace
+    lost: frozenset[int]  # steps that cannot happen in the trace, and can (or are left out) in it
+    count: int  # how many steps cannot happen in it
     units: list[Unit]  # how far the goal is met at its end
+
+    @property
+    def fewer(self) -> bool:
+        """Whether its impossible steps are some of the trace's, not all."""
+        return not self.gained and bool(self.lost)
 
 
 def rank(met: bool | None) -> int:
@@ -127,6 +141,22 @@ def _same(states: Sequence[State], others: Sequence[State]) -> bool:
     )
 
 
+def _against(
+    trace: Trace, first: int, stop: int, failed: Collection[int], units: list[Unit]
+) -> Variant:
+    """A variant that ran the order positions from `first` up to `stop` (`failed`: the steps
+    run there that cannot happen), told against the trace: only the trace's impossible steps in
+    that stretch are looked at, so a long plan's many cost nothing elsewhere."""
+    stretch = trace.impossible_at[
+        bisect.bisect_left(trace.impossible_at, first) : bisect.bisect_left(
+            trace.impossible_at, stop
+        )
+    ]
+    lost = frozenset(s for s in (trace.order[p] for p in stretch) if s not in failed)
+    gained = frozenset(s for s in failed if s not in trace.impossible)
+    return Variant(gained, lost, len(trace.impossible) - len(lost) + len(gained), units)
+
+
 def _shared_start(first: Sequence[int], second: Sequence[int]) -> int:
     """How many steps two sequences start with alike."""
     for k, (a, b) in enumerate(zip(first, second, strict=False)):
@@ -152,6 +182,7 @@ class Simulator:
         self.starts = [start, *possible]
         self.judge = judge
         self.work = 0  # step updates so far, over all worlds: what a search is budgeted in
+        self.deadline = current()  # checked as long runs go (`planverify.world.deadline`)
 
     def _units(self, states: Sequence[State]) -> list[Unit]:
         """The goal conditions in every world, the world as known first (`known_units`). The
@@ -181,7 +212,10 @@ class Simulator:
         ending = 0 if reuse is None else _shared_end(reuse.order, order, shared)
         offset = 0 if reuse is None else len(reuse.order) - len(order)
         final: tuple[list[State], list[Unit]] | None = None
+        deadline = self.deadline
         for pos in range(shared, len(order)):
+            if deadline is not None and pos % CHECK_EVERY == 0:
+                deadline.check()
             if (
                 reuse is not None
                 and pos >= len(order) - ending
@@ -231,31 +265,38 @@ class Simulator:
         first, last = min(positions), max(positions)
         source = trace.before[first] if first < len(trace.order) else trace.final
         states = [state.copy() for state in source]
-        impossible = {s for s in trace.impossible if trace.position(s) < first}
+        failed: set[int] = set()  # the steps run that cannot happen
 
         def run(step: int) -> bool:
             """Run a step in every world; whether it newly cannot happen."""
             self.work += len(states)
             new = False
             if apply(states[0], self.steps[step]).problem:
-                impossible.add(step)
+                failed.add(step)
                 new = step not in trace.impossible
             for state in states[1:]:
                 apply(state, self.steps[step])
             return new
 
+        def variant(stop: int, units: list[Unit]) -> Variant:
+            """The variant, run from `first` up to the order position `stop`: beyond, the trace
+            holds (or, for a strict variant that stopped, is not told)."""
+            return _against(trace, first, stop, failed, units)
+
+        deadline = self.deadline
         for pos in range(first, len(trace.order)):
+            if deadline is not None and (pos - first) % CHECK_EVERY == CHECK_EVERY - 1:
+                deadline.check()
             for inserted in extra.get(pos, []):
                 if run(inserted) and strict:
-                    return Variant(frozenset(impossible), trace.units)
+                    return variant(pos, trace.units)
             step = trace.order[pos]
             if step in block:
                 continue
             if pos > last and _same(states, trace.before[pos]):
-                rest = {s for s in trace.impossible if trace.position(s) >= pos}
-                return Variant(frozenset(impossible | rest), trace.units)
+                return variant(pos, trace.units)
             if run(step) and strict:
-                return Variant(frozenset(impossible), trace.units)
+                return variant(pos + 1, trace.units)
         for inserted in extra.get(len(trace.order), []):
             run(inserted)
-        return Variant(frozenset(impossible), self._units(states))
+        return variant(len(trace.order), self._units(states))

@@ -1,0 +1,255 @@
+"""The keep rules: which candidate blocks the search may remove. A block goes when no rule keeps
+it (`_policy`: left half done, put down nowhere known, preparation, an object the goal is about)
+and the plan without it meets the goal no less (`_find_removable`); where the plan meets no goal
+condition that doing nothing would not, only what is useless whatever the goal goes.
+
+What a block is comes from `patterns` and `presumptions`; what to do with each kind of block is
+decided here, so a policy that keeps more (or fewer) kinds belongs beside `_policy`."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+from planverify.world.repair.kinds import SURFACES
+from planverify.world.repair.patterns import Patterns
+from planverify.world.rules import BASINS
+from planverify.world.trace import rank
+
+RESTORING = frozenset({"Close", "ToggleOff"})  # verbs that only put a state back
+
+
+class KeepRules(Patterns):
+    """Which blocks may go, and which stay."""
+
+    def _policy(self, block: set[int]) -> str | None:
+        """Which policy keeps a block ("alone", "unplaced", "preparation", "goal"), or None."""
+        if not self._self_contained(block):
+            return "alone"
+        if any(self._put_nowhere(s) for s in block):
+            return "unplaced"
+        if self._is_preparation(block):
+            return "preparation"
+        if self._handles_goal_objects(block):
+            return "goal"
+        return None
+
+    def _removable(self, block: set[int]) -> bool:
+        """Whether a block can go. The same block comes up again under the same order (a pair
+        that is also a run; the sweep after the last removal), so the answer is memoised with
+        the work it cost, which is counted again so that the budget runs out as it would."""
+        key = frozenset(block)
+        if key in self._removable_memo:
+            answer, work = self._removable_memo[key]
+            self.sim.work += work
+            return answer
+        before = self.sim.work
+        answer = self._find_removable(block)
+        self._removable_memo[key] = (answer, self.sim.work - before)
+        return answer
+
+    def _find_removable(self, block: set[int]) -> bool:
+        if any(s in self.removed for s in block) or self._policy(block) is not None:
+            return False
+        if self.vacuous and not self._goal_free(block):
+            return False
+        if not self._acceptable(self.sim.without(self.trace, block, strict=True), block):
+            return False
+        later = self._moved_on_after_goal(block)
+        return later is None or not self._removable(later)
+
+    def _single_allowed(self, pos: int, *, blame: bool) -> bool:
+        step = self.order[pos]
+        action = self.actions[step]
+        outcome = self.trace.outcomes[pos]
+        if outcome.problem or outcome.changed is False:
+            return True  # an impossible step, or one that changes nothing
+        if blame or self._inert_switch(pos) or self._idle_switch_off(pos):
+            return True
+        return action.verb != "PutAOnB" and action.verb not in RESTORING
+
+    def _self_contained(self, block: set[int]) -> bool:
+        """Whether a block can go as a whole: no step of it is left half done (`half_done`),
+        and an object picked up and put down is not touched again afterwards."""
+        last = max(self.trace.position(s) for s in block)
+        for step in block:
+            if self.half_done(step, block) is not None:
+                return False
+            action = self.actions[step]
+            outcome = self.trace.outcomes[self.trace.position(step)]
+            if action.verb == "PickUp" and not (outcome.problem or outcome.changed is False):
+                obj = action.objects[0]
+                back = self._near(self.trace.position(step), obj, {"PutAOnB"}, forward=False)
+                if back is not None and back in block:
+                    continue  # takes back what the block put down: the two cancel
+                put = self._near(self.trace.position(step), obj, {"PutAOnB"}, forward=True)
+                if put is None and self._held_for_nothing([step], last, block):
+                    continue
+                if put is None:
+                    return False
+                if (
+                    put in block
+                    and self._touched_after(obj, last, block)
+                    and not self._set_straight_back(step, put)
+                ):
+                    return False
+        return True
+
+    def half_done(self, step: int, block: Collection[int]) -> str | None:
+        """What removing a block would leave half done of what one of its steps belongs to, or
+        None: a put-down without the pick-up before it or the one that takes the object back; a
+        step that puts a state back (a close, a switch-off, pouring a vessel out) without the
+        step that changed it, or, where the plan never changed it, readying something the plan
+        uses; an open or a switch-on without the step that undoes it, or an open something is
+        taken from. Steps that change nothing or cannot happen, and switches that act on
+        nothing, go alone."""
+        pos = self.trace.position(step)
+        outcome = self.trace.outcomes[pos]
+        if outcome.problem or outcome.changed is False:
+            return None
+        action = self.actions[step]
+        obj = action.objects[0] if action.objects else ""
+        n = step + 1
+        if action.verb == "PutAOnB":
+            pick = self._near(pos, obj, {"PickUp"}, forward=False)
+            again = self._near(pos, obj, {"PickUp"}, forward=True)
+            if (pick is None or pick not in block) and (again is None or again not in block):
+                return f"step {n} goes with the pick-up of {obj} before it or after it"
+            return None
+        if action.verb in ("ToggleOn", "ToggleOff") and self._inert_switch(pos):
+            return None
+        if self._switched_back(pos, block):
+            return None  # off and on again: the device runs as it did
+        if action.verb in ("Close", "ToggleOff"):
+            opener = self._near(pos, obj, {"Open", "ToggleOn"}, forward=False)
+            if opener is not None:  # puts back what the plan changed: tidying up
+                return None if opener in block else f"step {n} undoes step {opener + 1}"
+            if self._touched_elsewhere(obj, block):
+                return f"step {n} readies {obj}, which the plan uses"
+            return None
+        if (
+            action.verb == "PourFromAIntoB"
+            and self.state_at(pos).kind_at(self.state_at(pos).key(action.objects[1])) in BASINS
+        ):
+            pick = self._near(pos, obj, {"PickUp"}, forward=False)
+            if pick is None or pick not in block:
+                return f"step {n} empties {obj}, which the plan fetched"
+            return None
+        if action.verb in ("Open", "ToggleOn"):
+            closer = self._near(pos, obj, {"Close", "ToggleOff"}, forward=True)
+            if closer is None:  # left on: whether that serves the goal, the simulation says
+                if action.verb == "Open" and not self._searched(pos, obj, block):
+                    return f"step {n} leaves {obj} open"
+                return None
+            if closer not in block:
+                return f"step {closer + 1} undoes step {n}"
+            if action.verb == "Open" and self._reached_into(pos, self.trace.position(closer)):
+                return f"something is taken from {obj} while it is open"
+        return None
+
+    def _handles_goal_objects(self, block: set[int]) -> bool:
+        """Whether a block does something to an object of a kind the goal names (moves it,
+        switches a device it is in, changes its state). Such steps serve the goal in ways a
+        simulation cannot always show, so they only go when they change nothing, cannot
+        happen, or put the object down and take it back at once (a misplacement)."""
+        steps = sorted(block, key=self.trace.position)
+        positions = [self.trace.position(s) for s in steps]
+        verbs = [self.actions[s].verb for s in steps]
+        if len(steps) == 2 and verbs == ["PutAOnB", "PickUp"]:
+            obj = self.actions[steps[0]].objects[0]
+            if self._near(positions[0], obj, forward=True) == steps[1]:
+                return False  # put down and taken back: a misplacement, whatever follows
+        if len(steps) == 2 and all(self._switched_back(p, block) for p in positions):
+            return False  # switched off and on again: the device runs as it did
+        if len(steps) == 1 and self._idle_switch_off(positions[0]):
+            return False
+        if not any(self._touches_goal_objects(p) for p in positions):
+            return False
+        if self._looked_into(block):
+            return False  # opened and closed again, nothing taken or put: nothing moved
+        return not self._abandoned(steps, positions)
+
+    def _is_preparation(self, block: set[int]) -> bool:
+        """Whether a block takes something out of a receptacle the plan uses afterwards: a
+        device (clearing the sink before washing, a pan before cooking), or a container or
+        dish it puts things into or takes things from later. Surfaces have room: taking
+        something off a counter or a table prepares nothing."""
+        last = max(self.trace.position(s) for s in block)
+        for step in block:
+            action = self.actions[step]
+            if action.verb != "PickUp":
+                continue
+            pos = self.trace.position(step)
+            if self._near(pos, action.objects[0], {"PutAOnB"}, forward=False) in block:
+                continue  # taking back what the block itself put there clears nothing
+            state = self.state_at(pos)
+            key = state.key(action.objects[0])
+            place = state.get(key).loc if key is not None else None
+            kind = state.kind_at(place)
+            put = self._near(pos, action.objects[0], {"PutAOnB"}, forward=True)
+            if place is not None and put in block and self._puts_into(put, place):
+                continue  # put back where it was: nothing cleared
+            if kind is None and place is None:
+                if self._presumably_cleared(pos, key, put, last, block):
+                    return True
+                continue
+            if (
+                kind is not None
+                and kind not in SURFACES
+                and self._used_after(last, kind, place, block)
+            ):
+                return True
+        return False
+
+    def _moved_on_after_goal(self, block: set[int]) -> set[int] | None:
+        """For a put-down and the pick-up that takes the object back, when the put-down already
+        met every goal relation about the object that the plan meets at the end and the object
+        is put down again later: that later pick-up and put-down, the detour to remove instead
+        (the cloth in the bathtub, moved on into its basin). Otherwise None."""
+        steps = sorted(block, key=self.trace.position)
+        positions = [self.trace.position(s) for s in steps]
+        if self.spec is None or not self._taken_back(steps, positions):
+            return None
+        obj = self.actions[steps[0]].objects[0]
+        again = self._near(positions[1], obj, {"PutAOnB"}, forward=True)
+        key = self.state_at(positions[0]).key(obj)
+        if again is None or key is None:
+            return None
+        kind = self.state_at(positions[0]).get(key).kind
+        about = [  # where the object is matters only to relations
+            k
+            for k, types in enumerate(self._unit_types)
+            if k >= self._state_units and kind in types
+        ]
+        final = self.sim.known_units(self.trace.units)
+        there = self.sim.judge(self.state_at(positions[0] + 1))
+        met = [k for k in about if final[k].met is True]
+        return {steps[1], again} if met and all(there[k].met is True for k in met) else None
+
+    @property
+    def vacuous(self) -> bool:
+        """Whether the plan as repaired so far meets no goal condition, nor gets nearer to one,
+        that doing nothing would not, in any world simulated (the world as known, and without a
+        scene the possible worlds): "it meets the goal no less" is then no evidence, and only what is useless whatever the goal may go. Without a
+        goal spec the objects the goal text names must end as they do, and when it names none,
+        every object must: that too lets only what is useless whatever the goal go."""
+        if self.spec is None:  # the objects the goal text names must end as they do (with
+            return False  # none named, every object: nothing with a lasting effect goes)
+        return not any(
+            rank(now.met) > rank(idle.met) or now.progress > idle.progress
+            for now, idle in zip(self.trace.units, self.idle_units, strict=True)
+        )
+
+    def _goal_free(self, block: Collection[int]) -> bool:
+        """Whether a block is useless whatever the goal: each of its steps cannot happen,
+        changes nothing or switches a device that acts on nothing, or, as a whole, it changes
+        nothing that lasts (a cancelling pair, an
+        object put down and taken back, or picked up and set back where it was)."""
+        outcomes = [self.trace.outcomes[self.trace.position(s)] for s in block]
+        if all(o.problem or o.changed is False for o in outcomes):
+            return True
+        if all(self._inert_switch(self.trace.position(s)) for s in block):
+            return True  # a radio, a lamp: no TEACh goal asks for their switches
+        steps = sorted(block, key=self.trace.position)
+        if self._put_back(steps, [self.trace.position(s) for s in steps]):
+            return True
+        return self._looked_into(block) or self.sim.settles(self.trace, block)

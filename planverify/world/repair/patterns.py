@@ -1,0 +1,313 @@
+"""What a block of steps is, as far as the keep rules ask: a switch of a device that acts on
+nothing, a device switched off and on again, a container only searched, an object set straight
+back or fetched and left aside, a pick-up held for nothing, an object the plan worked on, a goal
+met as well without it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Sequence
+
+from planverify.records.notation import MOTION_VERBS, Action
+from planverify.world.repair.kinds import CONTROLS, SURFACES, WORKING_DEVICES
+from planverify.world.repair.presumptions import Presumptions
+from planverify.world.rules import BASINS, DERIVED_TYPES
+from planverify.world.state import SOME, Obj, State
+
+UNDOING = {"ToggleOff": ("ToggleOn", True), "Close": ("Open", True)}
+UNDOING |= {"ToggleOn": ("ToggleOff", False), "Open": ("Close", False)}
+"""A restoring step and the step that undoes it next (forward), or the other way round."""
+WORKED_STATES = ("present", "dirty", "liquid", "cooked", "boiled", "sliced", "on", "open")
+
+
+class Patterns(Presumptions):
+    """Recognising what a block of steps does."""
+
+    def _inert_switch(self, pos: int) -> bool:
+        """Whether the step at an order position switches a device that acts on nothing."""
+        if pos not in self._inert:
+            self._inert[pos] = self._find_inert_switch(pos)
+        return self._inert[pos]
+
+    def _find_inert_switch(self, pos: int) -> bool:
+        action = self.actions[self.order[pos]]
+        if action.verb not in ("ToggleOn", "ToggleOff"):
+            return False
+        state = self.state_at(pos)
+        key = state.key(action.objects[0])
+        return key is not None and state.get(key).kind not in WORKING_DEVICES
+
+    def _idle_switch_off(self, pos: int) -> bool:
+        """Whether the step at an order position switches off a device that ran from the start
+        and has acted on nothing the plan put in it: it serves nothing (tidying up after use is
+        switching off what the plan used)."""
+        action = self.actions[self.order[pos]]
+        if action.verb != "ToggleOff" or not action.objects:
+            return False
+        name = action.objects[0]
+        if self._near(pos, name, {"ToggleOn", "ToggleOff"}, forward=False) is not None:
+            return False
+        state = self.state_at(pos)
+        device = state.key(name)
+        if (
+            device is None
+            or state.get(device).on is not True
+            or state.kind_at(device) == "Microwave"
+        ):
+            return False  # (whether a microwave may be opened while it runs is not known)
+        acted = set(self._acted_on(state, device)) | {device}
+        places = {state.get(key).loc for key in acted}
+        basins = {key for key in acted if state.get(key).kind in BASINS}
+        if any(self._named.get(key) for key in acted - places - basins - {device}):
+            return False  # what it acts on is used: switching it off is tidying up
+        for p in range(pos):
+            earlier = self.actions[self.order[p]]
+            if self.active(self.order[p]) and self._put_nowhere(self.order[p]):
+                return False  # put down somewhere unknown: maybe where the device acts
+            if earlier.verb in ("PutAOnB", "PourFromAIntoB") and self.active(self.order[p]):
+                before = self.state_at(p)
+                if (
+                    before.key(earlier.objects[1]) in acted
+                    or before.key(earlier.objects[0]) in acted
+                ):
+                    return False
+        return True
+
+    def _switched_back(self, pos: int, block: Collection[int]) -> bool:
+        """Whether the step at an order position is a switch-off (or a close) that the block
+        switches on (opens) again next, or a switch-on (an open) right after a switch-off (a
+        close) in the block: the device runs, the door stands open, as before (a microwave's
+        switches stay: whether it may be opened while it runs is not known)."""
+        action = self.actions[self.order[pos]]
+        if action.verb not in UNDOING or not action.objects:
+            return False
+        state = self.state_at(pos)
+        if action.verb.startswith("Toggle"):
+            if state.kind_at(state.key(action.objects[0])) == "Microwave":
+                return False
+        elif len(block) != 2:  # a door closed and opened again, and nothing else
+            return False
+        wanted, forward = UNDOING[action.verb]
+        other = self._near(pos, action.objects[0], {action.verb, wanted}, forward=forward)
+        return other is not None and other in block and self.actions[other].verb == wanted
+
+    def _searched(self, pos: int, name: str, block: Collection[int]) -> bool:
+        """Whether an open left open at an order position only searched: nothing else names
+        the container, and nothing is taken afterwards from a place that may be in it (a place
+        not known, or somewhere of its type)."""
+        if self._touched_elsewhere(name, block):
+            return False
+        if not self.scene_known:
+            return self._opened_another_next(pos, name)
+        state = self.state_at(pos)
+        key = state.key(name)
+        kind = state.kind_at(key)
+        for later in range(pos + 1, len(self.order)):
+            step = self.order[later]
+            action = self.actions[step]
+            if not self.active(step) or action.verb in MOTION_VERBS:
+                continue
+            now = self.state_at(later)
+            for name in action.objects:
+                used = now.key(name)
+                if used is not None and now.get(used).can_pick is False:
+                    continue  # fixed furniture is in no container
+                loc = now.get(used).loc if used is not None else None
+                if loc is None or loc == key or (kind is not None and loc == SOME + kind):
+                    return False
+        return True
+
+    def _set_straight_back(self, pick: int, put: int) -> bool:
+        """Whether a pick-up and a put-down set the object straight back where it was, with
+        nothing but motion between them: it was never carried anywhere."""
+        first, second = self.trace.position(pick), self.trace.position(put)
+        between = self.order[first + 1 : second]
+        if any(self.active(s) and self.actions[s].verb not in MOTION_VERBS for s in between):
+            return False
+        return self._put_back([pick, put], [first, second])
+
+    def _abandoned(self, steps: Sequence[int], positions: Sequence[int]) -> bool:
+        """Whether a block only picks up objects and puts them down: back where they were, or,
+        where the plan meets its whole goal (as far as it concerns them), each never touched
+        again and never changed by the plan since it was there or made (the wrong object, or a
+        slice too many, fetched and left aside; a finished object put away was changed, and
+        stays)."""
+        if any(self.actions[s].verb not in ("PickUp", "PutAOnB") for s in steps):
+            return False
+        if self._put_back(steps, positions):
+            return True
+        last = max(positions)
+        if self._held_for_nothing(steps, last, set(steps)):
+            return True
+        kinds: set[str] = set()
+        for step, pos in zip(steps, positions, strict=True):
+            state = self.state_at(pos)
+            name = self.actions[step].objects[0]
+            key = state.key(name)
+            if key is None or self._touched_after(name, last, set(steps)):
+                return False
+            if _worked(self._as_made(key, pos), state.get(key)):
+                return False
+            kinds.add(state.get(key).kind)
+        return self._goal_met_without(kinds, states_kept=lambda: self._states_kept(steps))
+
+    def _states_kept(self, steps: Sequence[int]) -> bool:
+        """Whether pick-ups and put-downs move their objects only onto surfaces, objects surely
+        as they were: nothing the block does or leaves them in can change their states."""
+        for step in steps:
+            action, pos = self.actions[step], self.trace.position(step)
+            if action.verb == "PutAOnB" and _onto(self.state_at(pos), action) not in SURFACES:
+                return False
+            if self._maybe_worked(action.objects[0], pos):
+                return False
+        return True
+
+    def _held_for_nothing(self, steps: Sequence[int], last: int, block: set[int]) -> bool:
+        """Whether steps are pick-ups of objects the plan never worked on and no later step
+        touches: they end in the hand, and no TEACh goal asks for anything to be held (a goal
+        that could not be read might). Taking out what the plan finished is tidying up."""
+        if self.spec is None:
+            return False
+        for step in steps:
+            action, pos = self.actions[step], self.trace.position(step)
+            name = action.objects[0]
+            if action.verb != "PickUp" or self._touched_after(name, last, block):
+                return False
+            if self._maybe_worked(name, pos):
+                return False
+        return True
+
+    def _maybe_worked(self, name: str, pos: int) -> bool:
+        """Whether the plan may have changed an object's states (other than where it is) by an
+        order position since it was there or made: it did, or a state of it is unknown and the
+        plan did more than carry it (a mug left in a coffee machine whose switch is unknown)."""
+        state = self.state_at(pos)
+        key = state.key(name)
+        if key is None:
+            return True
+        now = state.get(key)
+        if _worked(self._as_made(key, pos), now):
+            return True
+        unknown = any(getattr(now, s) is None for s in WORKED_STATES if s not in ("on", "open"))
+        unknown |= (now.can_toggle is not False and now.on is None) or (
+            now.can_open is not False and now.open is None
+        )
+        return unknown and not self._only_carried(name, pos)
+
+    def _only_carried(self, name: str, pos: int) -> bool:
+        """Whether every step before an order position that names an object picks it up or
+        sets it on a surface: nothing there can have worked on it."""
+        state = self.state_at(pos)
+        for p in self._named.get(name, []):
+            if p >= pos:
+                break
+            action = self.actions[self.order[p]]
+            if action.objects[0] != name or action.verb not in ("PickUp", "PutAOnB"):
+                return False
+            if action.verb == "PutAOnB" and _onto(state, action) not in SURFACES:
+                return False
+        return True
+
+    def _goal_met_without(
+        self, kinds: Collection[str], *, states_kept: Callable[[], bool] | None = None
+    ) -> bool:
+        """Whether the plan meets its whole goal, as far as anything about objects of these
+        kinds goes (a condition about other things may fail: no step on these could make it):
+        a condition about them that fails or is not known to hold may still need them (moving
+        its objects may be progress), unless it is about their states alone, not known to hold,
+        and they were moved only where nothing acts on them (`states_kept`, asked when needed)."""
+        units = self.sim.known_units(self.trace.units)
+        if self.spec is None:
+            return all(u.met is True for u in units)
+        moved = set(kinds)
+        doubtful = [
+            k for k, u in enumerate(units) if u.met is not True and self._unit_types[k] & moved
+        ]
+        if not doubtful:
+            return True
+        if states_kept is None or any(
+            units[k].met is not None or k >= self._state_units for k in doubtful
+        ):
+            return False
+        return states_kept()
+
+    def _as_made(self, key: str, pos: int) -> Obj | None:
+        """An object as it was at the start or, for one the plan made before an order position
+        (a slice, once its whole was sliced), as it was made."""
+        start = self.state_at(0).objects.get(key)
+        if start is None or start.present is True or start.kind not in DERIVED_TYPES:
+            return start
+        if key not in self._made_at:
+            self._made_at[key] = next(
+                (
+                    p
+                    for p in range(1, len(self.order) + 1)
+                    if (made := self.state_at(p).objects.get(key)) is not None
+                    and made.present is True
+                ),
+                None,
+            )
+        made_at = self._made_at[key]
+        return start if made_at is None or made_at > pos else self.state_at(made_at).get(key)
+
+    def _looked_into(self, block: Collection[int]) -> bool:
+        """Whether a block is a container opened and closed again with nothing taken from it or
+        put into it in between (what it holds is unknown without a scene, but nothing moved)."""
+        steps = sorted(block, key=self.trace.position)
+        if [self.actions[s].verb for s in steps] != ["Open", "Close"]:
+            return False
+        name = self.actions[steps[0]].objects[0]
+        first, last = (self.trace.position(s) for s in steps)
+        if self.actions[steps[1]].objects[0] != name or self._reached_into(first, last):
+            return False
+        return not any(
+            name in self.actions[self.order[p]].objects[1:] for p in range(first + 1, last)
+        )
+
+    def _put_nowhere(self, step: int) -> bool:
+        """Whether a step is a put-down "on itself", as TEACh records now and then: where the
+        object went (a sink, a device) is unknown, and so is what it did there."""
+        action = self.actions[step]
+        outcome = self.trace.outcomes[self.trace.position(step)]
+        return (
+            action.verb == "PutAOnB"
+            and len(set(action.objects)) == 1
+            and not (outcome.problem or outcome.changed is False)
+        )
+
+    def _used_after(self, last: int, kind: str, place: str | None, block: set[int]) -> bool:
+        """Whether the plan uses a receptacle after an order position: puts or pours into it
+        (into one of its kind, when where the object stood is known by type only), takes it,
+        or switches it or its control on. Taking something else out of it needs no room."""
+        control = CONTROLS.get(kind, kind)
+        exact = place is not None and not place.startswith(SOME)
+        for pos in range(last + 1, len(self.order)):
+            step = self.order[pos]
+            if step in block or not self.active(step):
+                continue
+            action = self.actions[step]
+            state = self.state_at(pos)
+            if action.verb in ("PutAOnB", "PourFromAIntoB"):
+                target = state.key(action.objects[1])
+                if target == place or (not exact and state.kind_at(target) == kind):
+                    return True
+            if action.verb == "PickUp" and state.key(action.objects[0]) == place:
+                return True
+            if action.verb == "ToggleOn" and state.kind_at(state.key(action.objects[0])) in (
+                kind,
+                control,
+            ):
+                return True
+        return False
+
+
+def _onto(state: State, action: Action) -> str | None:
+    """The type of what a put-down (or a pour) puts its object on or in."""
+    return state.kind_at(state.key(action.objects[1]))
+
+
+def _worked(start: Obj | None, now: Obj) -> bool:
+    """Whether an object's states (other than where it is) are not what they were at the start:
+    the plan has worked on it."""
+    if start is None:
+        return True
+    return any(getattr(start, name) != getattr(now, name) for name in WORKED_STATES)

@@ -823,3 +823,17 @@ def test_a_variant_tells_what_the_sequence_without_its_block_says(data: st.DataO
     assert variant.lost == full.impossible - afresh.impossible
     assert variant.count == len(afresh.impossible)
     assert variant.units == afresh.units
+
+
+def test_a_switch_to_the_same_state_does_not_hide_a_misplaced_put_down() -> None:
+    # the coffee machine starts off, so the switch-off changes nothing: the switch-on that
+    # follows still makes the mug's put-down on the table the wrong one, in the first review
+    plan = [
+        "Driver.PickUp('Mug')",
+        "Driver.PutAOnB('Mug', 'DiningTable')",
+        "Driver.ToggleOff('CoffeeMachine')",
+        "Driver.ToggleOn('CoffeeMachine')",
+    ]
+    first = review(plan, scene=KITCHEN, spec=COFFEE)
+    assert [p.action for p in first.proposals] == ["Driver.PutAOnB('Mug', 'CoffeeMachine')"]
+    _check_maximal(plan, KITCHEN, COFFEE)

@@ -256,6 +256,8 @@ class Insertion(Plan):
                 continue
             pos = self.trace.position(step)
             put = self._previous_interaction(pos)
+            while put is not None and self._switch_to_same(put):  # it goes, so it is no step
+                put = self._previous_interaction(self.trace.position(put))
             if put is None or self.actions[put].verb != "PutAOnB" or not self.judged(put):
                 continue
             state = self.state_at(pos)
@@ -269,6 +271,12 @@ class Insertion(Plan):
             if state.kind_at(state.key(thing)) not in self.goal_kinds:
                 continue
             self._try_replacement(put, parse_action(f"Driver.PutAOnB('{thing}', '{where}')"))
+
+    def _switch_to_same(self, step: int) -> bool:
+        """Whether a step switches a device to the state it is already in."""
+        if self.actions[step].verb not in ("ToggleOn", "ToggleOff"):
+            return False
+        return self.trace.outcomes[self.trace.position(step)].changed is False
 
     def _device_place(self, state: State, device: str | None) -> str | None:
         """The plan's name for where an object goes for a device to act on it: the basin a tap

@@ -31,10 +31,12 @@ Driver.ToggleOn('CoffeeMachine') (to be inserted)
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 
 from planverify.agents.base import JudgeReply
+from planverify.agents.offload import world_work
 from planverify.records.critique import Critique, Flag, Missing
 from planverify.records.episode import Scene
 from planverify.records.evidence import Evidence, simulated
@@ -54,6 +56,7 @@ class RulesJudge:
         # fingerprints of plans whose review finds nothing: those this Judge repaired itself
         # (the repair is idempotent), so the loop's next pass needs no simulation
         self._settled: OrderedDict[str, None] = OrderedDict()
+        self._settled_lock = threading.Lock()  # a server's reviews run in threads (`offload`)
 
     async def ajudge(
         self,
@@ -62,6 +65,11 @@ class RulesJudge:
         scene: Scene | None = None,
         *,
         grounding: Grounding | None = None,
+    ) -> JudgeReply:
+        return await world_work(self._judge, goal, plan, scene, grounding)
+
+    def _judge(
+        self, goal: str, plan: Sequence[str], scene: Scene | None, grounding: Grounding | None
     ) -> JudgeReply:
         grounding = grounding or _grounding(goal, plan, scene)
         if self._recall(fingerprint(plan, grounding)):
@@ -73,16 +81,18 @@ class RulesJudge:
         return JudgeReply(critique_of(plan, verdicts, grounding), warnings=warnings)
 
     def _recall(self, key: str) -> bool:
-        if key not in self._settled:
-            return False
-        self._settled.move_to_end(key)
-        return True
+        with self._settled_lock:
+            if key not in self._settled:
+                return False
+            self._settled.move_to_end(key)
+            return True
 
     def _remember(self, key: str) -> None:
-        self._settled[key] = None
-        self._settled.move_to_end(key)
-        while len(self._settled) > SETTLED_KEPT:
-            self._settled.popitem(last=False)
+        with self._settled_lock:
+            self._settled[key] = None
+            self._settled.move_to_end(key)
+            while len(self._settled) > SETTLED_KEPT:
+                self._settled.popitem(last=False)
 
 
 SETTLED_KEPT = 4096  # repaired plans remembered (a fingerprint each, about 100 bytes)

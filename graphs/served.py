@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping
+from contextlib import suppress
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -33,6 +34,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
 from pydantic import ValidationError
 
+from planverify.agents.offload import OFF_THE_LOOP
 from planverify.graphs.context import SettingsError, VerifierContext
 from planverify.graphs.graph import build_verifier
 from planverify.graphs.policy import DEADLINE_ENV, ServingPolicy
@@ -151,6 +153,9 @@ class ServedGraph(CompiledStateGraph[Any, Any, Any, Any]):
     ) -> AsyncIterator[Any]:
         """As `CompiledStateGraph.astream`, for a checked run that ends by its deadline."""
         given, policy = self._admit(input, config, options)
+        # the world model's work runs beside the loop, which stays free for other clients; the
+        # graph's tasks copy this context when the first step creates them
+        off_the_loop = OFF_THE_LOOP.set(True)
         stream = aiter(super().astream(input, config, **options))
         deadline = asyncio.get_running_loop().time() + policy.deadline
         try:
@@ -171,6 +176,8 @@ class ServedGraph(CompiledStateGraph[Any, Any, Any, Any]):
         finally:
             if isinstance(stream, AsyncGenerator):
                 await stream.aclose()
+            with suppress(ValueError):  # closed from another context: that one never had it
+                OFF_THE_LOOP.reset(off_the_loop)
         message = (
             f"the run did not finish within its deadline of {policy.deadline:g} s "
             f"({DEADLINE_ENV}); a thread keeps its checkpoints, and a new run continues it"

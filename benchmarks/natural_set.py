@@ -116,7 +116,9 @@ def _check_label(episode: Episode, label: dict[str, Any]) -> None:
     if label["type"] == "REMOVE":
         motion = episode.parsed()[label["index"]].verb in MOTION_VERBS
         if motion != (label["error"] == MOTION_ERROR):
-            raise ValueError(f"step {label['index']}: motion labels, and only they, are {MOTION_ERROR}")
+            raise ValueError(
+                f"step {label['index']}: motion labels, and only they, are {MOTION_ERROR}"
+            )
 
 
 def runs_and_meets_goal(episode: Episode, plan: Sequence[str]) -> str | None:

@@ -113,7 +113,7 @@ def _check_label(episode: Episode, label: dict[str, Any]) -> None:
         raise ValueError(f"a minimal-only label needs both policy and optional: {label}")
     if marked is not None and label["optional"] not in OPTIONAL_KINDS:
         raise ValueError(f"unknown optional kind {label['optional']!r}")
-    if label["type"] == "REMOVE":
+    if label["type"] == "REMOVE":  # its index is in range: `validate_labels` ran first
         motion = episode.parsed()[label["index"]].verb in MOTION_VERBS
         if motion != (label["error"] == MOTION_ERROR):
             raise ValueError(
@@ -138,15 +138,12 @@ def runs_and_meets_goal(episode: Episode, plan: Sequence[str]) -> str | None:
 
 
 def _annotated(episode: Episode, record: dict[str, Any], part: str) -> Episode:
-    for label in record["labels"]:
-        if label.get("type") == "REMOVE" and 0 <= label.get("index", -1) < len(episode.actions):
-            _check_label(episode, label)
-        elif label.get("type") == "MISSING" and not label.get("error"):
-            raise ValueError(f"a label without an error type: {label}")
     annotated = Episode.model_validate(
         episode.model_dump(mode="json") | {"labels": record["labels"]}
     )
-    annotated.validate_labels()
+    annotated.validate_labels()  # indices in range, no dialogue removed, MISSING well formed
+    for label in record["labels"]:
+        _check_label(episode, label)
     extra = annotated.model_extra if annotated.model_extra is not None else {}
     extra["part"] = part
     extra["clean"] = {}

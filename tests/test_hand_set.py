@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
+import sys
 from collections import Counter
 from pathlib import Path
 from types import ModuleType
@@ -14,6 +15,7 @@ import pytest
 from planverify.metrics import plan_counts
 from planverify.records.episode import Episode, Label
 from planverify.records.notation import MOTION_VERBS, parse_action
+from planverify.world.rules import net_motion
 
 from .conftest import ROOT
 from .scenes import shared_games
@@ -61,6 +63,19 @@ GAME = {  # a one-task game in TEACh's format: a greeting, a pick-up and a put-d
 def hand_set() -> ModuleType:
     """benchmarks/hand_set.py, imported from its file (benchmarks/ is no package)."""
     spec = importlib.util.spec_from_file_location("hand_set", ROOT / "benchmarks" / "hand_set.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def natural_set(hand_set: ModuleType) -> ModuleType:
+    """benchmarks/natural_set.py, which imports hand_set as the script next to it."""
+    sys.modules.setdefault("hand_set", hand_set)
+    spec = importlib.util.spec_from_file_location(
+        "natural_set", ROOT / "benchmarks" / "natural_set.py"
+    )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -201,3 +216,168 @@ def test_the_episodes_are_the_seeded_draw(
     long = [ep for ep in drawn if hand_set.steps(ep) > hand_set.MAX_STEPS]
     assert {ep.task for ep in long} <= {"Breakfast", "Sandwich"}  # no shorter one exists
     assert all(hand_set.steps(ep, motion=False) <= hand_set.MAX_STEPS for ep in drawn)
+
+
+# --------------------------------------------------------------------------- the natural files
+
+
+def natural_records(natural_set: ModuleType) -> dict[str, list[dict[str, object]]]:
+    """Both natural files' lines, by file name."""
+    return {
+        path.name: natural_set.read_records(path)
+        for path in (natural_set.TEST_FILE, natural_set.REREAD_FILE)
+    }
+
+
+def test_the_natural_files_hold_labels_marked_per_policy(natural_set: ModuleType) -> None:
+    for name, records in natural_records(natural_set).items():
+        assert len({r["id"] for r in records}) == len(records), name
+        for record in records:
+            assert set(record) == natural_set.RECORD_KEYS, record["id"]
+            assert record["part"] == natural_set.PARTS[name], record["id"]
+            assert re.fullmatch(r"[0-9a-f]{64}", record["input_digest"])
+            for label in record["labels"]:
+                assert set(label) <= LABEL_KEYS | {"policy", "optional"}, record["id"]
+                assert label.get("error"), record["id"]
+                Label.model_validate(label)
+                if "policy" in label or "optional" in label:
+                    assert label["policy"] == "minimal", record["id"]
+                    assert label["optional"] in natural_set.OPTIONAL_KINDS, record["id"]
+
+
+def test_the_test_part_is_new_and_the_reread_covers_the_hand_set(
+    hand_set: ModuleType, natural_set: ModuleType
+) -> None:
+    records = natural_records(natural_set)
+    hand = {r["id"]: r for r in hand_set.read_records()}
+    test_part = records[natural_set.TEST_FILE.name]
+    assert len(test_part) >= 40
+    assert not {r["id"] for r in test_part} & set(hand)
+    reread = {r["id"]: r for r in records[natural_set.REREAD_FILE.name]}
+    assert {i: r["input_digest"] for i, r in reread.items()} == {
+        i: r["input_digest"] for i, r in hand.items()
+    }
+    for episode_id, record in hand.items():
+        # the re-read keeps every label of hand.jsonl, marking some as minimal-only, and adds
+        # labels on motion only (which the first reading never labelled)
+        again = [
+            {k: v for k, v in label.items() if k not in ("policy", "optional")}
+            for label in reread[episode_id]["labels"]
+            if label["error"] != natural_set.MOTION_ERROR
+        ]
+        key = lambda label: (label["type"], label.get("index"), label.get("after"))  # noqa: E731
+        assert sorted(again, key=key) == sorted(record["labels"], key=key), episode_id
+
+
+def test_natural_labels_are_those_without_the_minimal_marker(natural_set: ModuleType) -> None:
+    labels = [
+        Label(type="REMOVE", index=1, error="detour"),
+        Label.model_validate(
+            {"type": "REMOVE", "index": 2, "error": "pointless_open_close"}
+            | {"policy": "minimal", "optional": "search"}
+        ),
+    ]
+    assert [label.index for label in natural_set.policy_labels(labels, "natural")] == [1]
+    assert [label.index for label in natural_set.policy_labels(labels, "minimal")] == [1, 2]
+
+
+def write_natural(natural_set: ModuleType, tmp_path: Path, labels: list[dict[str, object]]) -> Path:
+    """A test-part file of one line for the game of `games_with`, with these labels."""
+    digest = natural_set.load_game(tmp_path / "games" / "train" / "g1.game.json").input_digest
+    path = tmp_path / natural_set.TEST_FILE.name
+    record = {"id": "g1", "input_digest": digest, "part": "held_out_test", "labels": labels}
+    path.write_text(json.dumps(record))
+    return path
+
+
+def test_the_natural_loader_gives_a_clean_plan_per_policy(
+    natural_set: ModuleType, tmp_path: Path
+) -> None:
+    games = games_with(tmp_path, GAME)
+    both = {"type": "REMOVE", "index": 2, "error": "detour"}
+    minimal = {"type": "REMOVE", "index": 1, "error": "detour"}
+    minimal |= {"policy": "minimal", "optional": "search"}
+    path = write_natural(natural_set, tmp_path, [minimal, both])
+    (episode,) = natural_set.load_natural(path, games)
+    assert episode.model_extra["part"] == "held_out_test"
+    assert episode.model_extra["clean"] == {
+        "natural": episode.actions[:2],
+        "minimal": episode.actions[:1],
+    }
+    assert [label.index for label in episode.labels] == [1, 2]  # all of them, as minimal reads
+
+
+@pytest.mark.parametrize(
+    ("labels", "problem"),
+    [
+        # without its pick-up, the put-down cannot happen: the simulator refuses that plan
+        ([{"type": "REMOVE", "index": 1, "error": "detour"}], "natural labels fails: .* cannot"),
+        (
+            [{"type": "REMOVE", "index": 2, "error": "detour", "policy": "minimal"}],
+            "needs both policy and optional",
+        ),
+        ([{"type": "REMOVE", "index": 2}], "without an error type"),
+        ([{"type": "REMOVE", "index": 0, "error": "detour"}], "REMOVE on dialogue"),
+    ],
+)
+def test_the_natural_loader_refuses_what_does_not_fit(
+    natural_set: ModuleType, tmp_path: Path, labels: list[dict[str, object]], problem: str
+) -> None:
+    games = games_with(tmp_path, GAME)
+    with pytest.raises(ValueError, match=f"g1: .*{problem}"):
+        natural_set.load_natural(write_natural(natural_set, tmp_path, labels), games)
+
+
+@pytest.fixture(scope="module")
+def natural_sets(natural_set: ModuleType) -> dict[str, list[Episode]]:
+    """Both natural files rebuilt from the shared games, every check passed."""
+    try:
+        return {
+            path.name: natural_set.load_natural(path)
+            for path in (natural_set.TEST_FILE, natural_set.REREAD_FILE)
+        }
+    except natural_set.HandSetUnavailable as exc:
+        pytest.skip(str(exc))
+
+
+def test_the_test_part_is_the_seeded_draw_over_every_family(
+    hand_set: ModuleType,
+    natural_set: ModuleType,
+    shared_dir: Path,
+    natural_sets: dict[str, list[Episode]],
+) -> None:
+    games = shared_games(shared_dir)
+    hand = [r["id"] for r in hand_set.read_records()]
+    drawn = natural_set.draw_test(games, hand)
+    test_part = natural_sets[natural_set.TEST_FILE.name]
+    assert [ep.id for ep in test_part] == [ep.id for ep in drawn]
+    counts = Counter(ep.task for ep in test_part)
+    assert set(counts) == {ep.task for ep in games}
+    assert min(counts.values()) >= 3
+
+
+def test_labels_keep_the_goal_and_motion_labels_keep_the_net_motion(
+    natural_set: ModuleType, natural_sets: dict[str, list[Episode]]
+) -> None:
+    for episodes in natural_sets.values():
+        for episode in episodes:
+            for policy in ("natural", "minimal"):
+                clean = episode.model_extra["clean"][policy]
+                assert natural_set.runs_and_meets_goal(episode, clean) is None, episode.id
+            kept = [
+                a
+                for i, a in enumerate(episode.parsed())
+                if i not in {label.index for label in episode.labels if label.type == "REMOVE"}
+            ]
+            assert net_motion(kept) == net_motion(episode.parsed()), episode.id
+
+
+def test_the_goal_check_sees_a_step_the_goal_needs(
+    natural_set: ModuleType, natural_sets: dict[str, list[Episode]]
+) -> None:
+    episode = next(ep for ep in natural_sets[natural_set.TEST_FILE.name] if ep.task == "Boil X")
+    last = max(i for i, a in enumerate(episode.parsed()) if a.verb == "PutAOnB")
+    plan = episode.actions[:last] + episode.actions[last + 1 :]
+    assert natural_set.runs_and_meets_goal(episode, plan) == (
+        "it meets the goal less well than the whole plan"
+    )

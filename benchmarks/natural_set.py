@@ -1,0 +1,218 @@
+"""The `natural` annotation files: TEACh demonstrations labelled under both trim policies
+(docs/annotation.md, "The `natural` trim policy").
+
+- `annotated/natural_test.jsonl`, the **held-out test part**: episodes not in `hand.jsonl`, drawn
+  by `draw_test` and labelled under the `natural` rule before any Judge had seen them. Score it
+  only at the end of a round of Judge work, never while tuning.
+- `annotated/hand_natural.jsonl`: the episodes of `hand.jsonl`, read again under `natural` after
+  Judges had seen them (no blind test).
+
+A line is `{"id", "input_digest", "part", "labels"}`; a label is a `hand.jsonl` label, and one
+that only the `minimal` policy removes also has `"policy": "minimal"` and `optional` (why
+`natural` keeps it). `natural` labels are those without the marker; `minimal` labels are all.
+
+`load_natural` rebuilds each episode from the shared games (as `hand_set` does), checks the digest
+and the labels, and checks by simulation alone (`planverify.world.simulate` and the goal's
+conditions, never a Judge) that the plan without the labelled steps still runs and meets the goal
+at least as well as the whole plan, under each policy. Each episode comes back with its labels
+(all of them) and `clean` under `natural` and `minimal`.
+
+`draw_test` is the test part's rule: per task family, the episodes not in `hand.jsonl` of at most
+`MAX_STEPS` non-dialogue, non-motion steps, sorted by id and shuffled by a generator seeded with
+the family's name; the first ones of distinct scenes are taken (topped up in the same order):
+`PER_FAMILY`, one more for the `LARGEST` families with the most games.
+
+    python benchmarks/natural_set.py [--games DIR]   # lists the drawn episodes and label counts
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from hand_set import GAMES, SPLITS, HandSetUnavailable, game_path, read_records, steps
+
+from planverify.inputs.teach import load_game
+from planverify.metrics import gold_plan
+from planverify.records.episode import Episode, EpisodeError, Label
+from planverify.records.notation import MOTION_VERBS
+from planverify.world import simulate
+from planverify.world.goals import evaluate, parse_teach_task
+from planverify.world.trace import no_worse
+
+ANNOTATED = Path(__file__).resolve().parent / "annotated"
+TEST_FILE = ANNOTATED / "natural_test.jsonl"  # the held-out test part
+REREAD_FILE = ANNOTATED / "hand_natural.jsonl"  # hand.jsonl read again under natural
+HAND_FILE = ANNOTATED / "hand.jsonl"
+RECORD_KEYS = frozenset({"id", "input_digest", "part", "labels"})  # all a line may hold
+PARTS = {TEST_FILE.name: "held_out_test", REREAD_FILE.name: "reread_after_judges"}
+LABEL_KEYS = frozenset({"type", "index", "after", "action", "error", "reason"})
+POLICY_KEYS = frozenset({"policy", "optional"})  # on a label only `minimal` removes
+OPTIONAL_KINDS = frozenset({"search", "device_around_loading"})  # why `natural` keeps a step
+MOTION_ERROR = "cancelling_navigation"  # the only error a motion label may name
+PER_FAMILY = 3  # test episodes drawn per task family
+LARGEST = 4  # the families with the most games get one episode more
+MAX_STEPS = 60  # the most non-dialogue, non-motion steps of a drawn episode
+SEED = "planverify-natural-test"  # with the family's name, seeds each family's draw
+Policy = Literal["natural", "minimal"]
+
+
+def draw_test(episodes: Iterable[Episode], excluded: Iterable[str]) -> list[Episode]:
+    """The episodes of the test part, chosen from `episodes` by the rule in the docstring."""
+    skip = set(excluded)
+    families: dict[str, list[Episode]] = {}
+    for episode in episodes:
+        families.setdefault(episode.task or "", []).append(episode)
+    largest = set(sorted(families, key=lambda f: (-len(families[f]), f))[:LARGEST])
+    chosen: list[Episode] = []
+    for family in sorted(families):
+        wanted = PER_FAMILY + (family in largest)
+        pool = [
+            ep
+            for ep in families[family]
+            if ep.id not in skip and steps(ep, motion=False) <= MAX_STEPS
+        ]
+        pool.sort(key=lambda ep: ep.id)
+        random.Random(f"{SEED}:{family}").shuffle(pool)
+        chosen += _distinct_scenes_first(pool, wanted)
+    return chosen
+
+
+def _distinct_scenes_first(pool: Sequence[Episode], wanted: int) -> list[Episode]:
+    picked: list[Episode] = []
+    scenes: set[object] = set()
+    for episode in pool:
+        scene = (episode.model_extra or {}).get("world")
+        if len(picked) < wanted and scene not in scenes:
+            picked.append(episode)
+            scenes.add(scene)
+    taken = {ep.id for ep in picked}
+    return picked + [ep for ep in pool if ep.id not in taken][: wanted - len(picked)]
+
+
+def policy_labels(labels: Sequence[Label], policy: Policy) -> list[Label]:
+    """The labels that are errors under a trim policy: `minimal` takes all of them."""
+    if policy == "minimal":
+        return list(labels)
+    return [label for label in labels if (label.model_extra or {}).get("policy") != "minimal"]
+
+
+def _check_label(episode: Episode, label: dict[str, Any]) -> None:
+    """A label's keys, its policy marker and, for motion, its error type; ValueError if wrong."""
+    if not set(label) <= LABEL_KEYS | POLICY_KEYS:
+        raise ValueError(f"unknown label keys {sorted(set(label) - LABEL_KEYS - POLICY_KEYS)}")
+    if not label.get("error"):
+        raise ValueError(f"a label without an error type: {label}")
+    marked = label.get("policy")
+    if marked not in (None, "minimal") or (marked is None) != ("optional" not in label):
+        raise ValueError(f"a minimal-only label needs both policy and optional: {label}")
+    if marked is not None and label["optional"] not in OPTIONAL_KINDS:
+        raise ValueError(f"unknown optional kind {label['optional']!r}")
+    if label["type"] == "REMOVE":  # its index is in range: `validate_labels` ran first
+        motion = episode.parsed()[label["index"]].verb in MOTION_VERBS
+        if motion != (label["error"] == MOTION_ERROR):
+            raise ValueError(
+                f"step {label['index']}: motion labels, and only they, are {MOTION_ERROR}"
+            )
+
+
+def runs_and_meets_goal(episode: Episode, plan: Sequence[str]) -> str | None:
+    """Why `plan` is not an acceptable clean plan of the episode, or None: a step of it cannot
+    happen, or it meets the goal less well than the whole plan (by simulation only)."""
+    final, outcomes = simulate(plan, episode.scene)
+    for line, outcome in zip(plan, outcomes, strict=True):
+        if outcome.problem:
+            return f"{line} cannot happen: {outcome.problem}"
+    if not episode.teach_task:
+        return None
+    spec = parse_teach_task(episode.teach_task)
+    whole, _ = simulate(episode.actions, episode.scene)
+    if not no_worse(evaluate(spec, final), evaluate(spec, whole)):
+        return "it meets the goal less well than the whole plan"
+    return None
+
+
+def _annotated(episode: Episode, record: dict[str, Any], part: str) -> Episode:
+    annotated = Episode.model_validate(
+        episode.model_dump(mode="json") | {"labels": record["labels"]}
+    )
+    annotated.validate_labels()  # indices in range, no dialogue removed, MISSING well formed
+    for label in record["labels"]:
+        _check_label(episode, label)
+    extra = annotated.model_extra if annotated.model_extra is not None else {}
+    extra["part"] = part
+    extra["clean"] = {}
+    for policy in ("natural", "minimal"):
+        labels = policy_labels(annotated.labels or [], policy)
+        clean = gold_plan(annotated.model_copy(update={"labels": labels}))
+        problem = runs_and_meets_goal(annotated, clean)
+        if problem is not None:
+            raise ValueError(f"the plan without its {policy} labels fails: {problem}")
+        extra["clean"][policy] = clean
+    return annotated
+
+
+def load_natural(path: Path, games: Path = GAMES) -> list[Episode]:
+    """The episodes of a `natural` file, rebuilt from the TEACh games and checked, with `labels`,
+    `part` and `clean` (`{"natural": plan, "minimal": plan}`).
+
+    Raises `HandSetUnavailable` when the games are not there, and ValueError when a line is
+    malformed, a game converts to other content than annotated, or a label does not fit.
+    """
+    if not games.is_dir():
+        raise HandSetUnavailable(f"no TEACh games at {games} (the shared data is not here)")
+    episodes = []
+    for record in read_records(path):
+        if set(record) != RECORD_KEYS or record["part"] != PARTS.get(path.name, record["part"]):
+            raise ValueError(f"{record.get('id')}: a line holds {sorted(record)}, part as named")
+        try:
+            episode = load_game(game_path(record["id"], games))
+        except EpisodeError as exc:
+            raise HandSetUnavailable(str(exc)) from None
+        if episode.input_digest != record["input_digest"]:
+            raise ValueError(f"{record['id']}: the game converts to other content than annotated")
+        try:
+            episodes.append(_annotated(episode, record, record["part"]))
+        except ValueError as exc:
+            raise ValueError(f"{record['id']}: {exc}") from None
+    return episodes
+
+
+def all_games(games: Path = GAMES) -> list[Episode]:
+    """Every shared game, converted (the pool `draw_test` chooses from)."""
+    return [load_game(p) for split in SPLITS for p in sorted((games / split).glob("*.game.json"))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=Path, default=GAMES)
+    args = parser.parse_args()
+    if not args.games.is_dir():
+        sys.exit(f"no TEACh games at {args.games}")
+    hand = [r["id"] for r in read_records(HAND_FILE)]
+    for episode in draw_test(all_games(args.games), hand):
+        print(episode.task, episode.id, steps(episode, motion=False))
+    for path in (TEST_FILE, REREAD_FILE):
+        if not path.is_file():
+            continue
+        try:
+            episodes = load_natural(path, args.games)
+        except HandSetUnavailable as exc:
+            sys.exit(str(exc))
+        kinds = Counter(
+            (label.error, (label.model_extra or {}).get("policy", "both"))
+            for ep in episodes
+            for label in ep.labels or []
+        )
+        print(f"{path.name}: {len(episodes)} episodes, {sum(kinds.values())} labels")
+        for (kind, policy), count in sorted(kinds.items()):
+            print(f"  {kind} ({policy}): {count}")
+
+
+if __name__ == "__main__":
+    main()

@@ -23,7 +23,7 @@ import argparse
 import random
 import sys
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -66,17 +66,21 @@ def draw(episodes: Iterable[Episode]) -> list[Episode]:
             pool = [ep for ep in families[family] if steps(ep, motion=False) <= MAX_STEPS]
         pool.sort(key=lambda ep: ep.id)
         random.Random(f"{SEED}:{family}").shuffle(pool)
-        picked: list[Episode] = []
-        scenes: set[object] = set()
-        for episode in pool:
-            scene = (episode.model_extra or {}).get("world")
-            if len(picked) < PER_FAMILY and scene not in scenes:
-                picked.append(episode)
-                scenes.add(scene)
-        taken = {ep.id for ep in picked}
-        picked += [ep for ep in pool if ep.id not in taken][: PER_FAMILY - len(picked)]
-        chosen += picked
+        chosen += distinct_scenes_first(pool, PER_FAMILY)
     return chosen
+
+
+def distinct_scenes_first(pool: Sequence[Episode], wanted: int) -> list[Episode]:
+    """The first `wanted` episodes of a shuffled pool, one per scene while the scenes last."""
+    picked: list[Episode] = []
+    scenes: set[object] = set()
+    for episode in pool:
+        scene = (episode.model_extra or {}).get("world")
+        if len(picked) < wanted and scene not in scenes:
+            picked.append(episode)
+            scenes.add(scene)
+    taken = {ep.id for ep in picked}
+    return picked + [ep for ep in pool if ep.id not in taken][: wanted - len(picked)]
 
 
 def read_records(path: Path = HAND_FILE) -> list[dict[str, Any]]:

@@ -35,7 +35,15 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from hand_set import GAMES, SPLITS, HandSetUnavailable, game_path, read_records, steps
+from hand_set import (
+    GAMES,
+    SPLITS,
+    HandSetUnavailable,
+    distinct_scenes_first,
+    game_path,
+    read_records,
+    steps,
+)
 
 from planverify.inputs.teach import load_game
 from planverify.metrics import gold_plan
@@ -79,20 +87,8 @@ def draw_test(episodes: Iterable[Episode], excluded: Iterable[str]) -> list[Epis
         ]
         pool.sort(key=lambda ep: ep.id)
         random.Random(f"{SEED}:{family}").shuffle(pool)
-        chosen += _distinct_scenes_first(pool, wanted)
+        chosen += distinct_scenes_first(pool, wanted)
     return chosen
-
-
-def _distinct_scenes_first(pool: Sequence[Episode], wanted: int) -> list[Episode]:
-    picked: list[Episode] = []
-    scenes: set[object] = set()
-    for episode in pool:
-        scene = (episode.model_extra or {}).get("world")
-        if len(picked) < wanted and scene not in scenes:
-            picked.append(episode)
-            scenes.add(scene)
-    taken = {ep.id for ep in picked}
-    return picked + [ep for ep in pool if ep.id not in taken][: wanted - len(picked)]
 
 
 def policy_labels(labels: Sequence[Label], policy: Policy) -> list[Label]:

@@ -16,7 +16,8 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -350,21 +351,28 @@ def test_no_error_text_shows_a_key_of_the_server(
         assert not leaked(text, TOKEN), where
 
 
-async def mcp_answer(client: SyncLangGraphClient, context: dict[str, Any]) -> str:
-    """The text of an MCP tool call on an assistant with these settings."""
+@asynccontextmanager
+async def mcp_session(served: str) -> AsyncIterator[Any]:
+    """An initialized MCP client session on the served graph's endpoint, with the token."""
     import httpx2
     from mcp import ClientSession
     from mcp.client.streamable_http import streamable_http_client
 
+    async with (
+        httpx2.AsyncClient(headers=AUTH, timeout=60) as http,
+        streamable_http_client(f"{served}/mcp", http_client=http) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        yield session
+
+
+async def mcp_answer(client: SyncLangGraphClient, context: dict[str, Any]) -> str:
+    """The text of an MCP tool call on an assistant with these settings."""
     assistant = client.assistants.create(GRAPH, context=context, name="planverify echo")
     served = str(client.http.client.base_url).rstrip("/")
     try:
-        async with (
-            httpx2.AsyncClient(headers=AUTH, timeout=60) as http,
-            streamable_http_client(f"{served}/mcp", http_client=http) as (read, write),
-            ClientSession(read, write) as session,
-        ):
-            await session.initialize()
+        async with mcp_session(served) as session:
             answer = await session.call_tool("planverify_echo", {"actions": STEP})
     finally:
         client.assistants.delete(assistant["assistant_id"])
@@ -599,22 +607,13 @@ def test_verify_on_the_server_sends_the_token_from_the_environment(
 async def test_mcp_tool_errors_say_which_field_which_step_and_what_is_wrong(
     served: str, client: SyncLangGraphClient
 ) -> None:
-    import httpx2
-    from mcp import ClientSession
-    from mcp.client.streamable_http import streamable_http_client
-
     from planverify.records.episode import Episode
 
     assistant = client.assistants.create(
         GRAPH, context={"max_iterations": "abc", "concurrency": 0}, name="planverify broken"
     )
     try:
-        async with (
-            httpx2.AsyncClient(headers=AUTH, timeout=60) as http,
-            streamable_http_client(f"{served}/mcp", http_client=http) as (read, write),
-            ClientSession(read, write) as session,
-        ):
-            await session.initialize()
+        async with mcp_session(served) as session:
             bad_step = await session.call_tool(GRAPH, {"actions": [STEP[0], "walk to the mug"]})
             missing = await session.call_tool(GRAPH, {"goal": "Make coffee."})
             settings = await session.call_tool("planverify_broken", {"actions": STEP})

@@ -35,9 +35,10 @@ class FinishedState(Protocol):
 
 
 class Verdict(BaseModel):
-    """What happened to one input step."""
+    """What happened to one input step. Positions in records are 0-based; text for people
+    (reasons, warnings, messages) counts steps from 1, so this is step `index + 1`."""
 
-    index: int  # 0-based position in the input plan
+    index: int  # 0-based position in the input plan (step `index + 1` in any text)
     action: str  # the step
     verdict: Literal["keep", "remove"]  # its fate in the refined plan
     reason: str | None = None  # why it was removed
@@ -58,7 +59,7 @@ class Verdict(BaseModel):
 class Inserted(BaseModel):
     """A step of the refined plan that was not in the input."""
 
-    after_index: int  # input index of the step it follows; -1 = before the first
+    after_index: int  # 0-based input index of the step it follows; -1 = before the first
     action: str  # the new step
     reason: str | None = None  # the critique it answers
     iteration: int  # the Judge pass that asked for it

@@ -285,9 +285,13 @@ def test_the_site_renders_episodes_reasons_and_keeps_decisions_across_a_reload(
     )
 
     decisions = tmp_path / "decisions.json"
-    decisions.write_text(browser.execute_script("return PV.decisionsFile()"), encoding="utf-8")
+    downloaded = browser.execute_script("return PV.decisionsFile()")
+    assert json.loads(downloaded)["version"] == 2
+    (written,) = json.loads(downloaded)["decisions"]
+    assert (written["index"], written["step"]) == (4, 5), "0-based index, and the step shown"
+    decisions.write_text(downloaded, encoding="utf-8")
     (decision,) = read_decisions(decisions)
-    assert (decision.id, decision.verdict, decision.step) == (SAMPLE[0].id, "keep", 4)
+    assert (decision.id, decision.verdict, decision.index) == (SAMPLE[0].id, "keep", 4)
     results = [
         VerificationResult.model_validate_json(x) for x in results_file.read_bytes().splitlines()
     ]
@@ -522,3 +526,48 @@ def test_the_refined_plan_is_numbered_in_itself_with_the_original_numbers_beside
         text = li.find_element(By.CSS_SELECTOR, ".body").text.split("\n")[-1]
         assert original[step - 1] == text, (was, text)
     assert len({li.find_element(By.CSS_SELECTOR, ".was").text for li in refined}) == len(refined)
+
+
+def test_decisions_stored_before_version_2_download_as_version_2(
+    browser: Any, site: Path, results_file: Path, tmp_path: Path
+) -> None:
+    """The browser kept a step's 0-based index as `step` before version 2 of the file: such a
+    decision downloads under `index`, with the step the page shows as `step`."""
+    from selenium.webdriver.common.by import By
+
+    (entry, *_) = read_entries(results_file)
+    removed = next(v for v in entry.result.verdicts if v.verdict == "remove")
+    stored = {
+        "id": entry.result.id,
+        "result": entry.result_key,
+        "input_digest": entry.result.input_digest,
+        "verdict": "keep",
+        "action": removed.action,
+        "note": None,
+        "step": removed.index,
+        "inserted": None,
+        "at": "2026-01-01T00:00:00Z",
+    }
+    key = f"{entry.result.id}\0{entry.result_key}\0s{removed.index}"
+    url = (site / "index.html").resolve().as_uri()
+    browser.get(url)
+    wait_for(browser, "return document.documentElement.dataset.ready === '1'")
+    browser.execute_script(
+        "localStorage.setItem('planverify-review-decisions-v2', JSON.stringify(arguments[0]))",
+        {key: stored},
+    )
+    browser.get(f"{url}#e={entry.n}")
+    browser.refresh()  # only the hash changed: load the page again, with what is stored
+    wait_for(browser, "return document.querySelector('#episode-view h1') !== null")
+    assert len(browser.find_elements(By.CSS_SELECTOR, ".original li.step.overruled")) == 1
+    downloaded = json.loads(browser.execute_script("return PV.decisionsFile()"))
+    assert downloaded["version"] == 2
+    (written,) = downloaded["decisions"]
+    assert (written["index"], written["step"]) == (removed.index, removed.index + 1)
+    assert "inserted" not in written
+    file = tmp_path / "decisions.json"
+    file.write_text(json.dumps(downloaded), encoding="utf-8")
+    (decision,) = read_decisions(file)
+    episodes = [e for e in SAMPLE if e.id == entry.result.id]
+    (item,) = curate([entry.result], episodes, [decision]).curated
+    assert removed.action in item.plan, "the stored decision still keeps the step it was made on"

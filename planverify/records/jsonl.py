@@ -187,7 +187,7 @@ def first_error(exc: ValueError) -> str:
     if isinstance(exc, ValidationError) and exc.errors():
         first = exc.errors()[0]
         where = location(first["loc"]) or "record"
-        return f"{where}: {first['msg']}"
+        return f"{where}: {first['msg'].removeprefix('Value error, ')}"
     return str(exc).splitlines()[0]
 
 

@@ -35,7 +35,7 @@ from typing import Any
 
 import orjson
 
-from planverify.export.curate import same_content
+from planverify.export.curate import DECISIONS_FORMAT, DECISIONS_VERSION, same_content
 from planverify.export.manifest import listed, mark, remove_stale
 from planverify.records.episode import Episode, EpisodeError
 from planverify.records.evidence import LEVELS
@@ -46,7 +46,6 @@ from planverify.review.charts import bar_chart, column_chart
 
 ASSETS = ("review.css", "review.js")
 _PLACEHOLDER = re.compile(r"\{\{(title|summary|count)\}\}")
-DECISIONS_FORMAT = "planverify-decisions"
 MARKER = ".planverify-review.json"  # in a folder review made: the files it wrote there
 MARKER_FORMAT = "planverify-review-site"
 
@@ -407,6 +406,7 @@ def build_site(
                 "rows": [index_row(e) for e in entries],
                 "levels": list(LEVELS),
                 "format": DECISIONS_FORMAT,
+                "version": DECISIONS_VERSION,
             },
         )
     )

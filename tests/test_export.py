@@ -565,3 +565,73 @@ def test_a_decisions_file_that_mixes_the_numberings_is_refused(
     file = decisions_file(tmp_path / "d.json", version, {"id": "x", "verdict": "keep", **decision})
     with pytest.raises(UnusableFile, match=re.escape(message)):
         read_decisions(file)
+
+
+SALAD = "salad-wrong-stool"  # step 10 puts the lettuce slice on the plate, 11 picks up tomato
+
+
+@pytest.mark.parametrize("fmt", ["episodes", "sft", "preference", "recovery"])
+def test_a_plan_the_decisions_made_impossible_is_exported_marked_and_named(
+    fmt: str, results_file: Path, tmp_path: Path
+) -> None:
+    lettuce_on_plate = "Driver.PutAOnB('LettuceSliced', 'Plate')"
+    file = decisions_file(
+        tmp_path / "decisions.json",
+        2,
+        {"id": SALAD, "index": 9, "step": 10, "verdict": "remove", "action": lettuce_on_plate},
+    )
+    out = tmp_path / "out.jsonl"
+    done = export(
+        str(results_file),
+        "--episodes",
+        str(EXAMPLES),
+        "-o",
+        str(out),
+        "--decisions",
+        str(file),
+        "-f",
+        fmt,
+    )
+    assert done.exit_code == 0, done.output
+    warning = " ".join(done.stderr.split())
+    assert f"warning: {SALAD!r}: after the decisions the simulator finds step 8 " in warning
+    assert "Driver.PickUp('TomatoSliced'): the Driver already holds LettuceSliced" in warning
+    assert "1 marked impossible after decisions" in done.stdout
+    rows = [row for row in lines(out) if row["id"] == SALAD]
+    assert rows, "the episode is exported all the same"
+    for row in lines(out):
+        marks = (row["verification"] if fmt == "episodes" else row)["impossible"]
+        if row["id"] != SALAD:
+            assert marks == []
+            continue
+        first = marks[0]
+        assert (first["index"], first["action"]) == (7, "Driver.PickUp('TomatoSliced')")
+        if fmt == "episodes":
+            assert row["actions"][first["index"]] == first["action"], "0-based in the plan"
+
+
+def test_only_what_the_decisions_made_impossible_is_marked(
+    sample_results: list[VerificationResult],
+) -> None:
+    result = next(r for r in sample_results if r.id == SALAD)
+    episode = next(e for e in SAMPLE if e.id == SALAD)
+    both_kept = [  # the input plan again: the Stool detour undone at once, possible
+        Decision(id=SALAD, index=6, verdict="keep"),
+        Decision(id=SALAD, index=8, verdict="keep"),
+    ]
+    (item,) = curate([result], [episode], both_kept).curated
+    assert item.decided == 2 and item.impossible == []
+    (item,) = curate([result], [episode], both_kept[:1]).curated  # put down, never picked up
+    assert [(s.index + 1, s.action) for s in item.impossible] == [
+        (9, "Driver.PutAOnB('LettuceSliced', 'Plate')")
+    ]
+
+
+def test_a_step_already_impossible_in_the_judges_plan_is_not_the_decisions_doing() -> None:
+    from planverify.export.feasible import made_impossible
+
+    before = {("input", 3): (3, "nothing is held")}
+    after = {("input", 3): (2, "nothing is held"), ("inserted", 0): (4, "already holds Mug")}
+    plan = ["A", "B", "C", "D", "E"]
+    (only,) = made_impossible(before, after, plan)
+    assert (only.index, only.action, only.describe()) == (4, "E", "step 5 E: already holds Mug")

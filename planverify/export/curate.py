@@ -6,7 +6,8 @@ content (`input_digest`; results written before digests existed must at least ha
 plan). Results on other content are refused, never joined. A result with status `error` is left
 out. Decisions (from `planverify review`) overrule verdicts step by step: a decisions file of
 version 2 names an input step by its 0-based `index` (and its 1-based `step`), one of version 1
-by its 0-based index under `step` (`Decisions`).
+by its 0-based index under `step` (`Decisions`). A plan the decisions left with steps the
+simulator finds impossible is kept, marked (`Curated.impossible`, `feasible`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any, Literal, Self
 import orjson
 from pydantic import BaseModel, Field, StrictInt, ValidationError, model_validator
 
+from planverify.export.feasible import Impossible, impossible_steps, made_impossible
 from planverify.records.episode import Episode, EpisodeError
 from planverify.records.evidence import Evidence, levels_from
 from planverify.records.jsonl import UnusableFile, expect, first_error, load_json, read_all
@@ -27,7 +29,7 @@ from planverify.records.notation import parse_action
 from planverify.records.result import VerificationResult, plan_of
 
 DECISIONS_FORMAT = "planverify-decisions"  # the `format` of a decisions file
-DECISIONS_VERSION = 2  # the version written; version 1 is read too
+DECISIONS_VERSION: Literal[2] = 2  # the version written; version 1 is read too
 Verdict = Literal["keep", "remove"]
 
 
@@ -146,6 +148,7 @@ class Curated:
     restored: set[int] = field(default_factory=set)  # input steps removed below the min level
     withheld: set[int] = field(default_factory=set)  # positions in `inserted` below it
     min_evidence: Evidence | None = None  # the level removals and insertions had to reach
+    impossible: list[Impossible] = field(default_factory=list)  # steps decisions made impossible
 
     @property
     def original(self) -> list[str]:
@@ -240,6 +243,11 @@ class Curation:
         """Insertions below `min_evidence` that were left out."""
         return sum(len(item.withheld) for item in self.curated)
 
+    @property
+    def impossible(self) -> list[Curated]:
+        """The episodes whose decisions left steps the simulator finds impossible."""
+        return [item for item in self.curated if item.impossible]
+
     def leave_out(self, reason: str, episode_id: str) -> None:
         self.left_out[reason] += 1
         ids = self.examples.setdefault(reason, [])
@@ -260,6 +268,8 @@ class Curation:
             )
         if self.decisions:
             text += f"; {self.decisions} decision(s) applied"
+        if marked := self.impossible:
+            text += f"; {len(marked)} marked impossible after decisions"
         return text
 
 
@@ -329,7 +339,12 @@ def curate(
         by_episode.setdefault(decision.id, []).append(decision)
     for episode, result in pairs:
         made = judged(Curated(episode=episode, result=result, kept=[]), min_evidence)
-        curation.decisions += apply(made, by_episode.pop(result.id, []), curation)
+        chosen = by_episode.pop(result.id, [])
+        before = impossible_steps(result, episode.scene, made.kept, made.dropped) if chosen else {}
+        curation.decisions += apply(made, chosen, curation)
+        if made.decided:
+            after = impossible_steps(result, episode.scene, made.kept, made.dropped)
+            made.impossible = made_impossible(before, after, made.plan)
         curation.curated.append(made)
     for episode_id, unused in by_episode.items():
         curation.unmatched_decisions.append(

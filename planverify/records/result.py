@@ -71,20 +71,39 @@ class Inserted(BaseModel):
         return WEAKEST if value is None else value
 
 
+PlanStep = tuple[Literal["input", "inserted"], int]  # where a plan's step comes from
+
+
+def arranged(
+    original: Sequence[str],
+    kept: Sequence[bool],
+    inserted: Sequence[Inserted],
+    dropped: Collection[int] = frozenset(),
+) -> list[PlanStep]:
+    """Where each step of the plan of the kept input steps and these insertions comes from:
+    `("input", i)` for input step i, `("inserted", k)` for `inserted[k]` (unless in `dropped`).
+    Each insertion goes after the input step it follows (`after_index`), several after one
+    step in their order."""
+    after: dict[int, list[int]] = {}
+    for k, item in enumerate(inserted):
+        if k not in dropped:
+            after.setdefault(item.after_index, []).append(k)
+    plan: list[PlanStep] = [("inserted", k) for k in after.get(-1, [])]
+    for i in range(len(original)):
+        if kept[i]:
+            plan.append(("input", i))
+        plan.extend(("inserted", k) for k in after.get(i, []))
+    return plan
+
+
 def plan_of(
     original: Sequence[str], kept: Sequence[bool], inserted: Sequence[Inserted]
 ) -> list[str]:
-    """The plan of the kept input steps and these insertions: each insertion goes after the
-    input step it follows (`after_index`), several after one step in their order."""
-    after: dict[int, list[str]] = {}
-    for item in inserted:
-        after.setdefault(item.after_index, []).append(item.action)
-    plan = list(after.get(-1, []))
-    for i, line in enumerate(original):
-        if kept[i]:
-            plan.append(line)
-        plan.extend(after.get(i, []))
-    return plan
+    """The plan of the kept input steps and these insertions (`arranged`), as action lines."""
+    return [
+        original[k] if source == "input" else inserted[k].action
+        for source, k in arranged(original, kept, inserted)
+    ]
 
 
 GoalSource = Literal["given", "dialogue", "infer"]

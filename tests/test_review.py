@@ -185,6 +185,19 @@ def test_nothing_from_the_data_is_expanded_as_a_template(odd_site: Path) -> None
     assert ">{{title}}</text>" in page, "a task family in the chart stays as written"
 
 
+def test_a_pass_shows_each_reason_once_per_step(site: Path) -> None:
+    """The rules Planner's edits carry the reasons of the flags they apply: the page gives the
+    flag's reason, and the edit on the same step says no more."""
+    _, episode = script_data(site / "data" / "e" / "000000.js", "PV.episode")
+    (first, *_) = episode["passes"]
+    assert first["flags"] and first["edits"]
+    shown = [(f[1], f[2]) for f in first["flags"]]
+    shown += [(e[1], e[2]) for e in first["edits"] if e[2] is not None]
+    assert len(shown) == len(set(shown)), "no reason twice for one step"
+    flagged = {f[1] for f in first["flags"]}
+    assert all(e[2] is None for e in first["edits"] if e[1] in flagged)
+
+
 def test_warnings_count_steps_from_1_as_the_page_does(odd_site: Path) -> None:
     (index,) = script_data(odd_site / "data" / "index.js", "PV.index")
     n = next(row[0] for row in index["rows"] if row[1] == "odd-verb")
@@ -260,6 +273,10 @@ def test_the_site_renders_episodes_reasons_and_keeps_decisions_across_a_reload(
     assert "Apple" in reason, "the Judge's reason is shown beside the struck-through step"
     assert browser.find_elements(By.CSS_SELECTOR, ".original li.say.commander .bubble")
     assert len(browser.find_elements(By.CSS_SELECTOR, ".history details")) == 2
+    first_pass = browser.find_element(By.CSS_SELECTOR, ".history details")
+    said = [r.text for r in first_pass.find_elements(By.CSS_SELECTOR, ".reason")]
+    assert said and "Apple" in said[0]
+    assert said.count(said[0]) == 2, "on its two steps once each, not again under the edits"
 
     removed[0].find_element(By.CSS_SELECTOR, "button.decide").click()  # keep it after all
     wait_for(

@@ -377,7 +377,8 @@
       }
       list("Flags", pass.flags, function (f) { var li = el("li"); if (f[3]) li.appendChild(el("span", "pill evidence e-" + f[3], f[3])); li.appendChild(el("code", "action", (f[0] + 1) + ". " + f[1])); li.appendChild(el("div", "reason", f[2])); return li; });
       list("Missing", pass.missing, function (m) { var li = el("li", null, m[0]); if (m[1]) { li.appendChild(document.createTextNode(" ")); li.appendChild(el("code", "action", m[1])); } return li; });
-      list("Edits", pass.edits, function (e) { var li = el("li", "edit " + e[0]); li.appendChild(el("span", "pill " + e[0], e[0])); li.appendChild(el("code", "action", e[1])); li.appendChild(el("div", "reason", e[2])); return li; });
+      // an edit's reason is null when a flag above gave it for the same step: shown once
+      list("Edits", pass.edits, function (e) { var li = el("li", "edit " + e[0]); li.appendChild(el("span", "pill " + e[0], e[0])); li.appendChild(el("code", "action", e[1])); li.appendChild(e[2] === null ? el("span", "muted", " as flagged") : el("div", "reason", e[2])); return li; });
       list("Dropped", pass.dropped, function (d) { var li = el("li"); li.appendChild(el("code", null, d[0])); li.appendChild(el("div", "reason", d[1])); return li; });
       list("Vetoed", pass.vetoes, function (v) { return el("li", null, v); });
       hist.appendChild(det);

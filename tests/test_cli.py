@@ -67,7 +67,7 @@ def test_bad_lines_are_reported_and_the_rest_is_verified(tmp_path: Path) -> None
     errors = [line for line in result.stderr.splitlines() if line.startswith("skipped")]
     assert len(errors) == 2
     assert f"{source}:2: malformed JSON" in errors[0]
-    assert f"{source}:3: actions: action 0: not an action" in errors[1]
+    assert f"{source}:3: actions: action 1: not an action" in errors[1]
     by_id = {r.id: r for r in read_results(out)}
     assert set(by_id) == {"a", "c", "d"}
     assert by_id["a"].refined == ["Driver.PickUp('Mug')", "Driver.PutAOnB('Mug', 'Sink')"]

@@ -52,7 +52,7 @@ def test_errors_name_the_source_the_line_and_the_problem(tmp_path: Path) -> None
     errors = [i for i in items if isinstance(i, EpisodeError)]
     assert [e.line for e in errors] == [2, 4, 5, 6]
     assert "malformed JSON" in str(errors[0])
-    assert str(errors[1]).startswith(f"{path}:4: actions: action 0: not an action")
+    assert str(errors[1]).startswith(f"{path}:4: actions: action 1: not an action")
     assert "must be a JSON object" in str(errors[2])
     assert "id: Field required" in str(errors[3])
     assert all("\n" not in str(e) for e in errors)
@@ -66,12 +66,15 @@ def test_unknown_verbs_are_valid_input() -> None:
 @pytest.mark.parametrize(
     ("label", "message"),
     [
-        ({"type": "REMOVE", "index": 3}, "REMOVE index 3 out of range"),
-        ({"type": "REMOVE", "index": 0}, "REMOVE on dialogue line 0"),
-        ({"type": "MISSING", "after": 5, "action": "Driver.Slice('Bread')"}, "MISSING after 5"),
+        ({"type": "REMOVE", "index": 3}, r"label 1: REMOVE index 3 out of range \(step 4 of "),
+        ({"type": "REMOVE", "index": 0}, r"label 1: REMOVE on dialogue step 1 \(index 0\)"),
+        (
+            {"type": "MISSING", "after": 5, "action": "Driver.Slice('Bread')"},
+            r"MISSING after 5 out of range \(after step 6 of ",
+        ),
         ({"type": "MISSING", "after": 0}, "MISSING needs an action"),
         ({"type": "MISSING", "after": -1, "action": "Driver.Fly('Mug')"}, "unknown verb"),
-        ({"type": "REMOVE", "index": 1, "error": "typo"}, "labels.0.error"),
+        ({"type": "REMOVE", "index": 1, "error": "typo"}, "label 1, error: Input should be"),
     ],
 )
 def test_bad_labels_are_rejected(label: dict[str, object], message: str) -> None:

@@ -559,7 +559,7 @@ def test_decisions_overrule_an_export_level_as_they_overrule_verdicts() -> None:
     result = mixed()
     episode = mixed_episode(result)
     decisions = [
-        Decision(id=result.id, step=2, verdict="remove"),  # the hunch, confirmed by a person
+        Decision(id=result.id, index=2, verdict="remove"),  # the hunch, confirmed by a person
         Decision(id=result.id, inserted=1, verdict="keep"),  # the heuristic insertion, kept
     ]
     (item,) = curate([result], [episode], decisions, min_evidence="proven").curated

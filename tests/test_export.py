@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -16,10 +17,18 @@ from typer.testing import CliRunner
 
 from planverify.api import verify_many
 from planverify.cli import app
-from planverify.export import Decision, Options, curate, export_results, rebuild
+from planverify.export import (
+    Decision,
+    Options,
+    curate,
+    export_results,
+    read_decisions,
+    rebuild,
+)
 from planverify.export.formats import rows
 from planverify.inputs.sources import load_episodes
 from planverify.records.episode import Episode, dump_jsonl_line, iter_jsonl
+from planverify.records.jsonl import UnusableFile
 from planverify.records.result import VerificationResult
 
 from .conftest import ROOT
@@ -364,12 +373,12 @@ def test_decisions_that_do_not_apply_name_steps_as_the_site_numbers_them(
     sample_results: list[VerificationResult],
 ) -> None:
     """The site numbers steps from 1; a decision that cannot be applied says which step in
-    the same numbering (its `step` field counts from 0, as `verdicts[*].index` does)."""
+    the same numbering (its `index` field counts from 0, as `verdicts[*].index` does)."""
     first = SAMPLE[0]
     decisions = [
-        Decision(id=first.id, step=4, verdict="keep", action="Driver.Open('Fridge')"),
-        Decision(id=first.id, step=0, verdict="remove"),
-        Decision(id=first.id, step=99, verdict="keep"),
+        Decision(id=first.id, index=4, verdict="keep", action="Driver.Open('Fridge')"),
+        Decision(id=first.id, index=0, verdict="remove"),
+        Decision(id=first.id, index=99, verdict="keep"),
     ]
     notes = curate(sample_results, SAMPLE, decisions).unmatched_decisions
     assert f"step 5 is {first.actions[4]!r}, not \"Driver.Open('Fridge')\"" in notes[0]
@@ -483,7 +492,7 @@ def test_a_decision_on_no_step_or_a_boolean_step_is_refused(
     done = export(
         str(results_file), "--episodes", str(EXAMPLES), "-o", str(out), "--decisions", str(file)
     )
-    assert done.exit_code == 2 and f"{file}: decisions.0" in " ".join(done.stderr.split())
+    assert done.exit_code == 2 and f"{file}: decision 1" in " ".join(done.stderr.split())
     assert not out.exists()
 
 
@@ -509,3 +518,120 @@ def test_a_result_whose_parts_do_not_fit_is_named_by_line_not_a_traceback(
     said = " ".join(done.stderr.split())
     assert done.exit_code == 2 and f"{results}:{line}: not a result record ({problem}" in said
     assert "Traceback" not in done.output
+
+
+def decisions_file(path: Path, version: int | None, *decisions: dict[str, Any]) -> Path:
+    data: dict[str, Any] = {"format": "planverify-decisions", "decisions": list(decisions)}
+    if version is not None:
+        data["version"] = version
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def test_version_2_names_a_step_by_index_and_version_1_by_a_0_based_step(
+    sample_results: list[VerificationResult], tmp_path: Path
+) -> None:
+    result = sample_results[0]
+    removed = next(v for v in result.verdicts if v.verdict == "remove")
+    same = {"id": result.id, "verdict": "keep", "action": removed.action}
+    files = {
+        "v2 index": decisions_file(tmp_path / "a.json", 2, {**same, "index": removed.index}),
+        "v2 both": decisions_file(
+            tmp_path / "b.json", 2, {**same, "index": removed.index, "step": removed.index + 1}
+        ),
+        "v2 step": decisions_file(tmp_path / "c.json", 2, {**same, "step": removed.index + 1}),
+        "v1 step": decisions_file(tmp_path / "d.json", 1, {**same, "step": removed.index}),
+        "no version": decisions_file(tmp_path / "e.json", None, {**same, "step": removed.index}),
+    }
+    for name, file in files.items():
+        (decision,) = read_decisions(file)
+        assert (decision.index, decision.step) == (removed.index, removed.index + 1), name
+        (item,) = curate([result], SAMPLE[:1], [decision]).curated
+        assert item.kept[removed.index] and item.decided == 1, name
+
+
+@pytest.mark.parametrize(
+    ("version", "decision", "message"),
+    [
+        (2, {"index": 3, "step": 3}, "decision 1: step 3 is not the step at index 3"),
+        (1, {"index": 3, "step": 3}, "decision 1: a version 1 file names a step by `step`"),
+        (3, {"index": 3}, "decisions file of version 3; this planverify reads versions 1 and 2"),
+        (2, {"step": True}, "decision 1, step: Input should be a valid integer"),
+    ],
+)
+def test_a_decisions_file_that_mixes_the_numberings_is_refused(
+    version: int, decision: dict[str, Any], message: str, tmp_path: Path
+) -> None:
+    file = decisions_file(tmp_path / "d.json", version, {"id": "x", "verdict": "keep", **decision})
+    with pytest.raises(UnusableFile, match=re.escape(message)):
+        read_decisions(file)
+
+
+SALAD = "salad-wrong-stool"  # step 10 puts the lettuce slice on the plate, 11 picks up tomato
+
+
+@pytest.mark.parametrize("fmt", ["episodes", "sft", "preference", "recovery"])
+def test_a_plan_the_decisions_made_impossible_is_exported_marked_and_named(
+    fmt: str, results_file: Path, tmp_path: Path
+) -> None:
+    lettuce_on_plate = "Driver.PutAOnB('LettuceSliced', 'Plate')"
+    file = decisions_file(
+        tmp_path / "decisions.json",
+        2,
+        {"id": SALAD, "index": 9, "step": 10, "verdict": "remove", "action": lettuce_on_plate},
+    )
+    out = tmp_path / "out.jsonl"
+    done = export(
+        str(results_file),
+        "--episodes",
+        str(EXAMPLES),
+        "-o",
+        str(out),
+        "--decisions",
+        str(file),
+        "-f",
+        fmt,
+    )
+    assert done.exit_code == 0, done.output
+    warning = " ".join(done.stderr.split())
+    assert f"warning: {SALAD!r}: after the decisions the simulator finds step 8 " in warning
+    assert "Driver.PickUp('TomatoSliced'): the Driver already holds LettuceSliced" in warning
+    assert "1 marked impossible after decisions" in done.stdout
+    rows = [row for row in lines(out) if row["id"] == SALAD]
+    assert rows, "the episode is exported all the same"
+    for row in lines(out):
+        marks = (row["verification"] if fmt == "episodes" else row)["impossible"]
+        if row["id"] != SALAD:
+            assert marks == []
+            continue
+        first = marks[0]
+        assert (first["index"], first["action"]) == (7, "Driver.PickUp('TomatoSliced')")
+        if fmt == "episodes":
+            assert row["actions"][first["index"]] == first["action"], "0-based in the plan"
+
+
+def test_only_what_the_decisions_made_impossible_is_marked(
+    sample_results: list[VerificationResult],
+) -> None:
+    result = next(r for r in sample_results if r.id == SALAD)
+    episode = next(e for e in SAMPLE if e.id == SALAD)
+    both_kept = [  # the input plan again: the Stool detour undone at once, possible
+        Decision(id=SALAD, index=6, verdict="keep"),
+        Decision(id=SALAD, index=8, verdict="keep"),
+    ]
+    (item,) = curate([result], [episode], both_kept).curated
+    assert item.decided == 2 and item.impossible == []
+    (item,) = curate([result], [episode], both_kept[:1]).curated  # put down, never picked up
+    assert [(s.index + 1, s.action) for s in item.impossible] == [
+        (9, "Driver.PutAOnB('LettuceSliced', 'Plate')")
+    ]
+
+
+def test_a_step_already_impossible_in_the_judges_plan_is_not_the_decisions_doing() -> None:
+    from planverify.export.feasible import made_impossible
+
+    before = {("input", 3): (3, "nothing is held")}
+    after = {("input", 3): (2, "nothing is held"), ("inserted", 0): (4, "already holds Mug")}
+    plan = ["A", "B", "C", "D", "E"]
+    (only,) = made_impossible(before, after, plan)
+    assert (only.index, only.action, only.describe()) == (4, "E", "step 5 E: already holds Mug")

@@ -151,7 +151,7 @@ def test_the_loader_refuses_a_label_on_dialogue(hand_set: ModuleType, tmp_path: 
     path.write_text(
         json.dumps({"id": "g1", "input_digest": digest, "labels": [{"type": "REMOVE", "index": 0}]})
     )
-    with pytest.raises(ValueError, match="g1: label 0: REMOVE on dialogue line 0"):
+    with pytest.raises(ValueError, match=r"g1: label 1: REMOVE on dialogue step 1 \(index 0\)"):
         hand_set.load_hand_set(games, path)
 
 

@@ -134,7 +134,7 @@ def test_the_quick_start_takes_teach_games_to_a_review_site(
         if not words or words[0] != "planverify":
             continue
         if "--decisions" in words:  # what the site's "Download decisions" saves
-            decisions = {"format": "planverify-decisions", "version": 1, "decisions": []}
+            decisions = {"format": "planverify-decisions", "version": 2, "decisions": []}
             (tmp_path / "decisions.json").write_bytes(orjson.dumps(decisions))
         result = CliRunner().invoke(app, words[1:])
         assert result.exit_code == 0, (line, result.output)

@@ -185,6 +185,19 @@ def test_nothing_from_the_data_is_expanded_as_a_template(odd_site: Path) -> None
     assert ">{{title}}</text>" in page, "a task family in the chart stays as written"
 
 
+def test_a_pass_shows_each_reason_once_per_step(site: Path) -> None:
+    """The rules Planner's edits carry the reasons of the flags they apply: the page gives the
+    flag's reason, and the edit on the same step says no more."""
+    _, episode = script_data(site / "data" / "e" / "000000.js", "PV.episode")
+    (first, *_) = episode["passes"]
+    assert first["flags"] and first["edits"]
+    shown = [(f[1], f[2]) for f in first["flags"]]
+    shown += [(e[1], e[2]) for e in first["edits"] if e[2] is not None]
+    assert len(shown) == len(set(shown)), "no reason twice for one step"
+    flagged = {f[1] for f in first["flags"]}
+    assert all(e[2] is None for e in first["edits"] if e[1] in flagged)
+
+
 def test_warnings_count_steps_from_1_as_the_page_does(odd_site: Path) -> None:
     (index,) = script_data(odd_site / "data" / "index.js", "PV.index")
     n = next(row[0] for row in index["rows"] if row[1] == "odd-verb")
@@ -260,6 +273,10 @@ def test_the_site_renders_episodes_reasons_and_keeps_decisions_across_a_reload(
     assert "Apple" in reason, "the Judge's reason is shown beside the struck-through step"
     assert browser.find_elements(By.CSS_SELECTOR, ".original li.say.commander .bubble")
     assert len(browser.find_elements(By.CSS_SELECTOR, ".history details")) == 2
+    first_pass = browser.find_element(By.CSS_SELECTOR, ".history details")
+    said = [r.text for r in first_pass.find_elements(By.CSS_SELECTOR, ".reason")]
+    assert said and "Apple" in said[0]
+    assert said.count(said[0]) == 2, "on its two steps once each, not again under the edits"
 
     removed[0].find_element(By.CSS_SELECTOR, "button.decide").click()  # keep it after all
     wait_for(
@@ -285,9 +302,13 @@ def test_the_site_renders_episodes_reasons_and_keeps_decisions_across_a_reload(
     )
 
     decisions = tmp_path / "decisions.json"
-    decisions.write_text(browser.execute_script("return PV.decisionsFile()"), encoding="utf-8")
+    downloaded = browser.execute_script("return PV.decisionsFile()")
+    assert json.loads(downloaded)["version"] == 2
+    (written,) = json.loads(downloaded)["decisions"]
+    assert (written["index"], written["step"]) == (4, 5), "0-based index, and the step shown"
+    decisions.write_text(downloaded, encoding="utf-8")
     (decision,) = read_decisions(decisions)
-    assert (decision.id, decision.verdict, decision.step) == (SAMPLE[0].id, "keep", 4)
+    assert (decision.id, decision.verdict, decision.index) == (SAMPLE[0].id, "keep", 4)
     results = [
         VerificationResult.model_validate_json(x) for x in results_file.read_bytes().splitlines()
     ]
@@ -522,3 +543,48 @@ def test_the_refined_plan_is_numbered_in_itself_with_the_original_numbers_beside
         text = li.find_element(By.CSS_SELECTOR, ".body").text.split("\n")[-1]
         assert original[step - 1] == text, (was, text)
     assert len({li.find_element(By.CSS_SELECTOR, ".was").text for li in refined}) == len(refined)
+
+
+def test_decisions_stored_before_version_2_download_as_version_2(
+    browser: Any, site: Path, results_file: Path, tmp_path: Path
+) -> None:
+    """The browser kept a step's 0-based index as `step` before version 2 of the file: such a
+    decision downloads under `index`, with the step the page shows as `step`."""
+    from selenium.webdriver.common.by import By
+
+    (entry, *_) = read_entries(results_file)
+    removed = next(v for v in entry.result.verdicts if v.verdict == "remove")
+    stored = {
+        "id": entry.result.id,
+        "result": entry.result_key,
+        "input_digest": entry.result.input_digest,
+        "verdict": "keep",
+        "action": removed.action,
+        "note": None,
+        "step": removed.index,
+        "inserted": None,
+        "at": "2026-01-01T00:00:00Z",
+    }
+    key = f"{entry.result.id}\0{entry.result_key}\0s{removed.index}"
+    url = (site / "index.html").resolve().as_uri()
+    browser.get(url)
+    wait_for(browser, "return document.documentElement.dataset.ready === '1'")
+    browser.execute_script(
+        "localStorage.setItem('planverify-review-decisions-v2', JSON.stringify(arguments[0]))",
+        {key: stored},
+    )
+    browser.get(f"{url}#e={entry.n}")
+    browser.refresh()  # only the hash changed: load the page again, with what is stored
+    wait_for(browser, "return document.querySelector('#episode-view h1') !== null")
+    assert len(browser.find_elements(By.CSS_SELECTOR, ".original li.step.overruled")) == 1
+    downloaded = json.loads(browser.execute_script("return PV.decisionsFile()"))
+    assert downloaded["version"] == 2
+    (written,) = downloaded["decisions"]
+    assert (written["index"], written["step"]) == (removed.index, removed.index + 1)
+    assert "inserted" not in written
+    file = tmp_path / "decisions.json"
+    file.write_text(json.dumps(downloaded), encoding="utf-8")
+    (decision,) = read_decisions(file)
+    episodes = [e for e in SAMPLE if e.id == entry.result.id]
+    (item,) = curate([entry.result], episodes, [decision]).curated
+    assert removed.action in item.plan, "the stored decision still keeps the step it was made on"

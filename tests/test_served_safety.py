@@ -626,7 +626,7 @@ async def test_mcp_tool_errors_say_which_field_which_step_and_what_is_wrong(
         (content,) = answer.content
         texts[name] = str(getattr(content, "text", ""))
     assert texts["bad_step"] == (
-        "InputError: actions: action 1: not an action in Agent.Verb(args) form: 'walk to the mug'"
+        "InputError: actions: action 2: not an action in Agent.Verb(args) form: 'walk to the mug'"
     )
     assert texts["missing"] == "InputError: actions: Field required"
     assert texts["settings"].splitlines() == [

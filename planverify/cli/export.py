@@ -174,6 +174,15 @@ def export_command(
         say(err, "skipped", "red", str(problem))
     for note in curation.unmatched_decisions:
         say(err, "decision not applied:", "yellow", note)
+    for item in curation.impossible:
+        steps = "; ".join(step.describe() for step in item.impossible)
+        say(
+            err,
+            "warning:",
+            "yellow",
+            f"{item.result.id!r}: after the decisions the simulator finds {steps}; exported "
+            "all the same, marked in `impossible` (the simulator may be wrong)",
+        )
     for reason, count in sorted(curation.left_out.items()):
         examples = ", ".join(curation.examples.get(reason, []))
         say(err, "left out:", "yellow", f"{count} ({reason}), e.g. {examples}")

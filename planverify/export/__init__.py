@@ -4,7 +4,8 @@
 decisions from `planverify review`, and writes one of four formats (`FORMATS`) as JSONL, or as
 Parquet in a folder with a dataset card, optionally one file per task family or split.
 
-The command is `planverify.cli.export`. May import `stores` and `records`.
+The command is `planverify.cli.export`. May import `stores`, `records` and `world` (the
+simulator, which replays the plans decisions leave: `feasible`).
 """
 
 from __future__ import annotations

@@ -4,7 +4,10 @@ every export format is made from.
 A result belongs to an episode when the ids agree and the result was computed on the episode's
 content (`input_digest`; results written before digests existed must at least have the same
 plan). Results on other content are refused, never joined. A result with status `error` is left
-out. Decisions (from `planverify review`) overrule verdicts step by step.
+out. Decisions (from `planverify review`) overrule verdicts step by step: a decisions file of
+version 2 names an input step by its 0-based `index` (and its 1-based `step`), one of version 1
+by its 0-based index under `step` (`Decisions`). A plan the decisions left with steps the
+simulator finds impossible is kept, marked (`Curated.impossible`, `feasible`).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import Any, Literal, Self
 import orjson
 from pydantic import BaseModel, Field, StrictInt, ValidationError, model_validator
 
+from planverify.export.feasible import Impossible, impossible_steps, made_impossible
 from planverify.records.episode import Episode, EpisodeError
 from planverify.records.evidence import Evidence, levels_from
 from planverify.records.jsonl import UnusableFile, expect, first_error, load_json, read_all
@@ -25,6 +29,7 @@ from planverify.records.notation import parse_action
 from planverify.records.result import VerificationResult, plan_of
 
 DECISIONS_FORMAT = "planverify-decisions"  # the `format` of a decisions file
+DECISIONS_VERSION: Literal[2] = 2  # the version written; version 1 is read too
 Verdict = Literal["keep", "remove"]
 
 
@@ -33,30 +38,76 @@ class CurationError(ValueError):
 
 
 class Decision(BaseModel):
-    """A person's verdict on one step of one result (made in the review site)."""
+    """A person's verdict on one step of one result (made in the review site): an input step,
+    by its 0-based `index` (its number on the site, `step`, may be given instead or as well),
+    or an insertion."""
 
     id: str  # episode id
     input_digest: str | None = None  # the content the reviewed result was computed on
-    step: StrictInt | None = None  # 0-based input index of the step decided on
-    inserted: StrictInt | None = None  # or: position in the result's `inserted` list
+    index: StrictInt | None = None  # 0-based input index of the step (`verdicts[*].index`)
+    step: StrictInt | None = None  # the same step counted from 1, as the site shows it
+    inserted: StrictInt | None = None  # or: 0-based position in the result's `inserted` list
     verdict: Verdict  # what the person decided
     action: str | None = None  # the step, as shown (a check, and for people reading the file)
     note: str | None = None  # why, when given
 
     @model_validator(mode="after")
     def _on_one_step(self) -> Self:
-        if (self.step is None) == (self.inserted is None):
-            raise ValueError("a decision names either a `step` or an `inserted` step, not both")
+        if self.step is not None:
+            if self.index is None:
+                self.index = self.step - 1
+            elif self.step != self.index + 1:
+                raise ValueError(
+                    f"step {self.step} is not the step at index {self.index}, which is step "
+                    f"{self.index + 1} (`step` counts from 1, `index` from 0)"
+                )
+        if (self.index is None) == (self.inserted is None):
+            raise ValueError(
+                "a decision names either an input step (`index`, or `step` counted from 1) "
+                "or an `inserted` step, not both"
+            )
+        if self.index is not None:
+            self.step = self.index + 1
         return self
 
 
 class Decisions(BaseModel):
-    """A decisions file: `{"format": "planverify-decisions", "version": 1, "decisions": [...]}`;
-    when a step is decided twice, the later decision counts."""
+    """A decisions file: `{"format": "planverify-decisions", "version": 2, "decisions": [...]}`;
+    when a step is decided twice, the later decision counts. Version 1 (and a file without a
+    version) named a step by its 0-based index under `step`: it is read as such."""
 
     format: str = DECISIONS_FORMAT
-    version: int = 1
+    version: Literal[2] = DECISIONS_VERSION
     decisions: list[Decision] = Field(default_factory=list)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _version_1_as_2(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or data.get("version", 1) != 1:
+            return data
+        listed = data.get("decisions")
+        decisions = (
+            [as_version_2(k, d) for k, d in enumerate(listed, start=1)]
+            if isinstance(listed, list)
+            else listed
+        )
+        return {**data, "version": DECISIONS_VERSION, "decisions": decisions}
+
+
+def as_version_2(number: int, decision: Any) -> Any:
+    """A decision of a version 1 file in version 2's terms: its `step`, a 0-based index, is
+    the `index` (a `step` that is no integer stays, to be refused under its own name)."""
+    if not isinstance(decision, dict) or "step" not in decision:
+        return decision
+    if "index" in decision:
+        raise ValueError(
+            f"decision {number}: a version 1 file names a step by `step` (0-based) alone; "
+            "`index` is version 2's"
+        )
+    step = decision["step"]
+    if not isinstance(step, int) or isinstance(step, bool):
+        return decision
+    return {**{k: v for k, v in decision.items() if k != "step"}, "index": step}
 
 
 def read_decisions(path: Path) -> list[Decision]:
@@ -70,6 +121,13 @@ def read_decisions(path: Path) -> list[Decision]:
         raise UnusableFile(
             f"{path} is not a decisions file (expected a JSON object with "
             f'"format": "{DECISIONS_FORMAT}", as the review site downloads)'
+        )
+    if (version := data.get("version", 1)) not in (1, DECISIONS_VERSION) or isinstance(
+        version, bool
+    ):
+        raise UnusableFile(
+            f"{path} is a decisions file of version {version!r}; this planverify reads "
+            f"versions 1 and {DECISIONS_VERSION}"
         )
     try:
         return Decisions.model_validate(data).decisions
@@ -90,6 +148,7 @@ class Curated:
     restored: set[int] = field(default_factory=set)  # input steps removed below the min level
     withheld: set[int] = field(default_factory=set)  # positions in `inserted` below it
     min_evidence: Evidence | None = None  # the level removals and insertions had to reach
+    impossible: list[Impossible] = field(default_factory=list)  # steps decisions made impossible
 
     @property
     def original(self) -> list[str]:
@@ -184,6 +243,11 @@ class Curation:
         """Insertions below `min_evidence` that were left out."""
         return sum(len(item.withheld) for item in self.curated)
 
+    @property
+    def impossible(self) -> list[Curated]:
+        """The episodes whose decisions left steps the simulator finds impossible."""
+        return [item for item in self.curated if item.impossible]
+
     def leave_out(self, reason: str, episode_id: str) -> None:
         self.left_out[reason] += 1
         ids = self.examples.setdefault(reason, [])
@@ -204,6 +268,8 @@ class Curation:
             )
         if self.decisions:
             text += f"; {self.decisions} decision(s) applied"
+        if marked := self.impossible:
+            text += f"; {len(marked)} marked impossible after decisions"
         return text
 
 
@@ -273,7 +339,12 @@ def curate(
         by_episode.setdefault(decision.id, []).append(decision)
     for episode, result in pairs:
         made = judged(Curated(episode=episode, result=result, kept=[]), min_evidence)
-        curation.decisions += apply(made, by_episode.pop(result.id, []), curation)
+        chosen = by_episode.pop(result.id, [])
+        before = impossible_steps(result, episode.scene, made.kept, made.dropped) if chosen else {}
+        curation.decisions += apply(made, chosen, curation)
+        if made.decided:
+            after = impossible_steps(result, episode.scene, made.kept, made.dropped)
+            made.impossible = made_impossible(before, after, made.plan)
         curation.curated.append(made)
     for episode_id, unused in by_episode.items():
         curation.unmatched_decisions.append(
@@ -312,27 +383,28 @@ def apply(item: Curated, decisions: Sequence[Decision], curation: Curation) -> i
                 f"a decision on {where} was made on a result for other content"
             )
             continue
-        if decision.step is not None:
-            if not 0 <= decision.step < len(result.verdicts):
-                curation.unmatched_decisions.append(f"{where}: no step {decision.step + 1}")
+        if decision.index is not None:
+            index = decision.index
+            if not 0 <= index < len(result.verdicts):
+                curation.unmatched_decisions.append(f"{where}: no step {index + 1}")
                 continue
-            line = result.verdicts[decision.step].action
+            line = result.verdicts[index].action
             if decision.action is not None and decision.action != line:
                 curation.unmatched_decisions.append(
-                    f"{where}: step {decision.step + 1} is {line!r}, not {decision.action!r}"
+                    f"{where}: step {index + 1} is {line!r}, not {decision.action!r}"
                 )
                 continue
             if parse_action(line).is_dialogue:
                 curation.unmatched_decisions.append(
-                    f"{where}: step {decision.step + 1} is dialogue, always kept"
+                    f"{where}: step {index + 1} is dialogue, always kept"
                 )
                 continue
             keep = decision.verdict == "keep"
-            if item.kept[decision.step] != keep:
-                item.kept[decision.step] = keep
+            if item.kept[index] != keep:
+                item.kept[index] = keep
                 changed += 1
                 item.decided += 1
-            item.reasons[decision.step] = decision.note or f"reviewer: {decision.verdict}"
+            item.reasons[index] = decision.note or f"reviewer: {decision.verdict}"
         elif decision.inserted is not None:
             if not 0 <= decision.inserted < len(result.inserted):
                 curation.unmatched_decisions.append(

@@ -7,6 +7,10 @@
   over the input, for episodes that changed;
 - `recovery`: one record per removed block: what came before, the block with the Judge's
   reasons, and the steps that undo or correct it.
+
+Every row carries `impossible` (in `episodes`, under `verification`): the steps of the final
+plan that human decisions left impossible in the simulator (`feasible.Impossible`), empty when
+none.
 """
 
 from __future__ import annotations
@@ -91,11 +95,17 @@ def episode_row(item: Curated) -> dict[str, Any]:
         ],
         "decisions": item.decided,
         "min_evidence": item.min_evidence,
+        "impossible": marks(item),
     }
     if labels is not None:
         verification["labels"] = labels
     data["verification"] = verification
     return data
+
+
+def marks(item: Curated) -> list[dict[str, int | str]]:
+    """The steps the decisions left impossible in the simulator, as a row shows them."""
+    return [step.as_record() for step in item.impossible]
 
 
 # --- chat formats ----------------------------------------------------------------------------
@@ -139,6 +149,7 @@ def sft_row(item: Curated, options: Options) -> dict[str, Any]:
         "id": item.result.id,
         "task": item.task,
         "messages": [*prompt(item, options.interleave), answer],
+        "impossible": marks(item),
     }
 
 
@@ -154,6 +165,7 @@ def preference_row(item: Curated, options: Options) -> dict[str, Any]:
         ],
         "removed": len(item.removed),
         "inserted": item.insertions,
+        "impossible": marks(item),
     }
 
 
@@ -259,4 +271,5 @@ def recovery_rows(item: Curated) -> Iterator[dict[str, Any]]:
                 for i in run
             ],
             "recovery": recovery,
+            "impossible": marks(item),
         }

@@ -129,13 +129,25 @@ def _message(pa: Any) -> Any:
     return pa.struct([("role", pa.string()), ("content", pa.string())])
 
 
+def _impossible(pa: Any) -> Any:
+    """The type of `impossible`: steps decisions left impossible (`feasible.Impossible`)."""
+    return pa.list_(
+        pa.struct([("index", pa.int64()), ("action", pa.string()), ("problem", pa.string())])
+    )
+
+
 def schema(fmt: Format, rows: Sequence[dict[str, Any]]) -> tuple[Any, set[str]]:
     """The Arrow schema of a format's rows, and the columns stored as JSON text."""
     # a long flat table: one schema per format reads better whole (tests/test_layout.py)
     pa = _arrow()
     if fmt == "sft":
         return pa.schema(
-            [("id", pa.string()), ("task", pa.string()), ("messages", pa.list_(_message(pa)))]
+            [
+                ("id", pa.string()),
+                ("task", pa.string()),
+                ("messages", pa.list_(_message(pa))),
+                ("impossible", _impossible(pa)),
+            ]
         ), set()
     if fmt == "preference":
         chat = pa.list_(_message(pa))
@@ -148,6 +160,7 @@ def schema(fmt: Format, rows: Sequence[dict[str, Any]]) -> tuple[Any, set[str]]:
                 ("rejected", chat),
                 ("removed", pa.int64()),
                 ("inserted", pa.int64()),
+                ("impossible", _impossible(pa)),
             ]
         ), set()
     if fmt == "recovery":
@@ -177,6 +190,7 @@ def schema(fmt: Format, rows: Sequence[dict[str, Any]]) -> tuple[Any, set[str]]:
                 ("context", pa.list_(pa.string())),
                 ("block", pa.list_(step)),
                 ("recovery", pa.list_(fix)),
+                ("impossible", _impossible(pa)),
             ]
         ), set()
     verdict = pa.struct(
@@ -211,6 +225,7 @@ def schema(fmt: Format, rows: Sequence[dict[str, Any]]) -> tuple[Any, set[str]]:
             ("inserted", pa.list_(inserted)),
             ("decisions", pa.int64()),
             ("min_evidence", pa.string()),
+            ("impossible", _impossible(pa)),
             ("labels", pa.string()),  # JSON text: the input's labels, on its indices
         ]
     )
@@ -381,6 +396,32 @@ def evidence_section(fmt: Format, curation: Curation) -> list[str]:
     return lines
 
 
+def made(fmt: Format, curation: Curation, parts: dict[str, int]) -> list[str]:
+    """The card's counts: episodes and rows, changes and decisions, what was left out."""
+    curated = curation.curated
+    removed = sum(len(i.removed) for i in curated)
+    inserted = sum(i.insertions for i in curated)
+    changed = sum(i.changed for i in curated)
+    lines = [
+        f"- episodes exported: {len(curated)} ({changed} changed), rows: {sum(parts.values())}"
+        + (f" ({', '.join(f'{k}: {v}' for k, v in parts.items())})" if len(parts) > 1 else ""),
+        f"- steps removed: {removed}, inserted: {inserted}; human decisions applied: "
+        f"{curation.decisions}",
+    ]
+    if marked := curation.impossible:
+        where = "`verification.impossible`" if fmt == "episodes" else "`impossible`"
+        lines.append(
+            f"- episodes whose decisions left steps the simulator finds impossible: "
+            f"{len(marked)} (exported all the same; the steps in {where})"
+        )
+    if curation.left_out:
+        lines.append(
+            "- left out: "
+            + ", ".join(f"{reason} {n}" for reason, n in sorted(curation.left_out.items()))
+        )
+    return lines
+
+
 def card(
     fmt: Format,
     table_schema: Any,
@@ -415,10 +456,6 @@ def card(
             }
         ],
     }
-    curated = curation.curated
-    removed = sum(len(i.removed) for i in curated)
-    inserted = sum(i.insertions for i in curated)
-    changed = sum(i.changed for i in curated)
     lines = ["---", *_yaml(header), "---", "", f"# planverify: {fmt}", "", DESCRIPTIONS[fmt], ""]
     json_text = [
         *json_columns,
@@ -441,16 +478,8 @@ def card(
         "",
         f"    {command}",
         "",
-        f"- episodes exported: {len(curated)} ({changed} changed), rows: {total}"
-        + (f" ({', '.join(f'{k}: {v}' for k, v in parts.items())})" if len(parts) > 1 else ""),
-        f"- steps removed: {removed}, inserted: {inserted}; human decisions applied: "
-        f"{curation.decisions}",
+        *made(fmt, curation, parts),
     ]
-    if curation.left_out:
-        lines.append(
-            "- left out: "
-            + ", ".join(f"{reason} {n}" for reason, n in sorted(curation.left_out.items()))
-        )
     lines += evidence_section(fmt, curation)
     lines += [
         "",

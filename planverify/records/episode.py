@@ -27,7 +27,7 @@ from pydantic import (
     model_validator,
 )
 
-from planverify.records.jsonl import DESCRIPTIONS, Kind, record_kind, records
+from planverify.records.jsonl import DESCRIPTIONS, Kind, location, record_kind, records
 from planverify.records.notation import Action, NotationError, parse_action
 
 InjectedError = Literal[
@@ -98,7 +98,7 @@ def action_lines(actions: list[str]) -> list[str]:
         try:
             parse_action(line)
         except NotationError as exc:
-            raise ValueError(f"action {i}: {exc}") from None
+            raise ValueError(f"action {i + 1}: {exc}") from None
     return [line.strip() for line in actions]
 
 
@@ -180,23 +180,34 @@ class Episode(BaseModel):
         return self
 
     def validate_labels(self) -> None:
-        """Check that labels point at real, non-dialogue steps; raise ValueError if not."""
+        """Check that labels point at real, non-dialogue steps; raise ValueError if not (labels
+        and steps counted from 1, the 0-based `index` or `after` quoted as given)."""
         steps = self.parsed()
-        for k, label in enumerate(self.labels or []):
+        plan = f"a plan of {len(steps)} step(s)"
+        for number, label in enumerate(self.labels or [], start=1):
             if label.type == "REMOVE":
                 if label.index is None or not 0 <= label.index < len(steps):
-                    raise ValueError(f"label {k}: REMOVE index {label.index} out of range")
+                    step = "" if label.index is None else f"step {label.index + 1} of "
+                    raise ValueError(
+                        f"label {number}: REMOVE index {label.index} out of range ({step}{plan})"
+                    )
                 if steps[label.index].is_dialogue:
-                    raise ValueError(f"label {k}: REMOVE on dialogue line {label.index}")
+                    raise ValueError(
+                        f"label {number}: REMOVE on dialogue step {label.index + 1} "
+                        f"(index {label.index}), which is never removed"
+                    )
             else:
                 if label.after is None or not -1 <= label.after < len(steps):
-                    raise ValueError(f"label {k}: MISSING after {label.after} out of range")
+                    step = "" if label.after is None else f"after step {label.after + 1} of "
+                    raise ValueError(
+                        f"label {number}: MISSING after {label.after} out of range ({step}{plan})"
+                    )
                 if label.action is None:
-                    raise ValueError(f"label {k}: MISSING needs an action")
+                    raise ValueError(f"label {number}: MISSING needs an action")
                 try:
                     parse_action(label.action, strict=True)
                 except NotationError as exc:
-                    raise ValueError(f"label {k}: {exc}") from None
+                    raise ValueError(f"label {number}: {exc}") from None
 
 
 def input_digest(
@@ -290,14 +301,15 @@ class EpisodeError(ValueError):
 
 
 def problems(exc: ValidationError) -> list[str]:
-    """One line per problem of a validation error: where (the field, the item), what is wrong,
-    and the value given when it is short (URLs without their user info)."""
+    """One line per problem of a validation error: where (the field, the item counted from 1:
+    `jsonl.location`), what is wrong, and the value given when it is short (URLs without their
+    user info)."""
     from planverify.records.redaction import scrub
 
     lines = []
     for err in exc.errors():
         message = err["msg"].removeprefix("Value error, ")
-        where = ".".join(str(p) for p in err["loc"])
+        where = location(err["loc"])
         line = f"{where}: {message}" if where else message
         given = err.get("input")
         if err["type"] != "missing" and isinstance(given, str | int | float | bool):

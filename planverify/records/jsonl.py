@@ -10,7 +10,7 @@ what a file is, and what it expected, from it.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -160,12 +160,34 @@ def expect(path: Path, wanted: Kind, role: str) -> str | None:
     return f"{describe(path)}; {role} expects {DESCRIPTIONS[wanted]}"
 
 
+def location(loc: Sequence[int | str]) -> str:
+    """Where in a record a validation error is, for people: field names joined by dots, and a
+    list item counted from 1 under the singular of its list's name (`("actions", 0)` is
+    "action 1", `("scene", "objects", 2, "type")` is "scene.object 3, type").
+
+    >>> location(("decisions", 3, "verdict"))
+    'decision 4, verdict'
+    """
+    parts: list[str] = []  # dotted runs of names, each ended by a numbered item
+    for part in loc:
+        if not parts:
+            parts.append("")
+        if isinstance(part, int):
+            head, dot, name = parts[-1].rpartition(".")
+            single = name[:-1] if name.endswith("s") and not name.endswith("ss") else name
+            parts[-1] = f"{head}{dot}{single or 'item'} {part + 1}"
+            parts.append("")
+        else:
+            parts[-1] = f"{parts[-1]}.{part}" if parts[-1] else str(part)
+    return ", ".join(p for p in parts if p)
+
+
 def first_error(exc: ValueError) -> str:
     """The first problem a validation error names, as `field: why` (one line)."""
     if isinstance(exc, ValidationError) and exc.errors():
         first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "record"
-        return f"{where}: {first['msg']}"
+        where = location(first["loc"]) or "record"
+        return f"{where}: {first['msg'].removeprefix('Value error, ')}"
     return str(exc).splitlines()[0]
 
 

@@ -35,9 +35,10 @@ class FinishedState(Protocol):
 
 
 class Verdict(BaseModel):
-    """What happened to one input step."""
+    """What happened to one input step. Positions in records are 0-based; text for people
+    (reasons, warnings, messages) counts steps from 1, so this is step `index + 1`."""
 
-    index: int  # 0-based position in the input plan
+    index: int  # 0-based position in the input plan (step `index + 1` in any text)
     action: str  # the step
     verdict: Literal["keep", "remove"]  # its fate in the refined plan
     reason: str | None = None  # why it was removed
@@ -58,7 +59,7 @@ class Verdict(BaseModel):
 class Inserted(BaseModel):
     """A step of the refined plan that was not in the input."""
 
-    after_index: int  # input index of the step it follows; -1 = before the first
+    after_index: int  # 0-based input index of the step it follows; -1 = before the first
     action: str  # the new step
     reason: str | None = None  # the critique it answers
     iteration: int  # the Judge pass that asked for it
@@ -70,20 +71,39 @@ class Inserted(BaseModel):
         return WEAKEST if value is None else value
 
 
+PlanStep = tuple[Literal["input", "inserted"], int]  # where a plan's step comes from
+
+
+def arranged(
+    original: Sequence[str],
+    kept: Sequence[bool],
+    inserted: Sequence[Inserted],
+    dropped: Collection[int] = frozenset(),
+) -> list[PlanStep]:
+    """Where each step of the plan of the kept input steps and these insertions comes from:
+    `("input", i)` for input step i, `("inserted", k)` for `inserted[k]` (unless in `dropped`).
+    Each insertion goes after the input step it follows (`after_index`), several after one
+    step in their order."""
+    after: dict[int, list[int]] = {}
+    for k, item in enumerate(inserted):
+        if k not in dropped:
+            after.setdefault(item.after_index, []).append(k)
+    plan: list[PlanStep] = [("inserted", k) for k in after.get(-1, [])]
+    for i in range(len(original)):
+        if kept[i]:
+            plan.append(("input", i))
+        plan.extend(("inserted", k) for k in after.get(i, []))
+    return plan
+
+
 def plan_of(
     original: Sequence[str], kept: Sequence[bool], inserted: Sequence[Inserted]
 ) -> list[str]:
-    """The plan of the kept input steps and these insertions: each insertion goes after the
-    input step it follows (`after_index`), several after one step in their order."""
-    after: dict[int, list[str]] = {}
-    for item in inserted:
-        after.setdefault(item.after_index, []).append(item.action)
-    plan = list(after.get(-1, []))
-    for i, line in enumerate(original):
-        if kept[i]:
-            plan.append(line)
-        plan.extend(after.get(i, []))
-    return plan
+    """The plan of the kept input steps and these insertions (`arranged`), as action lines."""
+    return [
+        original[k] if source == "input" else inserted[k].action
+        for source, k in arranged(original, kept, inserted)
+    ]
 
 
 GoalSource = Literal["given", "dialogue", "infer"]

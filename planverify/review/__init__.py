@@ -35,10 +35,11 @@ from typing import Any
 
 import orjson
 
-from planverify.export.curate import same_content
+from planverify.export.curate import DECISIONS_FORMAT, DECISIONS_VERSION, same_content
 from planverify.export.manifest import listed, mark, remove_stale
 from planverify.records.episode import Episode, EpisodeError
 from planverify.records.evidence import LEVELS
+from planverify.records.history import Iteration
 from planverify.records.jsonl import UnusableFile, expect, read_all
 from planverify.records.notation import NotationError, parse_action
 from planverify.records.result import VerificationResult
@@ -46,7 +47,6 @@ from planverify.review.charts import bar_chart, column_chart
 
 ASSETS = ("review.css", "review.js")
 _PLACEHOLDER = re.compile(r"\{\{(title|summary|count)\}\}")
-DECISIONS_FORMAT = "planverify-decisions"
 MARKER = ".planverify-review.json"  # in a folder review made: the files it wrote there
 MARKER_FORMAT = "planverify-review-site"
 
@@ -154,6 +154,16 @@ def _step(line: str) -> dict[str, Any]:
     return {"a": line}
 
 
+def edits_shown(record: Iteration) -> list[list[str | None]]:
+    """A pass's edits for the page, `[kind, action, reason]`: the reason is left out (None)
+    when a flag of the same pass gave it for the same step, so that each reason shows once."""
+    flagged = {(flag.action, flag.reason) for flag in record.critique.flags}
+    return [
+        [e.kind, e.action, None if (e.action, e.reason) in flagged else e.reason]
+        for e in record.edits
+    ]
+
+
 def episode_data(entry: Entry) -> dict[str, Any]:
     """Everything an episode page shows."""
     result = entry.result
@@ -183,7 +193,7 @@ def episode_data(entry: Entry) -> dict[str, Any]:
                 "flags": [[f.step, f.action, f.reason, f.evidence] for f in critique.flags],
                 "missing": [[m.description, m.action] for m in critique.missing],
                 "dropped": [[d.text, d.why] for d in [*critique.dropped, *record.dropped]],
-                "edits": [[e.kind, e.action, e.reason] for e in record.edits],
+                "edits": edits_shown(record),
                 "vetoes": [
                     v if isinstance(v, str) else orjson.dumps(v).decode()
                     for v in (vetoes if isinstance(vetoes, list) else [])
@@ -407,6 +417,7 @@ def build_site(
                 "rows": [index_row(e) for e in entries],
                 "levels": list(LEVELS),
                 "format": DECISIONS_FORMAT,
+                "version": DECISIONS_VERSION,
             },
         )
     )

@@ -35,7 +35,7 @@
     var k = key(ep.id, ep.result, what);
     if (verdict === null) delete decisions[k];
     else decisions[k] = { id: ep.id, result: ep.result, input_digest: ep.digest, verdict: verdict, action: action, note: note || null,
-                          step: what.charAt(0) === "s" ? +what.slice(1) : null,
+                          index: what.charAt(0) === "s" ? +what.slice(1) : null,
                           inserted: what.charAt(0) === "i" ? +what.slice(1) : null,
                           at: new Date().toISOString() };
     try { localStorage.setItem(STORE, JSON.stringify(decisions)); } catch (e) { alert("Could not save the decision: " + e); }
@@ -58,14 +58,17 @@
     $("decided").textContent = n + (n === 1 ? " decision" : " decisions");
     $("download").disabled = n === 0;
   }
+  // The file's version 2 names a step by its 0-based `index` and, for people, its number on
+  // this page (`step`, from 1). Decisions stored before it kept the 0-based index as `step`.
   function decisionsFile() {
     var list = siteDecisions().map(function (d) {
       var out = { id: d.id, input_digest: d.input_digest, verdict: d.verdict, action: d.action };
-      if (d.step !== null) out.step = d.step; else out.inserted = d.inserted;
+      var index = typeof d.index === "number" ? d.index : d.step;
+      if (typeof index === "number") { out.index = index; out.step = index + 1; } else out.inserted = d.inserted;
       if (d.note) out.note = d.note;
       return out;
     });
-    return JSON.stringify({ format: PV.data.format, version: 1, site: PV.data.title, decisions: list }, null, 2);
+    return JSON.stringify({ format: PV.data.format, version: PV.data.version, site: PV.data.title, decisions: list }, null, 2);
   }
   PV.decisionsFile = decisionsFile;
   function download() {
@@ -374,7 +377,8 @@
       }
       list("Flags", pass.flags, function (f) { var li = el("li"); if (f[3]) li.appendChild(el("span", "pill evidence e-" + f[3], f[3])); li.appendChild(el("code", "action", (f[0] + 1) + ". " + f[1])); li.appendChild(el("div", "reason", f[2])); return li; });
       list("Missing", pass.missing, function (m) { var li = el("li", null, m[0]); if (m[1]) { li.appendChild(document.createTextNode(" ")); li.appendChild(el("code", "action", m[1])); } return li; });
-      list("Edits", pass.edits, function (e) { var li = el("li", "edit " + e[0]); li.appendChild(el("span", "pill " + e[0], e[0])); li.appendChild(el("code", "action", e[1])); li.appendChild(el("div", "reason", e[2])); return li; });
+      // an edit's reason is null when a flag above gave it for the same step: shown once
+      list("Edits", pass.edits, function (e) { var li = el("li", "edit " + e[0]); li.appendChild(el("span", "pill " + e[0], e[0])); li.appendChild(el("code", "action", e[1])); li.appendChild(e[2] === null ? el("span", "muted", " as flagged") : el("div", "reason", e[2])); return li; });
       list("Dropped", pass.dropped, function (d) { var li = el("li"); li.appendChild(el("code", null, d[0])); li.appendChild(el("div", "reason", d[1])); return li; });
       list("Vetoed", pass.vetoes, function (v) { return el("li", null, v); });
       hist.appendChild(det);

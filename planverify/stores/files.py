@@ -24,7 +24,7 @@ import os
 import secrets
 import stat
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager, nullcontext, suppress
 from pathlib import Path
 
 try:
@@ -161,7 +161,8 @@ def output_lock(output: Path) -> Iterator[None]:
     if fcntl is None:
         yield
         return
-    output = output_target(output)
+    folder = output.is_dir()  # a folder export (--split-by, --parquet): locked by name alone
+    output = output.resolve() if folder else output_target(output)
     path = lock_path(output)
     path.parent.mkdir(parents=True, exist_ok=True)
     while True:
@@ -180,7 +181,7 @@ def output_lock(output: Path) -> Iterator[None]:
         os.close(fd)
     _HELD.add(fd)
     try:
-        with _file_lock(output):
+        with nullcontext() if folder else _file_lock(output):
             os.ftruncate(fd, 0)
             os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
             remove_orphans(output)

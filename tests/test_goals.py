@@ -190,8 +190,8 @@ def test_numbers_all_and_zero_on_plain_components() -> None:
     }
     described = [c.describe() for c in spec.components]
     assert described == [
-        "3 PotatoSliced that are cooked",
-        "all Plate that are clean",
+        "3 PotatoSliced objects that are cooked",
+        "every Plate is clean",
         "a Cup that is filled with liquid",
     ]
 

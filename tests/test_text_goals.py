@@ -432,7 +432,7 @@ def test_goal_command_prints_the_spec() -> None:
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     assert lines[0] == "Put All X In One Y: Put all RemoteControl on one CoffeeTable."
-    assert "  all RemoteControl" in lines and "  a CoffeeTable" in lines
+    assert "  every RemoteControl" in lines and "  a CoffeeTable" in lines
     assert "  all RemoteControl on one CoffeeTable" in lines
 
 

@@ -50,21 +50,20 @@ class Component(BaseModel):
     states: dict[str, int] = Field(default_factory=dict)  # TEACh condition -> 0/1
 
     def describe(self) -> str:
-        """The component in words: "a Mug that is clean and filled with coffee"."""
-        head = (
-            f"all {self.select}"
-            if self.every
-            else f"{'a' if self.count == 1 else self.count} {self.select}"
-        )
+        """The component in words: "a Mug that is clean and filled with coffee", "every Plate
+        is clean", "3 PotatoSliced objects that are cooked"."""
         words = [
             ("not " if value == 0 and key != "isDirty" else "") + STATES.get(key, key)
             for key, value in self.states.items()
             if key != "receptacle"
         ]
-        if not words:
-            return head
-        verb = "are" if self.every or self.count > 1 else "is"
-        return f"{head} that {verb} {' and '.join(dict.fromkeys(words))}"
+        said = " and ".join(dict.fromkeys(words))
+        if self.every:
+            return f"every {self.select} is {said}" if said else f"every {self.select}"
+        if self.count == 1:
+            return f"a {self.select} that is {said}" if said else f"a {self.select}"
+        head = f"{self.count} {self.select} objects"
+        return f"{head} that are {said}" if said else head
 
 
 class Relation(BaseModel):

@@ -8,7 +8,7 @@ counts, states and relations; component names may differ).
 
 >>> reading = read_goal("put all the remotes on one coffee table", [])
 >>> reading.spec.task, [c.describe() for c in reading.spec.components]
-('Put All X In One Y', ['all RemoteControl', 'a CoffeeTable'])
+('Put All X In One Y', ['every RemoteControl', 'a CoffeeTable'])
 >>> [r.describe() for r in reading.spec.relations]
 ['all RemoteControl on one CoffeeTable']
 >>> reading = read_goal("hi", ["Commander: today we need to make a salad",

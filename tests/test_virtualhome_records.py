@@ -128,3 +128,23 @@ def test_the_digest_covers_domain_and_program_only_when_given() -> None:
             {**RECORD, "domain": None, "actions": ["Driver.Move(1.0)"]}
         ).input_digest
     )
+
+
+def test_convert_without_the_package_says_how_to_install_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *rest: None if name == "virtualhome_eval" else real(name, *rest),
+    )
+    out = tmp_path / "vh.jsonl"
+    result = runner.invoke(app, ["convert", "--from", "virtualhome", "-o", str(out)])
+    assert result.exit_code == 2
+    assert "VirtualHome needs the eai-eval package: pip install 'planverify[virtualhome]'" in (
+        result.stderr
+    )
+    assert not out.exists()

@@ -50,9 +50,9 @@ def tally_program(program: data.Program, tally: Tally) -> None:
         verb = parse_step(step.line).verb if step.outcome != "failed" else "?"
         tally.steps_by_verb[verb] += 1
         if step.outcome == "failed":
-            tally.failed.append(f"{program.name}: step {step.index}: {step.reason}")
+            tally.failed.append(f"{program.name}: step {step.index + 1}: {step.reason}")
         elif step.outcome == "satisfied":
-            tally.satisfied.append(f"{program.name}: step {step.index}: {step.line}")
+            tally.satisfied.append(f"{program.name}: step {step.index + 1}: {step.line}")
         elif not step.effects:
             tally.idle_by_verb[verb] += 1
     goal = goal_of(program)

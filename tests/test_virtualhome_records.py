@@ -69,7 +69,7 @@ def test_convert_skips_a_program_that_cannot_be_read_and_keeps_the_others(
     out = tmp_path / "vh.jsonl"
     result = runner.invoke(app, ["convert", "--from", "virtualhome", str(source), "-o", str(out)])
     assert result.exit_code == 1
-    assert "file1_1.txt: step 0: '[WALK] kitchen'" in result.stderr
+    assert "file1_1.txt: step 1: '[WALK] kitchen'" in result.stderr
     assert "read 1 program(s), skipped 1; wrote 1 episode(s)" in result.stdout
     (episode,) = read_episodes([out])[0]
     assert episode.program == "file628_2"
@@ -107,7 +107,7 @@ def test_a_bad_virtualhome_record_costs_its_own_line(tmp_path: Path) -> None:
     assert [e.id for e in episodes] == ["drink", "second"]
     assert [(e.line, e.message) for e in errors] == [
         (2, "domain: Input should be 'teach' or 'virtualhome' (got 'alfred')"),
-        (3, "actions: action 1: empty"),
+        (3, "actions: action 2: empty"),
     ]
 
 

@@ -110,7 +110,9 @@ def single_lines(actions: list[str]) -> list[str]:
     """The actions, stripped; `ValueError` naming the first one that is empty or not one line."""
     for i, line in enumerate(actions):
         if not line.strip() or "\n" in line.strip() or "\r" in line.strip():
-            raise ValueError(f"action {i}: {'empty' if not line.strip() else 'not a single line'}")
+            raise ValueError(
+                f"action {i + 1}: {'empty' if not line.strip() else 'not a single line'}"
+            )
     return [line.strip() for line in actions]
 
 

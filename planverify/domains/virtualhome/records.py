@@ -45,7 +45,7 @@ def read_record(path: Path) -> Episode:
             try:
                 parse_step(line)
             except NotationError as exc:
-                raise ProgramError(f"step {number}: {exc}") from None
+                raise ProgramError(f"step {number + 1}: {exc}") from None
     except ProgramError as exc:
         raise EpisodeError(str(path), 0, str(exc).removeprefix(f"{path}: ")) from None
     return parse_episode(program_record(program), source=str(path))

@@ -4,6 +4,8 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 DEMO := .planverify/demo
+# VirtualHome's data and simulator, without the dependencies it does not use (pyproject.toml)
+EAI_EVAL := eai-eval==1.0.5
 
 .PHONY: install demo test test-llm lint format clean
 
@@ -11,6 +13,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --no-deps '$(EAI_EVAL)'
 	touch $(STAMP)
 
 install: $(STAMP)

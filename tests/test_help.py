@@ -135,7 +135,8 @@ def test_arguments_are_named_one_way() -> None:
         for argument in (p for p in command.params if isinstance(p, TyperArgument)):
             shown = argument.metavar
             assert shown is not None and re.fullmatch("[A-Z][A-Z_]*", shown), (name, shown)
-            assert f"{{{shown}}}" in help_page(name), "the usage line names it the same way"
+            usage = f"{{{shown}}}" if argument.required else f"[{shown}]"
+            assert usage in help_page(name), "the usage line names it the same way"
             seen.add(shown)
     assert {"INPUTS", "RESULTS", "DATASET", "ID", "ANNOTATED", "TEXT"} <= seen
 
@@ -151,6 +152,7 @@ CHOICES = {
     ("export", "--split-by"): ["task", "split"],
     ("score", "--min-evidence"): ["proven", "goal-text", "heuristic"],
     ("export", "--min-evidence"): ["proven", "goal-text", "heuristic"],
+    ("convert", "--from"): ["teach", "virtualhome"],
 }
 
 

@@ -1,12 +1,14 @@
 """Episode records: the JSONL input of `planverify verify` (and, with labels, of scoring).
 
 A plain record is `{"id", "goal"?, "actions": [...], "task"?, "scene"?, "teach_task"?}`; unknown
-extra keys are kept and ignored. `read_episodes` validates line by line and reports errors with
-line numbers.
+extra keys are kept and ignored. A record of another domain says so (`"domain": "virtualhome"`,
+with its `program`): its actions are lines in that domain's notation, which the domain reads.
+`read_episodes` validates line by line and reports errors with line numbers.
 
 An episode's identity is its id *and* its content: `input_digest` hashes everything that can
-change a verification result (goal, actions, scene, task, teach_task), so a result is only ever
-reused for the very input it was computed on. Annotations (`labels`, `clean`) are not input.
+change a verification result (goal, actions, scene, task, teach_task, and the domain and
+program when given), so a result is only ever reused for the very input it was computed on.
+Annotations (`labels`, `clean`) are not input.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from pydantic import (
     Field,
     PrivateAttr,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -46,6 +49,7 @@ NaturalError = Literal[
     "nonexistent_object",
 ]  # kinds only the natural generator makes (it also makes `detour`, `missing_step`)
 ErrorType = Literal[InjectedError, NaturalError, "other"]  # what a label's `error` may say
+Domain = Literal["teach", "virtualhome"]  # the household a plan is for; no domain means TEACh
 
 
 class SceneObject(BaseModel):
@@ -102,17 +106,29 @@ def action_lines(actions: list[str]) -> list[str]:
     return [line.strip() for line in actions]
 
 
+def single_lines(actions: list[str]) -> list[str]:
+    """The actions, stripped; `ValueError` naming the first one that is empty or not one line."""
+    for i, line in enumerate(actions):
+        if not line.strip() or "\n" in line.strip() or "\r" in line.strip():
+            raise ValueError(
+                f"action {i + 1}: {'empty' if not line.strip() else 'not a single line'}"
+            )
+    return [line.strip() for line in actions]
+
+
 class Episode(BaseModel):
     """One plan to verify."""
 
     model_config = ConfigDict(extra="allow")
 
     id: str  # episode id, unique within a run
+    domain: Domain | None = None  # the household the plan is for; None: TEACh
     goal: str | None = None  # natural-language goal; inferred when missing
     actions: list[str]  # the plan, one action per line in the notation
     task: str | None = None  # task family, e.g. TEACh's "Coffee"
     scene: Scene | None = None  # initial object states, when known
     teach_task: dict[str, Any] | None = None  # TEACh's task definition (`tasks[0]`, no episodes)
+    program: str | None = None  # VirtualHome: the program whose scene graph and goal apply
     labels: list[Label] | None = None  # ground truth of an annotated episode
     _origin: tuple[str, int] | None = PrivateAttr(default=None)  # (file, line) it was read from
 
@@ -140,8 +156,10 @@ class Episode(BaseModel):
 
     @field_validator("actions")
     @classmethod
-    def _actions_are_lines(cls, value: list[str]) -> list[str]:
-        return action_lines(value)
+    def _actions_are_lines(cls, value: list[str], info: ValidationInfo) -> list[str]:
+        if "domain" in info.data and info.data["domain"] in (None, "teach"):
+            return action_lines(value)
+        return single_lines(value)  # another domain (or one not known) reads its own notation
 
     def parsed(self) -> list[Action]:
         """The actions as typed `Action`s."""
@@ -156,6 +174,8 @@ class Episode(BaseModel):
             scene=self.scene,
             task=self.task,
             teach_task=self.teach_task,
+            domain=self.domain,
+            program=self.program,
         )
 
     def __eq__(self, other: object) -> bool:  # where it was read is not part of the record
@@ -217,8 +237,11 @@ def input_digest(
     scene: Scene | Mapping[str, Any] | None,
     task: str | None,
     teach_task: Mapping[str, Any] | None,
+    domain: str | None = None,
+    program: str | None = None,
 ) -> str:
-    """The content digest of a verification input (hex SHA-256 of its canonical JSON).
+    """The content digest of a verification input (hex SHA-256 of its canonical JSON). The
+    domain and program count only when given, so a TEACh record keeps the digest it always had.
 
     >>> a = input_digest(goal="g", actions=["Driver.Move(1.0)"], scene=None, task=None, teach_task=None)
     >>> a == input_digest(goal="g", actions=[" Driver.Move(1.0) "], scene=None, task=None, teach_task=None)
@@ -237,6 +260,7 @@ def input_digest(
         "task": task,
         "teach_task": teach_task,
     }
+    content.update({k: v for k, v in (("domain", domain), ("program", program)) if v is not None})
     return hashlib.sha256(orjson.dumps(content, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 

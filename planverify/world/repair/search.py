@@ -337,11 +337,12 @@ class Reviewer(KeepRules, Insertion):
 
 def _noop_block(motion: Sequence[Action]) -> tuple[list[int], bool] | None:
     """Which of a stretch's steps of motion (no interaction among them) go, leaving the pose at
-    its end as it was, and whether they are a whole run; or None: the longest run that nets to no motion (the earliest of equal
-    ones), else a motion and its inverse, the nearest first, whose removal leaves the pose at the
-    end unchanged (a move and the move back with only moves or a full turn between, a turn and
-    the turn back with only turns between). Translation and rotation do not commute:
-    Move(1) TurnLeft(90) Move(-1) TurnRight(90) ends a metre off, and nothing of it goes."""
+    its end as it was, and whether they are a whole run; None when none may. First the longest
+    run that nets to no motion (the earliest of equal ones); else a motion and its inverse, the
+    nearest first, whose removal leaves the pose at the end as it was (a move and the move back
+    with only moves or whole turns between, a turn and the turn back with only turns between).
+    Translation and rotation do not commute: Move(1) TurnLeft(90) Move(-1) TurnRight(90) ends a
+    metre off, and none of it goes."""
     pose = poses(motion)
     first: dict[Pose, int] = {}
     best: tuple[int, int] | None = None
@@ -355,7 +356,7 @@ def _noop_block(motion: Sequence[Action]) -> tuple[list[int], bool] | None:
     for gap in range(2, len(motion)):
         for i in range(len(motion) - gap):
             j = i + gap
-            if compose(steps[i], steps[j]) != Pose():
+            if not same_pose(compose(steps[i], steps[j]), Pose()):
                 continue
             between = relative(pose[i + 1], pose[j])
             rest = relative(pose[j + 1], pose[-1])

@@ -1,5 +1,6 @@
 """Motion that changes nothing: the rules Judge removes it with evidence `proven`, and keeps
-motion that moves the Driver anywhere a later step is taken."""
+motion that moves the Driver anywhere a later step is taken; certify accepts a model Judge's
+flags on it."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ from collections.abc import Sequence
 import pytest
 
 from planverify.agents.rules import critique_of
+from planverify.records.critique import Critique, Flag
 from planverify.records.notation import parse_action
 from planverify.world import Grounding
+from planverify.world.certify import certify_flags
 from planverify.world.repair import Review
 from planverify.world.rules import Pose, net_motion, poses
 
@@ -167,3 +170,25 @@ def test_poses_compose_translation_and_rotation_in_order() -> None:
     ]
     assert poses(off)[-1] == Pose(1.0, -1.0, 0.0)
     assert net_motion(off) == (1.41, 0)
+
+
+# ---------------------------------------------------------------------------- certify
+
+PLAN = [
+    "Driver.Move(-0.25)",
+    SAY,
+    "Driver.Move(0.25)",
+    "Driver.TurnRight(360.0)",
+    "Driver.Move(1.0)",
+    "Driver.PickUp('Apple')",
+    "Driver.PutAOnB('Apple', 'DiningTable')",
+    "Driver.Move(-1.0)",
+    *BREW,
+]
+
+
+def test_certify_accepts_a_model_judges_flags_on_motion_that_changes_nothing() -> None:
+    for steps in ([0, 2], [3], [4, 5, 6, 7]):  # the last: a detour with the walk to it and back
+        critique = Critique(flags=[Flag(step=s, action=PLAN[s], reason="no-op") for s in steps])
+        kept, vetoes, _ = certify_flags(PLAN, critique, GROUNDING)
+        assert ([f.step for f in kept.flags], vetoes) == (steps, [])

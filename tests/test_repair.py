@@ -140,18 +140,6 @@ def test_a_move_and_its_reverse_next_to_each_other_go() -> None:
     assert sorted(s for r in verdicts.removals for s in r.steps) == [0, 1, 2, 3]
 
 
-def test_a_turn_and_its_reverse_with_dialogue_between_stay() -> None:
-    # only lines next to each other: the Commander may have said where to look meanwhile
-    plan = [
-        "Driver.TurnLeft(90.0)",
-        "Commander.Say('the mug is behind you')",
-        "Driver.TurnRight(90.0)",
-        *BREW,
-    ]
-    assert removed(judge(plan)) == []
-    assert removed(judge(plan, where=None)) == []
-
-
 def test_a_motion_is_undone_only_by_its_exact_reverse() -> None:
     for pair in (
         ["Driver.Move(0.5)", "Driver.Move(-0.25)"],

@@ -36,6 +36,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from planverify.records.notation import MOTION_VERBS, Action
 from planverify.world.state import (
@@ -82,6 +83,88 @@ def cancels(a: Action, b: Action) -> bool:
     return _REVERSE.get(a.verb) == b.verb and a.value == b.value
 
 
+class Pose(NamedTuple):
+    """Where the Driver stands and faces, seen from where a run of steps starts: metres forward
+    (`x`) and to the left (`y`), and degrees turned counter-clockwise (0 to 360). TEACh's
+    notation has no camera pitch (its only motion verbs are `MOTION_VERBS`), so a pose is a
+    position and a heading."""
+
+    x: float = 0.0
+    y: float = 0.0
+    heading: float = 0.0
+
+
+POSE_DECIMALS = 4  # poses reached by different routes compare (and hash) equal at this precision
+
+
+def _pose(x: float, y: float, heading: float) -> Pose:
+    digits = POSE_DECIMALS
+    return Pose(
+        round(x, digits) + 0.0, round(y, digits) + 0.0, round(heading % 360, digits) % 360 + 0.0
+    )
+
+
+def same_pose(a: Pose, b: Pose) -> bool:
+    """Whether two poses are the same, but for rounding (a millimetre, a thousandth of a
+    degree)."""
+    turn = abs(a.heading - b.heading) % 360
+    return abs(a.x - b.x) < 1e-3 and abs(a.y - b.y) < 1e-3 and min(turn, 360 - turn) < 1e-3
+
+
+def is_motion(action: Action) -> bool:
+    """Whether a step moves or turns the Driver by a known amount."""
+    return action.verb in MOTION_VERBS and action.value is not None
+
+
+def step_pose(action: Action) -> Pose:
+    """Where one step takes the Driver from the start pose (a step that is not motion, nowhere).
+
+    >>> from planverify.records.notation import parse_action as p
+    >>> step_pose(p("Driver.TurnRight(360.0)")), step_pose(p("Driver.Move(0.25)")).x
+    (Pose(x=0.0, y=0.0, heading=0.0), 0.25)
+    """
+    if not is_motion(action):
+        return Pose()
+    value = action.value or 0.0
+    if action.verb == "Move":
+        return _pose(value, 0.0, 0.0)
+    return _pose(0.0, 0.0, value if action.verb == "TurnLeft" else -value)
+
+
+def compose(first: Pose, then: Pose) -> Pose:
+    """The pose reached by going to `first`, then as far as `then` from there."""
+    turn = math.radians(first.heading)
+    cos, sin = math.cos(turn), math.sin(turn)
+    return _pose(
+        first.x + cos * then.x - sin * then.y,
+        first.y + sin * then.x + cos * then.y,
+        first.heading + then.heading,
+    )
+
+
+def relative(start: Pose, end: Pose) -> Pose:
+    """How far `end` is from `start`, seen from `start` (`compose(start, relative(start, end))`
+    is `end`)."""
+    turn = math.radians(start.heading)
+    cos, sin = math.cos(turn), math.sin(turn)
+    dx, dy = end.x - start.x, end.y - start.y
+    return _pose(cos * dx + sin * dy, -sin * dx + cos * dy, end.heading - start.heading)
+
+
+def poses(actions: Iterable[Action], start: Pose | None = None) -> list[Pose]:
+    """The Driver's pose before each step and after the last (one more than the steps); steps
+    other than motion leave it.
+
+    >>> from planverify.records.notation import parse_action as p
+    >>> poses([p("Driver.Move(1.0)"), p("Driver.TurnLeft(90.0)"), p("Driver.Move(-1.0)")])[-1]
+    Pose(x=1.0, y=-1.0, heading=90.0)
+    """
+    out = [start or Pose()]
+    for action in actions:
+        out.append(compose(out[-1], step_pose(action)) if is_motion(action) else out[-1])
+    return out
+
+
 def net_motion(actions: Iterable[Action]) -> tuple[float, int]:
     """How far (metres) and by how many degrees (0-359, counter-clockwise) a run of steps moves
     and turns the Driver in all; steps other than motion are passed over.
@@ -92,16 +175,8 @@ def net_motion(actions: Iterable[Action]) -> tuple[float, int]:
     >>> net_motion([p("Driver.TurnRight(90.0)"), p("Driver.PickUp('Mug')"), p("Driver.TurnLeft(90.0)")])
     (0.0, 0)
     """
-    x = y = heading = 0.0
-    for action in actions:
-        if action.verb not in MOTION_VERBS or action.value is None:
-            continue
-        if action.verb == "Move":
-            x += action.value * math.cos(math.radians(heading))
-            y += action.value * math.sin(math.radians(heading))
-        else:
-            heading += action.value if action.verb == "TurnLeft" else -action.value
-    return round(math.hypot(x, y), 2), round(heading) % 360
+    end = poses(actions)[-1]
+    return round(math.hypot(end.x, end.y), 2), round(end.heading) % 360
 
 
 @dataclass
@@ -613,11 +688,19 @@ def simulate(plan: list[Action], state: State) -> list[Outcome]:
 
 __all__ = [
     "Outcome",
+    "Pose",
     "apply",
     "as_first_placed",
     "as_first_used",
     "cancels",
+    "compose",
+    "is_motion",
+    "net_motion",
+    "poses",
+    "relative",
+    "same_pose",
     "simulate",
+    "step_pose",
     "stove_lit",
     "water_running",
     "within",

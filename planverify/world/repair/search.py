@@ -4,7 +4,7 @@ of each verdict."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Sequence
 
 from planverify.records.notation import MOTION_VERBS, Action
 from planverify.world.classes import types_of
@@ -14,7 +14,16 @@ from planverify.world.repair.insertion import Insertion
 from planverify.world.repair.keep import KeepRules
 from planverify.world.repair.plan import MAX_ROUNDS
 from planverify.world.repair.verdicts import Proposal, Removal, Review, steps_named
-from planverify.world.rules import cancels
+from planverify.world.rules import (
+    Pose,
+    cancels,
+    compose,
+    is_motion,
+    poses,
+    relative,
+    same_pose,
+    step_pose,
+)
 from planverify.world.trace import Variant, no_worse, score
 
 MAX_RUN = 4  # the longest run of contiguous steps tried as one block
@@ -70,29 +79,72 @@ class Reviewer(KeepRules, Insertion):
             and self.actions[partner].verb == "ToggleOn"
         )
 
-    def cancel_motion(self) -> None:
-        """A motion and the motion that undoes it at once go together: provably nothing moved
-        (also once what stood between them has gone: Move(1) Move(-0.5) Move(0.5) Move(-1))."""
-        k = 0
+    def remove_noop_motion(self) -> None:
+        """Remove motion that leaves every later pose as it was, in each stretch of motion with
+        no interaction inside (dialogue aside): a run that nets to no motion (a turn full
+        circle, a move and the move back with only dialogue between, four sides of a square),
+        and a motion and its inverse whose removal leaves the pose at the stretch's end as it
+        was (`_noop_block`). Provable without positions: where removals brought the motion
+        together, as sure as those removals."""
         found = False
-        while k + 1 < len(self.order):
-            a, b = self.order[k], self.order[k + 1]  # next to each other, nothing between
-            if self.judged(a) and self.judged(b) and cancels(self.actions[a], self.actions[b]):
-                why = f"{self.actions[a]} is undone by the next step, {self.actions[b]}: the Driver ends where it started"
-                self.removed[a] = self.removed[b] = why
-                # provable without positions; once removals brought them together, as sure as
-                # those removals
-                between = [self.grounds.get(s, (True, False)) for s in range(a + 1, b)]
-                self.grounds[a] = self.grounds[b] = (
-                    any(g[0] for g in between),
-                    all(g[1] for g in between),
-                )
-                del self.order[k : k + 2]
-                k, found = max(k - 1, 0), True
-            else:
-                k += 1
+        for stretch in self._motion_stretches():
+            while (noop := _noop_block([self.actions[s] for s in stretch])) is not None:
+                block = [stretch[i] for i in noop[0]]
+                why = self._noop_reason(block, run=noop[1])
+                first, last = block[0], block[-1]
+                between = [
+                    self.grounds.get(s, (True, False))
+                    for s in range(first + 1, last)
+                    if s in self.removed
+                ]
+                grounds = (any(g[0] for g in between), all(g[1] for g in between))
+                for step in block:
+                    self.removed[step] = why
+                    self.grounds[step] = grounds
+                self.order = [s for s in self.order if s not in block]
+                stretch = [s for s in stretch if s not in block]
+                found = True
         if found:
             self._retrace()
+
+    def _motion_stretches(self) -> list[list[int]]:
+        """The steps of motion (of known amount, that the search may remove) in each stretch of
+        the order that holds nothing else but dialogue."""
+        stretches: list[list[int]] = [[]]
+        for step in self.order:
+            action = self.actions[step]
+            if self.judged(step) and is_motion(action):
+                stretches[-1].append(step)
+            elif not action.is_dialogue and stretches[-1]:
+                stretches.append([])
+        return [s for s in stretches if s]
+
+    def _noop_reason(self, block: list[int], *, run: bool) -> str:
+        """Why a block of motion goes (`run`: it is all the motion between its ends), named as
+        it stands in the order before it goes."""
+        actions = [self.actions[s] for s in block]
+        if len(block) == 1:
+            does = (
+                "goes nowhere"
+                if actions[0].verb == "Move"
+                else "turns the Driver to face as it did"
+            )
+            return f"{actions[0]} ({steps_named(block)}) {does}: every later pose is the same"
+        at = self.order.index(block[0])
+        if len(block) == 2 and self.order[at + 1] == block[1] and cancels(*actions):
+            return f"{actions[0]} is undone by the next step, {actions[1]}: the Driver ends where it started"
+        shown = "; ".join(str(a) for a in actions)
+        if not run:
+            return (
+                f"{actions[0]} is undone by {actions[1]} ({steps_named(block)}), and the motion "
+                "between them ends the same without both: every later pose is the same"
+            )
+        between = self.order[at : self.order.index(block[-1]) + 1]
+        dialogue = ", with only dialogue between them," if len(between) > len(block) else ""
+        return (
+            f"{steps_named(block)} ({shown}){dialogue} bring the Driver back to where it stood, "
+            "facing the same way: every later pose is the same"
+        )
 
     def blame(self) -> None:
         """Make the plan executable by removing what makes its impossible steps impossible."""
@@ -250,7 +302,7 @@ class Reviewer(KeepRules, Insertion):
         return by
 
     def review(self) -> Review:
-        self.cancel_motion()
+        self.remove_noop_motion()
         self.complete_switches()
         self.add_missing(goal=False)  # what impossible steps lack (a closed fridge opened)
         self.blame()  # before steps are added for the goal: the cause goes, not a second copy
@@ -259,7 +311,7 @@ class Reviewer(KeepRules, Insertion):
         self.remove()
         if self.prune_added():
             self.remove()  # what the pruned steps gave an effect to may now go
-        self.cancel_motion()  # motions the removals left next to each other
+        self.remove_noop_motion()  # motion the removals left with no interaction between
         result = Review(units=list(self.trace.units), cut_short=self.exhausted())
         groups: dict[str, list[int]] = {}
         for step, why in self.removed.items():
@@ -281,6 +333,36 @@ class Reviewer(KeepRules, Insertion):
             action = str(self.actions[step])
             result.proposals.append(Proposal(action, after, why, uses_goal, known))
         return result
+
+
+def _noop_block(motion: Sequence[Action]) -> tuple[list[int], bool] | None:
+    """Which of a stretch's steps of motion (no interaction among them) go, leaving the pose at
+    its end as it was, and whether they are a whole run; None when none may. First the longest
+    run that nets to no motion (the earliest of equal ones); else a motion and its inverse, the
+    nearest first, whose removal leaves the pose at the end as it was (a move and the move back
+    with only moves or whole turns between, a turn and the turn back with only turns between).
+    Translation and rotation do not commute: Move(1) TurnLeft(90) Move(-1) TurnRight(90) ends a
+    metre off, and none of it goes."""
+    pose = poses(motion)
+    first: dict[Pose, int] = {}
+    best: tuple[int, int] | None = None
+    for end, here in enumerate(pose):
+        start = first.setdefault(here, end)
+        if start < end and (best is None or end - start > best[1] - best[0]):
+            best = (start, end)
+    if best is not None:
+        return list(range(*best)), True
+    steps = [step_pose(a) for a in motion]
+    for gap in range(2, len(motion)):
+        for i in range(len(motion) - gap):
+            j = i + gap
+            if not same_pose(compose(steps[i], steps[j]), Pose()):
+                continue
+            between = relative(pose[i + 1], pose[j])
+            rest = relative(pose[j + 1], pose[-1])
+            if same_pose(compose(compose(pose[i], between), rest), pose[-1]):
+                return [i, j], False
+    return None
 
 
 def _gist(action: Action) -> str:

@@ -13,7 +13,7 @@ from planverify.records.critique import Critique, Flag
 from planverify.records.notation import parse_action
 from planverify.world import Grounding
 from planverify.world.certify import certify_flags
-from planverify.world.repair import Review
+from planverify.world.repair import Review, review
 from planverify.world.rules import Pose, net_motion, poses
 
 from .test_repair import BREW, COFFEE, KITCHEN, judge, removed
@@ -192,3 +192,12 @@ def test_certify_accepts_a_model_judges_flags_on_motion_that_changes_nothing() -
         critique = Critique(flags=[Flag(step=s, action=PLAN[s], reason="no-op") for s in steps])
         kept, vetoes, _ = certify_flags(PLAN, critique, GROUNDING)
         assert ([f.step for f in kept.flags], vetoes) == (steps, [])
+
+
+def test_a_reverse_brought_next_by_removals_is_not_called_the_next_step() -> None:
+    from .test_repair import COFFEE, KITCHEN
+
+    # the faucet starts off: switching it off changes nothing and goes, then the moves meet
+    plan = ["Driver.Move(1.0)", "Driver.ToggleOff('Faucet')", "Driver.Move(-1.0)"]
+    reasons = [r.reason for r in review(plan, scene=KITCHEN, spec=COFFEE).removals if 0 in r.steps]
+    assert reasons and all("the next step" not in reason for reason in reasons), reasons

@@ -132,7 +132,12 @@ class Reviewer(KeepRules, Insertion):
             return f"{actions[0]} ({steps_named(block)}) {does}: every later pose is the same"
         at = self.order.index(block[0])
         if len(block) == 2 and self.order[at + 1] == block[1] and cancels(*actions):
-            return f"{actions[0]} is undone by the next step, {actions[1]}: the Driver ends where it started"
+            if block[1] == block[0] + 1:
+                return f"{actions[0]} is undone by the next step, {actions[1]}: the Driver ends where it started"
+            return (
+                f"{actions[0]} is undone by {actions[1]} ({steps_named(block)}) once the steps "
+                "between them go: the Driver ends where it started"
+            )
         shown = "; ".join(str(a) for a in actions)
         if not run:
             return (

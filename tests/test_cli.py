@@ -9,6 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from planverify.cli import app
+from planverify.llm.models import parse_spec
 from planverify.records.result import VerificationResult
 
 from .conftest import ROOT
@@ -82,6 +83,13 @@ def test_bad_lines_are_reported_and_the_rest_is_verified(tmp_path: Path) -> None
         (["--judge", "gpt-4o"], "unknown model spec 'gpt-4o'"),
         (["--judge", "groq:llama-x"], "needs an API key: set GROQ_API_KEY"),
         (["--planner", "o4-mini"], "needs an API key: set OPENAI_API_KEY"),
+        (["--judge", "rule"], "unknown model spec 'rule': did you mean 'rules'?"),
+        (["--planner", "rule"], "unknown model spec 'rule': did you mean 'rules'?"),
+        (["--judge", "baseline1"], "did you mean 'baseline'?"),
+        (
+            ["--judge", "o4-mini"],
+            f"preset 'o4-mini' ({parse_spec('o4-mini').name}) needs an API key",
+        ),
         (["--goal", "infer"], "--goal infer needs a model planner"),
         (["--server", "http://127.0.0.1:9"], "with --server the server keeps the checkpoints"),
     ],

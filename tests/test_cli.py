@@ -392,3 +392,41 @@ def test_corrupt_natural_then_score_plan_level(tmp_path: Path) -> None:
     assert data["without_motion"]["episodes"] == 10
     bad = runner.invoke(app, ["corrupt", str(EXAMPLES), "--generator", "llm", "-o", str(again)])
     assert bad.exit_code == 2 and "Invalid value for '--generator'" in bad.stderr
+
+
+def test_a_json_file_that_is_no_teach_game_is_named_for_what_it_is(tmp_path: Path) -> None:
+    """Any `.json` input is read as a TEACh game; one without `tasks` is refused before any work
+    with what it is and what was expected, not `missing key: tasks` from deep in the reader."""
+    config = tmp_path / "langgraph.json"
+    config.write_text('{"graphs": {"verifier": "graphs/graph.py:graph"}}', encoding="utf-8")
+    refused = runner.invoke(app, ["verify", str(config), "--no-checkpoint"])
+    assert refused.exit_code == 2, refused.output
+    assert f"{config} is not a TEACh game: it has no `tasks` list" in refused.stderr
+    assert "expected *.jsonl episodes" in refused.stderr and "*.game.json" in refused.stderr
+    assert "missing key" not in refused.output
+    converted = runner.invoke(app, ["convert", str(config), "-o", str(tmp_path / "x.jsonl")])
+    assert converted.exit_code == 2 and "expected TEACh *.game.json files" in converted.stderr
+
+    named_json = jsonl(tmp_path / "plans.json", {"id": "a", "actions": PLAN})
+    wrong_name = runner.invoke(app, ["verify", str(named_json), "--no-checkpoint"])
+    assert wrong_name.exit_code == 2 and "(name it plans.jsonl)" in wrong_name.stderr
+
+    game = {
+        "tasks": [
+            {
+                "task_name": "Coffee",
+                "desc": "Prepare coffee in a clean mug.",
+                "episodes": [
+                    {
+                        "episode_id": "e1",
+                        "interactions": [
+                            {"agent_id": 1, "action_id": 2, "time_start": 1.0, "success": 1}
+                        ],
+                    }
+                ],
+            }
+        ]
+    }
+    (tmp_path / "game.json").write_bytes(orjson.dumps(game))
+    read = runner.invoke(app, ["verify", str(tmp_path / "game.json"), "--no-checkpoint"])
+    assert read.exit_code == 0, read.output

@@ -167,7 +167,7 @@ def test_checkpoints_are_reused_and_shown(tmp_path: Path) -> None:
     shown = runner.invoke(app, ["show", "mug-run", "--checkpoint", str(db)])
     assert shown.exit_code == 0, shown.output
     assert "Judge pass 1" in shown.stdout and "Judge pass 2" in shown.stdout
-    assert "remove  Driver.Move(0.5)" in shown.stdout
+    assert "remove  2. Driver.Move(0.5)" in shown.stdout
     assert "stop: no_objections" in shown.stdout
 
     other = runner.invoke(
@@ -430,3 +430,31 @@ def test_a_json_file_that_is_no_teach_game_is_named_for_what_it_is(tmp_path: Pat
     (tmp_path / "game.json").write_bytes(orjson.dumps(game))
     read = runner.invoke(app, ["verify", str(tmp_path / "game.json"), "--no-checkpoint"])
     assert read.exit_code == 0, read.output
+
+
+def test_show_finds_the_demo_store_and_says_each_removal_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Right after `make demo` (whose store is `.planverify/demo/`), `show ID` without
+    --checkpoint finds the episode; one run is shown without digests or thread ids, each
+    removal on one line with its step, and a reason two neighbours share said once."""
+    monkeypatch.chdir(tmp_path)
+    nothing = runner.invoke(app, ["show", "coffee-detour"])
+    assert nothing.exit_code == 2
+    assert "no checkpoint file at .planverify/checkpoints.sqlite" in nothing.stderr
+    assert ".planverify/demo" in nothing.stderr and "--checkpoint" in nothing.stderr
+
+    demo = Path(".planverify") / "demo" / "checkpoints.sqlite"
+    made = runner.invoke(app, ["verify", str(EXAMPLES), "--checkpoint", str(demo)])
+    assert made.exit_code == 0, made.output
+    shown = runner.invoke(app, ["show", "coffee-detour"])
+    assert shown.exit_code == 0, shown.output
+    assert str(demo) in shown.stderr
+    lines = shown.stdout.splitlines()
+    assert "  remove  5. Driver.PickUp('Apple')" in lines
+    assert "  remove  6. Driver.PutAOnB('Apple', 'DiningTable')" in lines
+    assert sum("Driver.PickUp('Apple')" in line for line in lines) == 1
+    assert sum("Driver.Move(0.5) is undone" in line for line in lines) == 1
+    assert not [line for line in lines if "digest" in line or "thread" in line]
+    missing = runner.invoke(app, ["show", "nope"])
+    assert missing.exit_code == 2 and f"'nope' is not in {demo}" in missing.stderr

@@ -458,3 +458,19 @@ def test_show_finds_the_demo_store_and_says_each_removal_once(
     assert not [line for line in lines if "digest" in line or "thread" in line]
     missing = runner.invoke(app, ["show", "nope"])
     assert missing.exit_code == 2 and f"'nope' is not in {demo}" in missing.stderr
+
+
+def test_a_run_without_an_output_says_where_its_results_are(tmp_path: Path) -> None:
+    db = tmp_path / "cp.sqlite"
+    stored = runner.invoke(app, ["verify", str(EXAMPLES), "--checkpoint", str(db)])
+    assert stored.exit_code == 0, stored.output
+    (note,) = [line for line in stored.stderr.splitlines() if line.startswith("note:")]
+    assert "no results file was written (no -o)" in note
+    assert f"checkpoint store {db}" in note and f"planverify show ID --checkpoint {db}" in note
+    assert "add -o results.jsonl" in note
+    kept_nothing = runner.invoke(app, ["verify", str(EXAMPLES), "--no-checkpoint"])
+    assert "--no-checkpoint kept nothing: add -o results.jsonl" in kept_nothing.stderr
+    written = runner.invoke(
+        app, ["verify", str(EXAMPLES), "--no-checkpoint", "-o", str(tmp_path / "r.jsonl")]
+    )
+    assert written.exit_code == 0 and "note:" not in written.stderr

@@ -291,7 +291,7 @@ def verify(
     where = None if no_checkpoint else checkpoint
     with writing(output):
         local = _verify_locally(batch, where, settings, limits=limits, review=review)
-        _finish(_interruptible(local, output, where), output)
+        _finish(_interruptible(local, output, where), output, where or "")
 
 
 def _check_store_clash(checkpoint: str, outputs: list[Path | None]) -> None:
@@ -383,7 +383,7 @@ def _verify_on_server(
             return await batch.stream(verifier)
 
     with writing(batch.output):
-        _finish(_interruptible(run(), batch.output, None), batch.output)
+        _finish(_interruptible(run(), batch.output, None), batch.output, "the server")
 
 
 def _interruptible(work: Any, output: Path | None, checkpoint: str | None) -> BatchReport:
@@ -420,7 +420,22 @@ def _stopped_writing(exc: OutputStopped, output: Path | None, checkpoint: str | 
     )
 
 
-def _finish(report: BatchReport, output: Path | None) -> None:
+def _no_file_note(kept: str) -> str:
+    """Where the results of a run without `--output` are (`kept`: the checkpoint store,
+    "the server", or "" when nothing keeps them)."""
+    how = "add -o results.jsonl to write them to a file"
+    if not kept:
+        return f"no results file was written and --no-checkpoint kept nothing: {how}"
+    if kept == "the server":
+        return f"no results file was written (no -o): the results are on the server; {how}"
+    store = "" if kept == str(DEFAULT_CHECKPOINT) else f" --checkpoint {kept}"
+    return (
+        f"no results file was written (no -o): the results are in the checkpoint store {kept} "
+        f"(`planverify show ID{store}` prints one); {how}"
+    )
+
+
+def _finish(report: BatchReport, output: Path | None, kept: str) -> None:
     if not report.results:
         why = "no episodes to verify"
         if report.skipped:
@@ -459,6 +474,8 @@ def _finish(report: BatchReport, output: Path | None) -> None:
         )
     if report.unsaved is not None:
         say(err, "error:", "bold red", f"{report.unsaved}; the batch had finished")
+    if output is None:
+        say(err, "note:", "yellow", _no_file_note(kept))
     failed = report.stopped or report.kept_over_errors or report.kept_output or report.unsaved
     if report.skipped or failed or any(r.status == "error" for r in report.results):
         raise typer.Exit(1)

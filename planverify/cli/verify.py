@@ -90,14 +90,20 @@ def _summary(report: BatchReport, output: Path | None) -> None:
             table.add_row("mean Judge passes", f"{sum(r.iterations for r in ok) / len(ok):.2f}")
         reasons = Counter(str(r.stop_reason) for r in ok).most_common()
         table.add_row("stop reasons", ", ".join(f"{k}: {v}" for k, v in reasons))
-        tokens = sum(u.total for r in results for u in r.usage.values())
-        unknown = unknown_note(sum(u.unknown_calls for r in results for u in r.usage.values()))
-        table.add_row("model tokens", f"{tokens} ({unknown})" if unknown else str(tokens))
-        if tokens:
-            table.add_row("estimated cost", describe_cost([r.cost_usd for r in results if r.usage]))
+        if any(r.usage for r in results):  # offline agents spend none: no row to read
+            _spend_rows(table, results)
     if output is not None:
         table.add_row("output", literal(output))
     out.print(table)
+
+
+def _spend_rows(table: Table, results: list[VerificationResult]) -> None:
+    """The model tokens of a run and their estimated cost."""
+    tokens = sum(u.total for r in results for u in r.usage.values())
+    unknown = unknown_note(sum(u.unknown_calls for r in results for u in r.usage.values()))
+    table.add_row("model tokens", f"{tokens} ({unknown})" if unknown else str(tokens))
+    if tokens:
+        table.add_row("estimated cost", describe_cost([r.cost_usd for r in results if r.usage]))
 
 
 def verify(

@@ -47,12 +47,16 @@ def test_the_demo_is_short_and_says_what_to_do_next(tmp_path: Path) -> None:
     assert len(shown.splitlines()) < 60
 
 
-def test_the_quick_start_names_no_games_folder_a_clone_lacks() -> None:
-    """`teach/games` is in no clone: the Quick start says where games come from and reads
-    them from a folder the user sets."""
+def test_the_quick_start_says_where_the_games_come_from_before_it_reads_them() -> None:
+    """`teach/games` is in no clone: the Quick start names the download and makes the folder
+    before the first command that reads it."""
     section = quick_start()
-    assert "teach/games" not in section
-    assert "teach_download" in section and "GAMES=" in section
+    assert "teach_download" in section and "github.com/alexa/teach" in section
+    lines = section.splitlines()
+    made = next(i for i, line in enumerate(lines) if line.startswith("mkdir -p teach && ln -s"))
+    read = next(i for i, line in enumerate(lines) if "teach/games" in line and "planverify" in line)
+    assert made < read
+    assert "planverify show coffee-detour" in section
 
 
 def test_the_quick_start_reads_results_with_the_inputs_verify_read() -> None:

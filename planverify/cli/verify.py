@@ -12,6 +12,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from planverify.cli.options import (
     BaseUrlOption,
@@ -37,6 +38,7 @@ from planverify.graphs.context import SettingsError
 from planverify.llm.calls import CallLimits
 from planverify.llm.models import ModelSpecError
 from planverify.llm.params import parse_params
+from planverify.records.evidence import LEVELS
 from planverify.records.result import GoalSource, VerificationResult
 from planverify.records.usage import unknown_note
 from planverify.runs.batch import BatchReport, OutputStopped
@@ -86,15 +88,34 @@ def _summary(report: BatchReport, output: Path | None) -> None:
                 "(static run: plans left as they are)",
             )
         else:
-            table.add_row("steps", f"{before} -> {after} ({removed} removed, {inserted} inserted)")
+            table.add_row(
+                "steps",
+                f"{before} -> {after} ({removed} removed, {inserted} inserted{_by_level(ok)})",
+            )
             table.add_row("mean Judge passes", f"{sum(r.iterations for r in ok) / len(ok):.2f}")
         reasons = Counter(str(r.stop_reason) for r in ok).most_common()
         table.add_row("stop reasons", ", ".join(f"{k}: {v}" for k, v in reasons))
+        from planverify.graphs.graph import GROWTH_WARNING
+
+        grown = [r.id for r in ok if any(w.startswith(GROWTH_WARNING) for w in r.warnings)]
+        if grown:
+            table.add_row(
+                Text("plans grown by half", style="yellow"),
+                literal(f"{len(grown)} by the model Planner (see their warnings), e.g. ")
+                + literal(", ".join(grown[:3])),
+            )
         if any(r.usage for r in results):  # offline agents spend none: no row to read
             _spend_rows(table, results)
     if output is not None:
         table.add_row("output", literal(output))
     out.print(table)
+
+
+def _by_level(results: list[VerificationResult]) -> str:
+    """The insertions by evidence level, strongest first: `: 2 goal-text, 5 heuristic`."""
+    levels = Counter(step.evidence for r in results for step in r.inserted)
+    counted = [f"{levels[level]} {level}" for level in LEVELS if levels[level]]
+    return f": {', '.join(counted)}" if counted else ""
 
 
 def _spend_rows(table: Table, results: list[VerificationResult]) -> None:

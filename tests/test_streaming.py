@@ -7,6 +7,7 @@ without them."""
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Iterator
 from typing import Any
 
@@ -104,6 +105,22 @@ async def test_a_stream_without_a_finish_reason_is_retried_and_never_cached() ->
     assert len(server.requests) == 2  # the interrupted attempt and its retry; then the cache
     assert (answer.usage.calls, answer.usage.unknown_calls, answer.usage.total) == (2, 1, 42)
     assert gate.limit == 1 and gate.estimator.single  # one at a time at this server from now on
+
+
+async def test_an_interrupted_stream_leaves_no_callback_error_in_the_log(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """LangChain logs what a callback raises; `Watch` raises `Interrupted` on purpose, and
+    that raw line (`Error in Watch.on_llm_new_token callback: Interrupted(...)`) must not leak."""
+    replies = iter([Reply(content="ACTION: 1. Dri", finish_reason=None, usage=None)])
+
+    def respond(body: dict[str, Any]) -> Reply:
+        return next(replies, Reply(content=TEXT, usage=(30, 12)))
+
+    with caplog.at_level(logging.DEBUG), FakeOpenAI(respond) as server:
+        answer = await ask(chat(server), [HumanMessage("hi")], policy_for(server, max_retries=1))
+    assert answer.text == TEXT and len(server.requests) == 2
+    assert not [r for r in caplog.records if "callback" in r.getMessage()], caplog.text
 
 
 async def test_usage_comes_with_include_usage_and_is_unknown_without_it() -> None:

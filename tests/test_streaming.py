@@ -186,3 +186,29 @@ async def test_a_timed_out_call_is_retried_before_the_calls_that_wait() -> None:
         answers = await asyncio.gather(a, b)
     assert [answer.text for answer in answers] == [TEXT, TEXT]
     assert [body["messages"][0]["content"] for body in server.requests] == ["a", "a", "b"]
+
+
+def test_a_run_against_a_local_server_counts_the_tokens_of_streamed_answers(
+    tmp_path: Any,
+) -> None:
+    """llama-cpp-python leaves usage out of a streamed answer unless the request asks for it
+    (`stream_options.include_usage`): the run's summary must not read `model tokens 0`."""
+    from typer.testing import CliRunner
+
+    from planverify.cli import app
+
+    source = tmp_path / "one.jsonl"
+    source.write_text(
+        '{"id": "one", "goal": "Water the plant.", "actions": ["Driver.Move(1.0)"]}\n',
+        encoding="utf-8",
+    )
+    with FakeOpenAI(lambda body: Reply(content=TEXT, usage=(30, 12))) as server:
+        done = CliRunner().invoke(
+            app,
+            ["verify", str(source), "--judge", "openai:m", "--base-url", server.base_url]
+            + ["--no-checkpoint", "-o", str(tmp_path / "r.jsonl")],
+        )
+    assert done.exit_code == 0, done.output
+    assert all(body.get("stream_options") == {"include_usage": True} for body in server.requests)
+    shown = " ".join(done.stdout.split())
+    assert "model tokens │ 42" in shown, shown

@@ -203,11 +203,9 @@ def test_a_run_against_a_local_server_counts_the_tokens_of_streamed_answers(
         encoding="utf-8",
     )
     with FakeOpenAI(lambda body: Reply(content=TEXT, usage=(30, 12))) as server:
-        done = CliRunner().invoke(
-            app,
-            ["verify", str(source), "--judge", "openai:m", "--base-url", server.base_url]
-            + ["--no-checkpoint", "-o", str(tmp_path / "r.jsonl")],
-        )
+        model = ["--judge", "openai:m", "--base-url", server.base_url]
+        output = ["--no-checkpoint", "-o", str(tmp_path / "r.jsonl")]
+        done = CliRunner().invoke(app, ["verify", str(source), *model, *output])
     assert done.exit_code == 0, done.output
     assert all(body.get("stream_options") == {"include_usage": True} for body in server.requests)
     shown = " ".join(done.stdout.split())

@@ -96,7 +96,7 @@ def _pass_lines(record: Iteration) -> list[Text]:
     lines = [Text(f"Judge pass {record.iteration}", style="bold")]
     if not record.critique.objections:
         lines.append(Text("  no objections"))
-    items = list(_removals(record.critique.flags, record.edits))
+    items: list[tuple[str, str, str | None]] = list(_removals(record.critique.flags, record.edits))
     items += [("missing", missing.description, None) for missing in record.critique.missing]
     items += [
         ("dropped", f"{d.text!r}: {d.why}", None) for d in record.critique.dropped + record.dropped

@@ -63,6 +63,6 @@ def test_the_summary_counts_insertions_by_level_and_the_grown_plans(
     )
     _summary(BatchReport(results=[result]), None)
     shown = " ".join(capsys.readouterr().out.split())
-    assert "3 inserted: 3 heuristic" in shown
+    assert "3 inserted" in shown and "insertions by evidence │ 3 heuristic" in shown
     assert "plans grown by half" in shown and "1 by the model Planner" in shown
     assert "grown-one" in shown

@@ -88,10 +88,9 @@ def _summary(report: BatchReport, output: Path | None) -> None:
                 "(static run: plans left as they are)",
             )
         else:
-            table.add_row(
-                "steps",
-                f"{before} -> {after} ({removed} removed, {inserted} inserted{_by_level(ok)})",
-            )
+            table.add_row("steps", f"{before} -> {after} ({removed} removed, {inserted} inserted)")
+            if inserted:
+                table.add_row("insertions by evidence", _by_level(ok))
             table.add_row("mean Judge passes", f"{sum(r.iterations for r in ok) / len(ok):.2f}")
         reasons = Counter(str(r.stop_reason) for r in ok).most_common()
         table.add_row("stop reasons", ", ".join(f"{k}: {v}" for k, v in reasons))
@@ -112,10 +111,9 @@ def _summary(report: BatchReport, output: Path | None) -> None:
 
 
 def _by_level(results: list[VerificationResult]) -> str:
-    """The insertions by evidence level, strongest first: `: 2 goal-text, 5 heuristic`."""
+    """The insertions by evidence level, strongest first: `2 goal-text, 5 heuristic`."""
     levels = Counter(step.evidence for r in results for step in r.inserted)
-    counted = [f"{levels[level]} {level}" for level in LEVELS if levels[level]]
-    return f": {', '.join(counted)}" if counted else ""
+    return ", ".join(f"{levels[level]} {level}" for level in LEVELS if levels[level])
 
 
 def _spend_rows(table: Table, results: list[VerificationResult]) -> None:

@@ -33,4 +33,15 @@ async def test_calls_stand_for_the_rate_until_an_episode_is_done() -> None:
         tally.done = 5
         clock.now += 10.0
         going = progress.line()
-        assert "/s" in going and "ETA" in going and "model calls:" in going
+        assert "/episode" in going and "ETA" in going and "model calls:" in going
+
+
+def test_a_slow_rate_reads_as_time_per_episode() -> None:
+    clock = Clock()
+    tally = Tally(total=10)
+    progress = PlainProgress(tally, stream=io.StringIO(), clock=clock)
+    with progress:
+        tally.done = 1
+        clock.now += 300.0
+        line = progress.line()
+    assert "0.0/s" not in line and "5m00s/episode" in line and "ETA 45m00s" in line

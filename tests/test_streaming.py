@@ -210,3 +210,25 @@ def test_a_run_against_a_local_server_counts_the_tokens_of_streamed_answers(
     assert all(body.get("stream_options") == {"include_usage": True} for body in server.requests)
     shown = " ".join(done.stdout.split())
     assert "model tokens │ 42" in shown, shown
+
+
+def test_a_server_that_reports_no_usage_is_never_summed_up_as_zero_tokens(tmp_path: Any) -> None:
+    """llama-cpp-python ignores `stream_options` and sends no usage in streamed answers: the
+    summary says the tokens are unknown, not `model tokens 0`."""
+    from typer.testing import CliRunner
+
+    from planverify.cli import app
+
+    source = tmp_path / "one.jsonl"
+    source.write_text(
+        '{"id": "one", "goal": "Water the plant.", "actions": ["Driver.Move(1.0)"]}\n',
+        encoding="utf-8",
+    )
+    silent = Reply(content=TEXT, usage=(30, 12), stream_usage=False)
+    with FakeOpenAI(lambda body: silent) as server:
+        model = ["--judge", "openai:m", "--base-url", server.base_url]
+        done = CliRunner().invoke(app, ["verify", str(source), *model, "--no-checkpoint"])
+    assert done.exit_code == 0, done.output
+    shown = " ".join(done.stdout.split())
+    assert "model tokens │ 0" not in shown
+    assert "model tokens │ unknown: no usage reported for 1 call" in shown, shown

@@ -119,8 +119,14 @@ def _by_level(results: list[VerificationResult]) -> str:
 def _spend_rows(table: Table, results: list[VerificationResult]) -> None:
     """The model tokens of a run and their estimated cost."""
     tokens = sum(u.total for r in results for u in r.usage.values())
-    unknown = unknown_note(sum(u.unknown_calls for r in results for u in r.usage.values()))
-    table.add_row("model tokens", f"{tokens} ({unknown})" if unknown else str(tokens))
+    uncounted = sum(u.unknown_calls for r in results for u in r.usage.values())
+    unknown = unknown_note(uncounted)
+    if not tokens and uncounted:  # never `0`: nothing was counted (a server that sends no usage)
+        calls = "1 call" if uncounted == 1 else f"{uncounted} calls"
+        shown = f"unknown: no usage reported for {calls} (some local servers leave it out of streamed answers)"
+    else:
+        shown = f"{tokens} ({unknown})" if unknown else str(tokens)
+    table.add_row("model tokens", shown)
     if tokens:
         table.add_row("estimated cost", describe_cost([r.cost_usd for r in results if r.usage]))
 

@@ -88,8 +88,8 @@ class PlainProgress:
         rate = t.done / elapsed
         parts = [f"verify: {t.done}/{t.total} done", f"{t.failed} failed"]
         calls = model_calls()
-        if t.done:
-            parts.append(f"{rate:.1f}/s")
+        if t.done:  # a slow model's rate reads as time per episode, never `0.0/s`
+            parts.append(f"{rate:.1f}/s" if rate >= 0.1 else f"{_duration(1 / rate)}/episode")
         if calls:
             parts.append(calls)
         if rate > 0 and t.total > t.done:

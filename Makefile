@@ -9,19 +9,27 @@ EAI_EVAL := eai-eval==1.0.5
 
 .PHONY: install demo test test-llm lint format clean
 
+# PYTHONWARNINGS: setuptools' notice on every editable install (an import-path reminder) is not for users
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	PYTHONWARNINGS='ignore:Editable installation' $(BIN)/python -m pip install --quiet -e '.[dev]'
 	$(BIN)/python -m pip install --quiet --no-deps '$(EAI_EVAL)'
 	touch $(STAMP)
 
 install: $(STAMP)
 
 demo: install
-	rm -rf $(DEMO)
-	$(BIN)/planverify verify examples/episodes.jsonl --checkpoint $(DEMO)/checkpoints.sqlite --output $(DEMO)/results.jsonl
-	$(BIN)/planverify show coffee-detour --checkpoint $(DEMO)/checkpoints.sqlite
+	@rm -rf $(DEMO)
+	@echo "verifying examples/episodes.jsonl offline (rules Judge and Planner)..."
+	@$(BIN)/planverify verify examples/episodes.jsonl --checkpoint $(DEMO)/checkpoints.sqlite --output $(DEMO)/results.jsonl
+	@echo "one episode, pass by pass:"
+	@$(BIN)/planverify show coffee-detour --checkpoint $(DEMO)/checkpoints.sqlite
+	@echo "next:"
+	@echo "  source .venv/bin/activate                # then planverify runs by name"
+	@echo "  planverify show water-plant-microwave    # another demo episode (no --checkpoint needed)"
+	@echo "  planverify review $(DEMO)/results.jsonl --episodes examples/episodes.jsonl --html review/"
+	@echo "  README.md, Quick start: the same on TEACh games"
 
 test: install
 	$(BIN)/ruff check .

@@ -80,7 +80,7 @@ def resolve_judge(
             return BaselineJudge()
         if judge == "rules":
             return RulesJudge()
-        spec = parse_spec(judge, base_url=base_url)
+        spec = parse_spec(judge, base_url=base_url, offline=OFFLINE_JUDGES)
         tuned = tuning(spec, options)
         model = load_chat_model(spec, **{**init_options(spec, tuned), **model_options})
         policy = (limits or CallLimits()).policy(provider_key(spec), judge)
@@ -108,7 +108,7 @@ def resolve_planner(
     if isinstance(planner, str):
         if planner == "rules":
             return RulesPlanner()
-        spec = parse_spec(planner, base_url=base_url)
+        spec = parse_spec(planner, base_url=base_url, offline=OFFLINE_PLANNERS)
         policy = (limits or CallLimits()).policy(provider_key(spec), planner)
         tuned = tuning(spec, options)
         model = load_chat_model(spec, **{**init_options(spec, tuned), **model_options})

@@ -329,12 +329,32 @@ async def converge(
     return Command(goto="judge")
 
 
+GROWTH_WARNING = "the model Planner grew the plan by more than half"
+"""How a plan's growth warning starts (the run's summary counts the records that carry it)."""
+
+
+def growth_warning(state: PlanState, plan: Sequence[Step], planner: Planner) -> list[str]:
+    """A warning, once, when a model Planner has made the plan more than half again as long
+    as the input: a small model inserting steps the Judge never named (their evidence is
+    `heuristic`) should be seen, not found later."""
+    before = len(state.actions)
+    if not planner.uses_model or 2 * len(plan) <= 3 * before:
+        return []
+    if any(w.startswith(GROWTH_WARNING) for w in state.warnings):
+        return []
+    return [
+        f"{GROWTH_WARNING}: {before} steps became {len(plan)} by pass {state.iteration}; "
+        "check its insertions (those the Judge did not name have evidence `heuristic`)"
+    ]
+
+
 async def planner(state: PlanState, runtime: Runtime[VerifierContext]) -> dict[str, Any]:
     """Apply the pending critique: removals deterministically, insertions via the Planner."""
     settings = settings_of(runtime.context)
     critique = state.pending or Critique()
     kept, edits = remove_flagged(state.plan, critique.flags)
     usage: dict[str, Any] = {}
+    warnings: list[str] = []
     record = state.history[-1].model_copy()
     if critique.missing:
         removed = {flag.step for flag in critique.flags}
@@ -356,8 +376,10 @@ async def planner(state: PlanState, runtime: Runtime[VerifierContext]) -> dict[s
         record.planner_output = reply.output
         if reply.usage.calls:
             usage = {"planner": reply.usage}
+        warnings = growth_warning(state, kept, planner_of(settings))
     record.edits = edits
-    return {"plan": kept, "pending": None, "history": [record], "usage": usage}
+    update = {"plan": kept, "pending": None, "history": [record], "usage": usage}
+    return {**update, "warnings": warnings} if warnings else update
 
 
 Node: TypeAlias = Callable[[Any, Runtime[VerifierContext]], Coroutine[Any, Any, Any]]

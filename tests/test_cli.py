@@ -9,6 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from planverify.cli import app
+from planverify.llm.models import parse_spec
 from planverify.records.result import VerificationResult
 
 from .conftest import ROOT
@@ -82,6 +83,13 @@ def test_bad_lines_are_reported_and_the_rest_is_verified(tmp_path: Path) -> None
         (["--judge", "gpt-4o"], "unknown model spec 'gpt-4o'"),
         (["--judge", "groq:llama-x"], "needs an API key: set GROQ_API_KEY"),
         (["--planner", "o4-mini"], "needs an API key: set OPENAI_API_KEY"),
+        (["--judge", "rule"], "unknown model spec 'rule': did you mean 'rules'?"),
+        (["--planner", "rule"], "unknown model spec 'rule': did you mean 'rules'?"),
+        (["--judge", "baseline1"], "did you mean 'baseline'?"),
+        (
+            ["--judge", "o4-mini"],
+            f"preset 'o4-mini' ({parse_spec('o4-mini').name}) needs an API key",
+        ),
         (["--goal", "infer"], "--goal infer needs a model planner"),
         (["--server", "http://127.0.0.1:9"], "with --server the server keeps the checkpoints"),
     ],
@@ -159,7 +167,7 @@ def test_checkpoints_are_reused_and_shown(tmp_path: Path) -> None:
     shown = runner.invoke(app, ["show", "mug-run", "--checkpoint", str(db)])
     assert shown.exit_code == 0, shown.output
     assert "Judge pass 1" in shown.stdout and "Judge pass 2" in shown.stdout
-    assert "remove  Driver.Move(0.5)" in shown.stdout
+    assert "remove  2. Driver.Move(0.5)" in shown.stdout
     assert "stop: no_objections" in shown.stdout
 
     other = runner.invoke(
@@ -384,3 +392,85 @@ def test_corrupt_natural_then_score_plan_level(tmp_path: Path) -> None:
     assert data["without_motion"]["episodes"] == 10
     bad = runner.invoke(app, ["corrupt", str(EXAMPLES), "--generator", "llm", "-o", str(again)])
     assert bad.exit_code == 2 and "Invalid value for '--generator'" in bad.stderr
+
+
+def test_a_json_file_that_is_no_teach_game_is_named_for_what_it_is(tmp_path: Path) -> None:
+    """Any `.json` input is read as a TEACh game; one without `tasks` is refused before any work
+    with what it is and what was expected, not `missing key: tasks` from deep in the reader."""
+    config = tmp_path / "langgraph.json"
+    config.write_text('{"graphs": {"verifier": "graphs/graph.py:graph"}}', encoding="utf-8")
+    refused = runner.invoke(app, ["verify", str(config), "--no-checkpoint"])
+    assert refused.exit_code == 2, refused.output
+    assert f"{config} is not a TEACh game: it has no `tasks` list" in refused.stderr
+    assert "expected *.jsonl episodes" in refused.stderr and "*.game.json" in refused.stderr
+    assert "missing key" not in refused.output
+    converted = runner.invoke(app, ["convert", str(config), "-o", str(tmp_path / "x.jsonl")])
+    assert converted.exit_code == 2 and "expected TEACh *.game.json files" in converted.stderr
+
+    named_json = jsonl(tmp_path / "plans.json", {"id": "a", "actions": PLAN})
+    wrong_name = runner.invoke(app, ["verify", str(named_json), "--no-checkpoint"])
+    assert wrong_name.exit_code == 2 and "(name it plans.jsonl)" in wrong_name.stderr
+
+    game = {
+        "tasks": [
+            {
+                "task_name": "Coffee",
+                "desc": "Prepare coffee in a clean mug.",
+                "episodes": [
+                    {
+                        "episode_id": "e1",
+                        "interactions": [
+                            {"agent_id": 1, "action_id": 2, "time_start": 1.0, "success": 1}
+                        ],
+                    }
+                ],
+            }
+        ]
+    }
+    (tmp_path / "game.json").write_bytes(orjson.dumps(game))
+    read = runner.invoke(app, ["verify", str(tmp_path / "game.json"), "--no-checkpoint"])
+    assert read.exit_code == 0, read.output
+
+
+def test_show_finds_the_demo_store_and_says_each_removal_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Right after `make demo` (whose store is `.planverify/demo/`), `show ID` without
+    --checkpoint finds the episode; one run is shown without digests or thread ids, each
+    removal on one line with its step, and a reason two neighbours share said once."""
+    monkeypatch.chdir(tmp_path)
+    nothing = runner.invoke(app, ["show", "coffee-detour"])
+    assert nothing.exit_code == 2
+    assert "no checkpoint file at .planverify/checkpoints.sqlite" in nothing.stderr
+    assert ".planverify/demo" in nothing.stderr and "--checkpoint" in nothing.stderr
+
+    demo = Path(".planverify") / "demo" / "checkpoints.sqlite"
+    made = runner.invoke(app, ["verify", str(EXAMPLES), "--checkpoint", str(demo)])
+    assert made.exit_code == 0, made.output
+    shown = runner.invoke(app, ["show", "coffee-detour"])
+    assert shown.exit_code == 0, shown.output
+    assert str(demo) in shown.stderr
+    lines = shown.stdout.splitlines()
+    assert "  remove  5. Driver.PickUp('Apple')" in lines
+    assert "  remove  6. Driver.PutAOnB('Apple', 'DiningTable')" in lines
+    assert sum("Driver.PickUp('Apple')" in line for line in lines) == 1
+    assert sum("Driver.Move(0.5) is undone" in line for line in lines) == 1
+    assert not [line for line in lines if "digest" in line or "thread" in line]
+    missing = runner.invoke(app, ["show", "nope"])
+    assert missing.exit_code == 2 and f"'nope' is not in {demo}" in missing.stderr
+
+
+def test_a_run_without_an_output_says_where_its_results_are(tmp_path: Path) -> None:
+    db = tmp_path / "cp.sqlite"
+    stored = runner.invoke(app, ["verify", str(EXAMPLES), "--checkpoint", str(db)])
+    assert stored.exit_code == 0, stored.output
+    (note,) = [line for line in stored.stderr.splitlines() if line.startswith("note:")]
+    assert "no results file was written (no -o)" in note
+    assert f"checkpoint store {db}" in note and f"planverify show ID --checkpoint {db}" in note
+    assert "add -o results.jsonl" in note
+    kept_nothing = runner.invoke(app, ["verify", str(EXAMPLES), "--no-checkpoint"])
+    assert "--no-checkpoint kept nothing: add -o results.jsonl" in kept_nothing.stderr
+    written = runner.invoke(
+        app, ["verify", str(EXAMPLES), "--no-checkpoint", "-o", str(tmp_path / "r.jsonl")]
+    )
+    assert written.exit_code == 0 and "note:" not in written.stderr

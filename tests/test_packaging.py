@@ -110,11 +110,11 @@ def sources(workdir: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def wheel(workdir: Path, sources: Path) -> Path:
-    """The wheel built from the snapshot (absolute paths: pip would read `src` as a name)."""
+def build(workdir: Path, sources: Path) -> subprocess.CompletedProcess[str]:
+    """The build of the snapshot (absolute paths: pip would read `src` as a name)."""
     src = sources
     out = workdir / "dist"
-    done = subprocess.run(
+    return subprocess.run(
         [*build_command(src, out), str(src)],
         cwd=workdir,
         env=minimal_env(workdir),
@@ -122,10 +122,15 @@ def wheel(workdir: Path, sources: Path) -> Path:
         text=True,
         timeout=300,
     )
-    assert done.returncode == 0, (
-        f"wheel build failed:\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
+
+
+@pytest.fixture(scope="module")
+def wheel(workdir: Path, build: subprocess.CompletedProcess[str]) -> Path:
+    """The wheel the build wrote."""
+    assert build.returncode == 0, (
+        f"wheel build failed:\n{build.stdout[-4000:]}\n{build.stderr[-4000:]}"
     )
-    wheels = sorted(out.glob("*.whl"))
+    wheels = sorted((workdir / "dist").glob("*.whl"))
     assert len(wheels) == 1, wheels
     return wheels[0]
 
@@ -160,6 +165,16 @@ def expected_files(src: Path) -> set[str]:
             if "__pycache__" not in path.parts:
                 expected.add(str(target / path.relative_to(folder).as_posix()))
     return expected
+
+
+def test_setuptools_finds_nothing_to_warn_about_in_the_declaration(
+    build: subprocess.CompletedProcess[str], wheel: Path
+) -> None:
+    """A data folder setuptools takes for a package it was not told about prints forty lines
+    of warning in every install and build; the declaration must leave it nothing to say."""
+    said = build.stdout + build.stderr
+    assert "absent from the `packages` configuration" not in said
+    assert "Package would be ignored" not in said
 
 
 def test_the_wheel_is_pure_python_and_named_for_the_project(wheel: Path) -> None:

@@ -7,6 +7,7 @@ without them."""
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Iterator
 from typing import Any
 
@@ -106,6 +107,22 @@ async def test_a_stream_without_a_finish_reason_is_retried_and_never_cached() ->
     assert gate.limit == 1 and gate.estimator.single  # one at a time at this server from now on
 
 
+async def test_an_interrupted_stream_leaves_no_callback_error_in_the_log(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """LangChain logs what a callback raises; `Watch` raises `Interrupted` on purpose, and
+    that raw line (`Error in Watch.on_llm_new_token callback: Interrupted(...)`) must not leak."""
+    replies = iter([Reply(content="ACTION: 1. Dri", finish_reason=None, usage=None)])
+
+    def respond(body: dict[str, Any]) -> Reply:
+        return next(replies, Reply(content=TEXT, usage=(30, 12)))
+
+    with caplog.at_level(logging.DEBUG), FakeOpenAI(respond) as server:
+        answer = await ask(chat(server), [HumanMessage("hi")], policy_for(server, max_retries=1))
+    assert answer.text == TEXT and len(server.requests) == 2
+    assert not [r for r in caplog.records if "callback" in r.getMessage()], caplog.text
+
+
 async def test_usage_comes_with_include_usage_and_is_unknown_without_it() -> None:
     with FakeOpenAI(lambda body: Reply(content=TEXT, usage=(30, 12))) as server:
         counted = await ask(chat(server), [HumanMessage("hi")], policy_for(server))
@@ -169,3 +186,49 @@ async def test_a_timed_out_call_is_retried_before_the_calls_that_wait() -> None:
         answers = await asyncio.gather(a, b)
     assert [answer.text for answer in answers] == [TEXT, TEXT]
     assert [body["messages"][0]["content"] for body in server.requests] == ["a", "a", "b"]
+
+
+def test_a_run_against_a_local_server_counts_the_tokens_of_streamed_answers(
+    tmp_path: Any,
+) -> None:
+    """llama-cpp-python leaves usage out of a streamed answer unless the request asks for it
+    (`stream_options.include_usage`): the run's summary must not read `model tokens 0`."""
+    from typer.testing import CliRunner
+
+    from planverify.cli import app
+
+    source = tmp_path / "one.jsonl"
+    source.write_text(
+        '{"id": "one", "goal": "Water the plant.", "actions": ["Driver.Move(1.0)"]}\n',
+        encoding="utf-8",
+    )
+    with FakeOpenAI(lambda body: Reply(content=TEXT, usage=(30, 12))) as server:
+        model = ["--judge", "openai:m", "--base-url", server.base_url]
+        output = ["--no-checkpoint", "-o", str(tmp_path / "r.jsonl")]
+        done = CliRunner().invoke(app, ["verify", str(source), *model, *output])
+    assert done.exit_code == 0, done.output
+    assert all(body.get("stream_options") == {"include_usage": True} for body in server.requests)
+    shown = " ".join(done.stdout.split())
+    assert "model tokens │ 42" in shown, shown
+
+
+def test_a_server_that_reports_no_usage_is_never_summed_up_as_zero_tokens(tmp_path: Any) -> None:
+    """llama-cpp-python ignores `stream_options` and sends no usage in streamed answers: the
+    summary says the tokens are unknown, not `model tokens 0`."""
+    from typer.testing import CliRunner
+
+    from planverify.cli import app
+
+    source = tmp_path / "one.jsonl"
+    source.write_text(
+        '{"id": "one", "goal": "Water the plant.", "actions": ["Driver.Move(1.0)"]}\n',
+        encoding="utf-8",
+    )
+    silent = Reply(content=TEXT, usage=(30, 12), stream_usage=False)
+    with FakeOpenAI(lambda body: silent) as server:
+        model = ["--judge", "openai:m", "--base-url", server.base_url]
+        done = CliRunner().invoke(app, ["verify", str(source), *model, "--no-checkpoint"])
+    assert done.exit_code == 0, done.output
+    shown = " ".join(done.stdout.split())
+    assert "model tokens │ 0" not in shown
+    assert "model tokens │ unknown: no usage reported for 1 call" in shown, shown

@@ -185,7 +185,14 @@ def export_command(
         )
     for reason, count in sorted(curation.left_out.items()):
         examples = ", ".join(curation.examples.get(reason, []))
-        say(err, "left out:", "yellow", f"{count} ({reason}), e.g. {examples}")
+        if reason == "no result":  # inputs verify never read: more inputs than results
+            what = (
+                f"{count} input episode(s) with no result in {results_path} (not verified), "
+                f"e.g. {examples}; give --episodes (and --split) as verify read them"
+            )
+        else:
+            what = f"{count} ({reason}), e.g. {examples}"
+        say(err, "left out:", "yellow", what)
     if not report.written.files:
         raise fail(f"{curation.describe()}: no {fmt} row to write; {output} is left as it was", 1)
     where = ", ".join(str(p) for p in report.written.files[:4])

@@ -13,6 +13,16 @@ from planverify.runs.console import err, say
 DEFAULT_CHECKPOINT = Path(".planverify") / "checkpoints.sqlite"
 
 
+def known_stores() -> list[Path]:
+    """The SQLite checkpoint stores under the default one's folder (`make demo` writes its
+    own there): the default first, the others by path."""
+    if not DEFAULT_CHECKPOINT.parent.is_dir():
+        return []
+    found = sorted(DEFAULT_CHECKPOINT.parent.rglob("*.sqlite"))
+    first = [DEFAULT_CHECKPOINT] if DEFAULT_CHECKPOINT in found else []
+    return first + [path for path in found if path != DEFAULT_CHECKPOINT]
+
+
 def fail(message: str, code: int = 2) -> typer.Exit:
     """Print a one-line error and return the exit to raise."""
     say(err, "error:", "bold red", message)

@@ -12,6 +12,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from planverify.cli.options import (
     BaseUrlOption,
@@ -37,6 +38,7 @@ from planverify.graphs.context import SettingsError
 from planverify.llm.calls import CallLimits
 from planverify.llm.models import ModelSpecError
 from planverify.llm.params import parse_params
+from planverify.records.evidence import LEVELS
 from planverify.records.result import GoalSource, VerificationResult
 from planverify.records.usage import unknown_note
 from planverify.runs.batch import BatchReport, OutputStopped
@@ -87,17 +89,46 @@ def _summary(report: BatchReport, output: Path | None) -> None:
             )
         else:
             table.add_row("steps", f"{before} -> {after} ({removed} removed, {inserted} inserted)")
+            if inserted:
+                table.add_row("insertions by evidence", _by_level(ok))
             table.add_row("mean Judge passes", f"{sum(r.iterations for r in ok) / len(ok):.2f}")
         reasons = Counter(str(r.stop_reason) for r in ok).most_common()
         table.add_row("stop reasons", ", ".join(f"{k}: {v}" for k, v in reasons))
-        tokens = sum(u.total for r in results for u in r.usage.values())
-        unknown = unknown_note(sum(u.unknown_calls for r in results for u in r.usage.values()))
-        table.add_row("model tokens", f"{tokens} ({unknown})" if unknown else str(tokens))
-        if tokens:
-            table.add_row("estimated cost", describe_cost([r.cost_usd for r in results if r.usage]))
+        from planverify.graphs.graph import GROWTH_WARNING
+
+        grown = [r.id for r in ok if any(w.startswith(GROWTH_WARNING) for w in r.warnings)]
+        if grown:
+            table.add_row(
+                Text("plans grown by half", style="yellow"),
+                literal(f"{len(grown)} by the model Planner (see their warnings), e.g. ")
+                + literal(", ".join(grown[:3])),
+            )
+        if any(r.usage for r in results):  # offline agents spend none: no row to read
+            _spend_rows(table, results)
     if output is not None:
         table.add_row("output", literal(output))
     out.print(table)
+
+
+def _by_level(results: list[VerificationResult]) -> str:
+    """The insertions by evidence level, strongest first: `2 goal-text, 5 heuristic`."""
+    levels = Counter(step.evidence for r in results for step in r.inserted)
+    return ", ".join(f"{levels[level]} {level}" for level in LEVELS if levels[level])
+
+
+def _spend_rows(table: Table, results: list[VerificationResult]) -> None:
+    """The model tokens of a run and their estimated cost."""
+    tokens = sum(u.total for r in results for u in r.usage.values())
+    uncounted = sum(u.unknown_calls for r in results for u in r.usage.values())
+    unknown = unknown_note(uncounted)
+    if not tokens and uncounted:  # never `0`: nothing was counted (a server that sends no usage)
+        calls = "1 call" if uncounted == 1 else f"{uncounted} calls"
+        shown = f"unknown: no usage reported for {calls} (some local servers leave it out of streamed answers)"
+    else:
+        shown = f"{tokens} ({unknown})" if unknown else str(tokens)
+    table.add_row("model tokens", shown)
+    if tokens:
+        table.add_row("estimated cost", describe_cost([r.cost_usd for r in results if r.usage]))
 
 
 def verify(
@@ -291,7 +322,7 @@ def verify(
     where = None if no_checkpoint else checkpoint
     with writing(output):
         local = _verify_locally(batch, where, settings, limits=limits, review=review)
-        _finish(_interruptible(local, output, where), output)
+        _finish(_interruptible(local, output, where), output, where or "")
 
 
 def _check_store_clash(checkpoint: str, outputs: list[Path | None]) -> None:
@@ -383,7 +414,7 @@ def _verify_on_server(
             return await batch.stream(verifier)
 
     with writing(batch.output):
-        _finish(_interruptible(run(), batch.output, None), batch.output)
+        _finish(_interruptible(run(), batch.output, None), batch.output, "the server")
 
 
 def _interruptible(work: Any, output: Path | None, checkpoint: str | None) -> BatchReport:
@@ -420,7 +451,22 @@ def _stopped_writing(exc: OutputStopped, output: Path | None, checkpoint: str | 
     )
 
 
-def _finish(report: BatchReport, output: Path | None) -> None:
+def _no_file_note(kept: str) -> str:
+    """Where the results of a run without `--output` are (`kept`: the checkpoint store,
+    "the server", or "" when nothing keeps them)."""
+    how = "add -o results.jsonl to write them to a file"
+    if not kept:
+        return f"no results file was written and --no-checkpoint kept nothing: {how}"
+    if kept == "the server":
+        return f"no results file was written (no -o): the results are on the server; {how}"
+    store = "" if kept == str(DEFAULT_CHECKPOINT) else f" --checkpoint {kept}"
+    return (
+        f"no results file was written (no -o): the results are in the checkpoint store {kept} "
+        f"(`planverify show ID{store}` prints one); {how}"
+    )
+
+
+def _finish(report: BatchReport, output: Path | None, kept: str) -> None:
     if not report.results:
         why = "no episodes to verify"
         if report.skipped:
@@ -459,6 +505,8 @@ def _finish(report: BatchReport, output: Path | None) -> None:
         )
     if report.unsaved is not None:
         say(err, "error:", "bold red", f"{report.unsaved}; the batch had finished")
+    if output is None:
+        say(err, "note:", "yellow", _no_file_note(kept))
     failed = report.stopped or report.kept_over_errors or report.kept_output or report.unsaved
     if report.skipped or failed or any(r.status == "error" for r in report.results):
         raise typer.Exit(1)

@@ -108,6 +108,8 @@ def check_inputs(
             if kind in OTHER_FILES or (kind == "annotated episodes" and not labelled):
                 wanted = EXPECTED if labelled else f"expected {DESCRIPTIONS['episodes']}"
                 raise InputError(f"{describe(path)}; {wanted}")
+        elif path.is_file() and not text.endswith(GAME_SUFFIX):
+            _check_game(path, games_only=games_only)
     if split is None:
         return
     _, games = _split_inputs(items)
@@ -118,6 +120,20 @@ def check_inputs(
     )
     hint = f"splits found: {', '.join(found)}" if found else "no split directories found"
     raise InputError(f"--split {split} matches no game file ({hint})")
+
+
+def _check_game(path: Path, *, games_only: bool) -> None:
+    """`InputError` when a file named as a game (any name but `*.game.json`, which is read as
+    one) is not a TEACh game: say what it holds and what was expected."""
+    kind = file_kind(path)
+    if kind == "TEACh game":
+        return
+    what = "it has no `tasks` list" if kind is None else f"it holds {DESCRIPTIONS[kind]}"
+    hint = f" (name it {path.stem}.jsonl)" if kind in ("episodes", "annotated episodes") else ""
+    wanted = "TEACh *.game.json files"
+    if not games_only:
+        wanted = f'*.jsonl episodes (one {{"id", "goal"?, "actions": [...]}} a line) or {wanted}'
+    raise InputError(f"{path} is not a TEACh game: {what}{hint}; expected {wanted}")
 
 
 def iter_inputs(

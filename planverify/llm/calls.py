@@ -35,6 +35,7 @@ retry should come next, not after the calls that wait.
 from __future__ import annotations
 
 import asyncio
+import logging
 import random
 import re
 import time
@@ -139,6 +140,18 @@ class Watch(AsyncCallbackHandler):
         if last and self.streamed and not self.finished:
             raise Interrupted("the server ended the streamed answer without a finish reason")
 
+
+class _WatchRaisesOnPurpose(logging.Filter):
+    """LangChain logs `Error in Watch.on_llm_new_token callback: Interrupted(...)` before it
+    re-raises what a callback raised; `Watch` raises on purpose, and the call layer retries and
+    reports the attempt, so that line would only reach the user's terminal raw."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        return not (isinstance(args, tuple) and args and args[0] == Watch.__name__)
+
+
+logging.getLogger("langchain_core.callbacks.manager").addFilter(_WatchRaisesOnPurpose())
 
 _watch: ContextVar[Watch | None] = ContextVar("planverify_watch", default=None)
 register_configure_hook(_watch, inheritable=True)  # every model run of an attempt reports to it

@@ -252,6 +252,23 @@ _Waiter = tuple[asyncio.AbstractEventLoop, "asyncio.Future[None]"]
 
 
 @dataclass
+class CallCount:
+    """Model-call attempts that have ended, in this process (the progress line shows them
+    until episodes finish: a model run may take minutes before its first one does)."""
+
+    ended: int = 0  # attempts that held a slot and gave it up
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add(self) -> None:
+        """One more attempt ended."""
+        with self.lock:
+            self.ended += 1
+
+
+CALLS = CallCount()
+
+
+@dataclass
 class CallGate:
     """At most `estimator.limit` calls in flight; the others wait here, first come first served."""
 
@@ -309,6 +326,7 @@ class CallGate:
             if not ticket.open:
                 return None
             ticket.open = False
+            CALLS.add()
             update(self.estimator)
             if keep and self.inflight <= self.limit:
                 return Ticket(self, self.inflight, self.estimator.epoch)
@@ -377,3 +395,8 @@ def describe_gates(*agents: Any) -> str:
     if len(gates) == 1:
         return gates[0][1].describe()
     return ", ".join(f"{gate.describe()} ({provider})" for provider, gate in gates)
+
+
+def call_progress() -> tuple[int, int]:
+    """(model-call attempts ended, calls in flight now) over every gate of this process."""
+    return CALLS.ended, sum(gate.inflight for gate in _GATES.values())

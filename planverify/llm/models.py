@@ -8,9 +8,11 @@
 
 from __future__ import annotations
 
+import difflib
 import os
 import tomllib
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -42,11 +44,21 @@ class ModelSpec:
     model: str  # the provider's model id
     base_url: str | None = None  # OpenAI-compatible endpoint (vLLM, llama.cpp, Ollama, ...)
     api_key_env: str | None = None  # environment variable holding the key, if not the default
+    preset: str | None = field(default=None, compare=False)  # the preset name it came from
 
     @property
     def name(self) -> str:
         """The `provider:model` string."""
         return f"{self.provider}:{self.model}"
+
+    @property
+    def described(self) -> str:
+        """What the user typed and what it resolves to, for messages.
+
+        >>> ModelSpec("openai", "gpt-x", preset="fast").described
+        "preset 'fast' (openai:gpt-x)"
+        """
+        return f"preset {self.preset!r} ({self.name})" if self.preset else self.name
 
 
 def _read_presets(path: Path | None) -> dict[str, dict[str, Any]]:
@@ -81,9 +93,15 @@ def presets(user_file: str | None = None) -> dict[str, dict[str, Any]]:
 
 
 def parse_spec(
-    spec: str, *, base_url: str | None = None, presets_file: str | None = None
+    spec: str,
+    *,
+    base_url: str | None = None,
+    presets_file: str | None = None,
+    offline: Sequence[str] = (),
 ) -> ModelSpec:
-    """Resolve a preset name or a `provider:model` string into a `ModelSpec`."""
+    """Resolve a preset name or a `provider:model` string into a `ModelSpec`; `offline` names
+    the model-free agents the caller also accepts, for the message about a spec that is none
+    of these."""
     table = presets(presets_file)
     entry = table.get(spec)
     if entry is not None:
@@ -91,14 +109,11 @@ def parse_spec(
             raise ModelSpecError(f"preset {spec!r} has no 'spec' entry")
         resolved = parse_spec(str(entry["spec"]), base_url=base_url or entry.get("base_url"))
         return ModelSpec(
-            resolved.provider, resolved.model, resolved.base_url, entry.get("api_key_env")
+            resolved.provider, resolved.model, resolved.base_url, entry.get("api_key_env"), spec
         )
     provider, sep, model = spec.partition(":")
     if not sep or not provider or not model:
-        raise ModelSpecError(
-            f"unknown model spec {spec!r}: use 'provider:model' (providers: "
-            f"{', '.join(sorted(API_KEY_ENV))}) or a preset ({', '.join(sorted(table))})"
-        )
+        raise ModelSpecError(_unknown_spec(spec, sorted(table), offline))
     if provider not in API_KEY_ENV:
         raise ModelSpecError(
             f"unknown provider {provider!r} in {spec!r}: use one of "
@@ -108,6 +123,22 @@ def parse_spec(
     if base_url and provider != "openai":
         raise ModelSpecError(f"--base-url works with openai:... specs only, not {spec!r}")
     return ModelSpec(provider, model, base_url)
+
+
+def _unknown_spec(spec: str, preset_names: list[str], offline: Sequence[str]) -> str:
+    """The message for a spec that is no agent, preset or `provider:model`: the closest
+    known name first, when one is close (`rule` for `rules`).
+
+    >>> _unknown_spec("rule", ["o4-mini"], ("rules", "baseline"))
+    "unknown model spec 'rule': did you mean 'rules'? Use rules or baseline (offline), a preset (o4-mini) or 'provider:model' (providers: google_genai, groq, openai)"
+    """
+    known = [*offline, *preset_names, *API_KEY_ENV]
+    close = difflib.get_close_matches(spec.lower(), known, n=1, cutoff=0.6)
+    guess = f"did you mean {close[0]!r}? " if close else ""
+    options = [f"{' or '.join(offline)} (offline)"] if offline else []
+    options.append(f"a preset ({', '.join(preset_names)})")
+    options.append(f"'provider:model' (providers: {', '.join(sorted(API_KEY_ENV))})")
+    return f"unknown model spec {spec!r}: {guess}Use {', '.join(options[:-1])} or {options[-1]}"
 
 
 def api_key(spec: ModelSpec) -> str | None:
@@ -121,7 +152,7 @@ def api_key(spec: ModelSpec) -> str | None:
             return os.environ[name]
     if spec.base_url and not spec.api_key_env:
         return None
-    raise ModelSpecError(f"{spec.name} needs an API key: set {' or '.join(names)}")
+    raise ModelSpecError(f"{spec.described} needs an API key: set {' or '.join(names)}")
 
 
 def load_chat_model(spec: ModelSpec, **kwargs: Any) -> BaseChatModel:

@@ -67,6 +67,11 @@ class SharedTable(Generic[K, V]):
     def __len__(self) -> int:
         return len(self._entries)
 
+    def values(self) -> list[V]:
+        """The entries now, as a list (a snapshot)."""
+        with self._lock:
+            return list(self._entries.values())
+
     def clear(self) -> None:
         """Forget every entry (tests)."""
         with self._lock:

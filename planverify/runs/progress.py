@@ -24,6 +24,8 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from planverify.llm.concurrency import call_progress
+
 PLAIN_INTERVAL = 5.0  # seconds between plain progress lines
 
 
@@ -37,6 +39,14 @@ class Tally:
     tokens: int = 0  # model tokens spent
     cost: str = ""  # estimated cost so far, as text
     extra: Callable[[], str] | None = None  # more to show (the model-call limits, say)
+
+
+def model_calls() -> str:
+    """`model calls: 12 done, 2 in flight` ("" before the first call of the process)."""
+    ended, inflight = call_progress()
+    if not ended and not inflight:
+        return ""
+    return f"model calls: {ended} done, {inflight} in flight"
 
 
 def _duration(seconds: float) -> str:
@@ -71,11 +81,17 @@ class PlainProgress:
             self.emit()
 
     def line(self) -> str:
-        """The current progress line."""
+        """The current progress line; until an episode is done, the model calls done and in
+        flight stand for the rate and ETA (which would read 0.0/s and grow for minutes)."""
         t = self.tally
         elapsed = max(self.clock() - self.started, 1e-9)
         rate = t.done / elapsed
-        parts = [f"verify: {t.done}/{t.total} done", f"{t.failed} failed", f"{rate:.1f}/s"]
+        parts = [f"verify: {t.done}/{t.total} done", f"{t.failed} failed"]
+        calls = model_calls()
+        if t.done:  # a slow model's rate reads as time per episode, never `0.0/s`
+            parts.append(f"{rate:.1f}/s" if rate >= 0.1 else f"{_duration(1 / rate)}/episode")
+        if calls:
+            parts.append(calls)
         if rate > 0 and t.total > t.done:
             parts.append(f"ETA {_duration((t.total - t.done) / rate)}")
         if t.tokens:
@@ -106,13 +122,14 @@ class LiveProgress:
             MofNCompleteColumn(),
             TextColumn("{task.fields[failed]} failed"),
             TextColumn("{task.fields[tokens]} tokens {task.fields[cost]}"),
+            TextColumn("{task.fields[calls]}"),
             TextColumn("{task.fields[extra]}"),
             TimeElapsedColumn(),
             TimeRemainingColumn(),
         )
         self.bar = Progress(*columns, console=console, transient=True)
         self.task = self.bar.add_task(
-            "verify", total=tally.total, failed=0, tokens=0, cost="", extra=""
+            "verify", total=tally.total, failed=0, tokens=0, cost="", calls="", extra=""
         )
 
     def __enter__(self) -> LiveProgress:
@@ -135,6 +152,7 @@ class LiveProgress:
             failed=t.failed,
             tokens=t.tokens,
             cost=t.cost,
+            calls=model_calls(),
             extra=extra,
         )
 

@@ -257,3 +257,11 @@ def test_cli_a_parameter_the_model_class_refuses_is_a_usage_error(
         "error: openai:m refuses its model parameters: Value error, Found model supplied twice."
     ]
     assert not leaks(result.output, SHORT_KEY)
+
+
+def test_every_caller_token_of_a_server_is_a_secret(monkeypatch: pytest.MonkeyPatch) -> None:
+    from planverify.records.redaction import CLIENT_TOKENS_ENV, scrub
+
+    monkeypatch.setenv(CLIENT_TOKENS_ENV, "alice:alice-token-5e1f, bob:bob-token-77aa")
+    said = scrub("bad header 'Bearer bob-token-77aa' and alice-token-5e1f from alice")
+    assert said == "bad header 'Bearer REDACTED' and REDACTED from alice"

@@ -34,6 +34,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 REDACTED = "REDACTED"  # what a secret value is replaced with
 SERVER_TOKEN_ENV = "PLANVERIFY_SERVER_TOKEN"  # the bearer token of a planverify server
+CLIENT_TOKENS_ENV = "PLANVERIFY_CLIENT_TOKENS"  # the server's other callers, NAME:TOKEN pairs
 MIN_SECRET = 6  # shorter values are not redacted: replacing them would garble ordinary text
 FRAGMENT = 10  # the shortest head or tail of a secret redacted on its own
 
@@ -114,6 +115,8 @@ def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
     environment may change), longest first."""
     env = os.environ if environ is None else environ
     values = {env.get(name, "").strip() for name in sorted(_SECRET_VARIABLES)}
+    for entry in env.get(CLIENT_TOKENS_ENV, "").split(","):  # NAME:TOKEN pairs
+        values.add(entry.partition(":")[2].strip())
     return sorted((v for v in values if len(v) >= MIN_SECRET), key=len, reverse=True)
 
 

@@ -29,10 +29,8 @@ from typing import Any
 from langgraph_sdk import Auth
 
 from planverify.graphs.policy import TOKEN_ENV
+from planverify.records.redaction import CLIENT_TOKENS_ENV
 
-CLIENT_TOKENS_ENV = (
-    "PLANVERIFY_CLIENT_TOKENS"  # NAME:TOKEN pairs of the callers besides the operator
-)
 OPERATOR = "operator"  # the caller name of PLANVERIFY_SERVER_TOKEN (and of everyone, without it)
 OPERATOR_PERMISSION = "planverify:operator"  # may manage assistants, crons and the store
 OWNER = "owner"  # thread metadata key naming the caller that owns the thread

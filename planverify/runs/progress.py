@@ -39,11 +39,14 @@ class Tally:
     tokens: int = 0  # model tokens spent
     cost: str = ""  # estimated cost so far, as text
     extra: Callable[[], str] | None = None  # more to show (the model-call limits, say)
+    calls_before: int = field(default_factory=lambda: call_progress()[0])  # ended before it
 
 
-def model_calls() -> str:
-    """`model calls: 12 done, 2 in flight` ("" before the first call of the process)."""
+def model_calls(since: int = 0) -> str:
+    """`model calls: 12 done, 2 in flight`, counting the calls ended after `since` of them had
+    ("" before the first)."""
     ended, inflight = call_progress()
+    ended -= since
     if not ended and not inflight:
         return ""
     return f"model calls: {ended} done, {inflight} in flight"
@@ -87,7 +90,7 @@ class PlainProgress:
         elapsed = max(self.clock() - self.started, 1e-9)
         rate = t.done / elapsed
         parts = [f"verify: {t.done}/{t.total} done", f"{t.failed} failed"]
-        calls = model_calls()
+        calls = model_calls(t.calls_before)
         if t.done:  # a slow model's rate reads as time per episode, never `0.0/s`
             parts.append(f"{rate:.1f}/s" if rate >= 0.1 else f"{_duration(1 / rate)}/episode")
         if calls:
@@ -152,7 +155,7 @@ class LiveProgress:
             failed=t.failed,
             tokens=t.tokens,
             cost=t.cost,
-            calls=model_calls(),
+            calls=model_calls(t.calls_before),
             extra=extra,
         )
 

@@ -97,6 +97,18 @@ def game_path(episode_id: str, games: Path = GAMES) -> Path:
     raise HandSetUnavailable(f"game {episode_id} is in none of {', '.join(SPLITS)} under {games}")
 
 
+def annotated_game(record: dict[str, Any], games: Path) -> Episode:
+    """The episode an annotation record was made on, converted afresh from its TEACh game;
+    ValueError when the game now converts to other content (its input digest differs)."""
+    try:
+        episode = load_game(game_path(record["id"], games))
+    except EpisodeError as exc:
+        raise HandSetUnavailable(str(exc)) from None
+    if episode.input_digest != record["input_digest"]:
+        raise ValueError(f"{record['id']}: the game converts to other content than annotated")
+    return episode
+
+
 def load_hand_set(games: Path = GAMES, path: Path = HAND_FILE) -> list[Episode]:
     """The annotated episodes, rebuilt from the TEACh games, with `labels` and `clean`.
 
@@ -107,12 +119,7 @@ def load_hand_set(games: Path = GAMES, path: Path = HAND_FILE) -> list[Episode]:
         raise HandSetUnavailable(f"no TEACh games at {games} (the shared data is not here)")
     episodes = []
     for record in read_records(path):
-        try:
-            episode = load_game(game_path(record["id"], games))
-        except EpisodeError as exc:
-            raise HandSetUnavailable(str(exc)) from None
-        if episode.input_digest != record["input_digest"]:
-            raise ValueError(f"{record['id']}: the game converts to other content than annotated")
+        episode = annotated_game(record, games)
         annotated = Episode.model_validate(
             episode.model_dump(mode="json") | {"labels": record["labels"]}
         )

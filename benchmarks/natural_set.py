@@ -39,15 +39,15 @@ from hand_set import (
     GAMES,
     SPLITS,
     HandSetUnavailable,
+    annotated_game,
     distinct_scenes_first,
-    game_path,
     read_records,
     steps,
 )
 
 from planverify.inputs.teach import load_game
 from planverify.metrics import gold_plan
-from planverify.records.episode import Episode, EpisodeError, Label
+from planverify.records.episode import Episode, Label
 from planverify.records.notation import MOTION_VERBS
 from planverify.world import simulate
 from planverify.world.goals import evaluate, parse_teach_task
@@ -166,12 +166,7 @@ def load_natural(path: Path, games: Path = GAMES) -> list[Episode]:
     for record in read_records(path):
         if set(record) != RECORD_KEYS or record["part"] != PARTS.get(path.name, record["part"]):
             raise ValueError(f"{record.get('id')}: a line holds {sorted(record)}, part as named")
-        try:
-            episode = load_game(game_path(record["id"], games))
-        except EpisodeError as exc:
-            raise HandSetUnavailable(str(exc)) from None
-        if episode.input_digest != record["input_digest"]:
-            raise ValueError(f"{record['id']}: the game converts to other content than annotated")
+        episode = annotated_game(record, games)
         try:
             episodes.append(_annotated(episode, record, record["part"]))
         except ValueError as exc:

@@ -340,9 +340,10 @@ def curate(
     for episode, result in pairs:
         made = judged(Curated(episode=episode, result=result, kept=[]), min_evidence)
         chosen = by_episode.pop(result.id, [])
-        before = impossible_steps(result, episode.scene, made.kept, made.dropped) if chosen else {}
+        judged_kept, judged_dropped = list(made.kept), set(made.dropped)
         curation.decisions += apply(made, chosen, curation)
-        if made.decided:
+        if made.decided:  # the simulator runs only on plans a decision changed
+            before = impossible_steps(result, episode.scene, judged_kept, judged_dropped)
             after = impossible_steps(result, episode.scene, made.kept, made.dropped)
             made.impossible = made_impossible(before, after, made.plan)
         curation.curated.append(made)

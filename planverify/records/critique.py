@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from planverify.records.evidence import WEAKEST, Evidence
+from planverify.records.trim import OptionalNote
 
 
 class Flag(BaseModel):
@@ -16,6 +17,7 @@ class Flag(BaseModel):
     action: str  # the flagged step, as it reads in that plan
     reason: str  # the Judge's rationale
     evidence: Evidence = WEAKEST  # how sure the removal is (planverify.records.evidence)
+    optional: OptionalNote | None = None  # a step only `minimal` removes: of which kind, and why
 
 
 class Missing(BaseModel):
@@ -42,6 +44,9 @@ class Critique(BaseModel):
     flags: list[Flag] = Field(default_factory=list)  # steps to remove, at most one per step
     missing: list[Missing] = Field(default_factory=list)  # steps to add
     dropped: list[Dropped] = Field(default_factory=list)  # flags that were not tied to a step
+    optional: list[Flag] = Field(
+        default_factory=list
+    )  # steps only `minimal` removes, kept under the run's `natural` trim policy (no objection)
 
     @property
     def objections(self) -> bool:

@@ -8,6 +8,7 @@ from pydantic import BaseModel, Field
 
 from planverify.records.critique import Critique, Dropped, Veto
 from planverify.records.evidence import WEAKEST, Evidence
+from planverify.records.trim import OptionalNote
 
 # `incomplete`: the cap was reached, and the last Judge pass left Driver steps unjudged
 StopReason = Literal["no_objections", "no_change", "max_iterations", "incomplete", "static"]
@@ -33,6 +34,15 @@ class Edit(BaseModel):
     after: int | None = None  # insertions: input index the step follows (-1 = before the first)
     reason: str  # the critique behind the edit
     evidence: Evidence = WEAKEST  # how sure the critique behind it is (planverify.records.evidence)
+    optional: OptionalNote | None = None  # removals `natural` would keep: of which kind, and why
+
+
+class OptionalStep(BaseModel):
+    """A step of the judged plan that only `minimal` removes, kept under a `natural` run."""
+
+    action: str  # the step
+    origin: int | None = None  # its 0-based input index; None when inserted
+    note: OptionalNote  # of which kind it is, and why `minimal` removes it
 
 
 class Iteration(BaseModel):
@@ -50,6 +60,9 @@ class Iteration(BaseModel):
     planner_output: str | None = None  # model Planners that answered: their output method
     incomplete: bool = False  # the Judge's answer left Driver steps unjudged, even asked again
     uncovered: list[int] = Field(default_factory=list)  # those steps, 0-based in the judged plan
+    optional: list[OptionalStep] = Field(
+        default_factory=list
+    )  # steps kept under `natural` that `minimal` removes
 
 
 def merge_history(left: list[Iteration], right: list[Iteration]) -> list[Iteration]:

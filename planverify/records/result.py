@@ -13,6 +13,7 @@ from planverify.records.episode import Episode
 from planverify.records.evidence import WEAKEST, Evidence
 from planverify.records.history import Iteration, Step, StopReason
 from planverify.records.redaction import public_url, redacted, scrub, without_secrets
+from planverify.records.trim import DEFAULT_TRIM, OptionalNote, TrimPolicy
 from planverify.records.usage import TokenUsage
 
 
@@ -42,10 +43,11 @@ class Verdict(BaseModel):
     action: str  # the step
     verdict: Literal["keep", "remove"]  # its fate in the refined plan
     reason: str | None = None  # why it was removed
-    iteration: int | None = None  # the Judge pass that removed it
+    iteration: int | None = None  # the Judge pass that removed it (optional keeps: noted it)
     evidence: Evidence | None = (
         None  # removals: how sure (planverify.records.evidence); None on keeps
     )
+    optional: OptionalNote | None = None  # a step only `minimal` removes (planverify.records.trim)
 
     @model_validator(mode="after")
     def _level_of_removals_only(self) -> Self:
@@ -123,6 +125,7 @@ class RunSettings(BaseModel):
     grounding: bool = False  # simulator facts in model Judge prompts
     review: bool = False  # a person reviews each critique
     goal: GoalSource = "given"  # where the goal comes from
+    trim: TrimPolicy = DEFAULT_TRIM  # how much of what the goal does without is removed
     base_url: str | None = None  # OpenAI-compatible server
     certify: bool | None = None  # flags and insertions checked by simulation (None: when grounded)
     certify_version: str | None = None  # version of those checks (None: certify off)
@@ -182,28 +185,46 @@ class VerificationResult(BaseModel):
     @classmethod
     def from_state(cls, state: FinishedState) -> VerificationResult:
         """Summarise a finished graph state."""
-        removed: dict[int, tuple[str, int, Evidence]] = {}
+        removed: dict[int, Verdict] = {}
         if state.stop_reason == "static" and state.history:
             first = state.history[0]
             for flag in first.critique.flags:
                 origin = state.plan[flag.step].origin if flag.step < len(state.plan) else None
                 if origin is not None:
-                    removed[origin] = (flag.reason, first.iteration, flag.evidence)
+                    removed[origin] = Verdict(
+                        index=origin,
+                        action=state.actions[origin],
+                        verdict="remove",
+                        reason=flag.reason,
+                        iteration=first.iteration,
+                        evidence=flag.evidence,
+                        optional=flag.optional,
+                    )
+        optional: dict[int, tuple[int, OptionalNote]] = {}
         for record in state.history:
             for edit in record.edits:
                 if edit.kind == "remove" and edit.origin is not None:
-                    removed[edit.origin] = (edit.reason, record.iteration, edit.evidence)
+                    removed[edit.origin] = Verdict(
+                        index=edit.origin,
+                        action=state.actions[edit.origin],
+                        verdict="remove",
+                        reason=edit.reason,
+                        iteration=record.iteration,
+                        evidence=edit.evidence,
+                        optional=edit.optional,
+                    )
+            for kept in record.optional:
+                if kept.origin is not None:
+                    optional[kept.origin] = (record.iteration, kept.note)
         verdicts = [
-            Verdict(
+            removed.get(i)
+            or Verdict(
                 index=i,
                 action=line,
-                verdict="remove",
-                reason=removed[i][0],
-                iteration=removed[i][1],
-                evidence=removed[i][2],
+                verdict="keep",
+                iteration=optional[i][0] if i in optional else None,
+                optional=optional[i][1] if i in optional else None,
             )
-            if i in removed
-            else Verdict(index=i, action=line, verdict="keep")
             for i, line in enumerate(state.actions)
         ]
         inserted = [
@@ -298,6 +319,43 @@ class VerificationResult(BaseModel):
                 "refined": refined,
             }
         )
+
+    @property
+    def trim(self) -> TrimPolicy:
+        """The trim policy the run was made under (`natural` for records without settings)."""
+        return self.settings.trim if self.settings is not None else DEFAULT_TRIM
+
+    def under(self, trim: TrimPolicy) -> VerificationResult:
+        """This result as the other trim policy reads it, with no new verification: under
+        `natural`, a removal with an `optional` note is kept (its note stays); under `minimal`,
+        a kept step with a note is removed, with the note's reason and evidence. The refined
+        plan is rebuilt (a static result's stays the input); the history stays as it ran."""
+        if trim == "natural":
+            verdicts = [
+                v.model_copy(update={"verdict": "keep", "reason": None, "evidence": None})
+                if v.verdict == "remove" and v.optional is not None
+                else v
+                for v in self.verdicts
+            ]
+        else:
+            verdicts = [
+                v.model_copy(
+                    update={
+                        "verdict": "remove",
+                        "reason": v.optional.reason,
+                        "evidence": v.optional.evidence,
+                    }
+                )
+                if v.verdict == "keep" and v.optional is not None
+                else v
+                for v in self.verdicts
+            ]
+        if verdicts == self.verdicts:
+            return self
+        kept = [v.verdict == "keep" for v in verdicts]
+        static = self.stop_reason == "static"
+        refined = self.refined if static else plan_of(self.original, kept, self.inserted)
+        return self.model_copy(update={"verdicts": verdicts, "refined": refined})
 
     def inconsistency(self) -> str | None:
         """What in a finished result does not fit together (None when all does): one verdict

@@ -19,6 +19,7 @@ from planverify.llm.calls import CallLimits, Ceilings
 from planverify.llm.params import ModelOptions
 from planverify.records.episode import problems
 from planverify.records.result import GoalSource, RunSettings
+from planverify.records.trim import DEFAULT_TRIM, TrimPolicy
 from planverify.world import WORLD_VERSION
 
 OutputMode = Literal["text", "structured"]
@@ -89,6 +90,7 @@ class VerifierContext(BaseModel):
     static: bool = False  # one Judge pass, no revision
     review: bool = False  # pause after each Judge pass for a person to edit the critique
     goal_source: GoalSource = "given"  # the record's goal; the Commander's words; or inferred
+    trim: TrimPolicy = DEFAULT_TRIM  # remove only what was not meant (natural), or all (minimal)
     certify: bool | None = None  # check flags and insertions by simulation; None: when grounded
     judge_output: OutputMode = "text"  # protocol the model Judge answers in
     grounding: bool = False  # give model Judges the simulator's facts about the plan
@@ -195,6 +197,7 @@ class VerifierContext(BaseModel):
             grounding=self.grounding,
             review=self.review,
             goal=self.goal_source,
+            trim=self.trim,
             base_url=self.base_url,
             prompts=PROMPT_VERSION,
             certify=self.certify,

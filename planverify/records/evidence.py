@@ -2,8 +2,9 @@
 
 Three levels, strongest first (`LEVELS`):
 
-- `proven`: the simulator shows the step impossible, or useless for a goal taken from TEACh's
-  task definition (`teach_task`), and every state it used was known (the episode has a scene);
+- `proven`: the simulator shows the step impossible, or useless for a goal taken from a task
+  definition (TEACh's `teach_task`, VirtualHome's `vh_goal`), and every state it used was known
+  (the episode has a scene);
 - `goal-text`: the same, but the goal was read from text;
 - `heuristic`: a pattern, a model Judge's flag the simulator did not certify, or a verdict that
   rests on states the simulator did not know.
@@ -29,10 +30,12 @@ from typing import Literal, get_args
 Evidence = Literal["proven", "goal-text", "heuristic"]
 LEVELS: tuple[Evidence, ...] = get_args(Evidence)  # strongest first: the order, defined once
 WEAKEST: Evidence = LEVELS[-1]  # the level of anything nothing better is known of
-GoalOrigin = Literal["teach_task", "text"]  # where a goal spec was read from (`GoalSpec.source`)
+GoalOrigin = Literal["teach_task", "vh_goal", "text"]  # where a goal spec was read from
+TASK_DEFINITIONS: frozenset[GoalOrigin] = frozenset({"teach_task", "vh_goal"})  # task-definition grade
 MEANINGS: dict[Evidence, str] = {
     "proven": "the simulator shows the step impossible, or useless (needed, for an insertion) "
-    "for a goal taken from TEACh's task definition, and every state it used was known",
+    "for a goal taken from a task definition (TEACh's or VirtualHome's), and every state it used "
+    "was known",
     "goal-text": "the same, but the goal was read from text",
     "heuristic": "a pattern, a model Judge's flag the simulator did not certify, or a verdict "
     "that rests on states the simulator did not know",
@@ -61,11 +64,12 @@ def weakest(inputs: Iterable[Evidence]) -> Evidence:
 
 
 def goal_evidence(source: GoalOrigin | None) -> Evidence:
-    """What a goal spec is worth as an input: `proven` from TEACh's task definition, `goal-text`
-    read from text, `heuristic` when there is no spec (only the object types the text names)."""
+    """What a goal spec is worth as an input: `proven` from a task definition (`TASK_DEFINITIONS`),
+    `goal-text` read from text, `heuristic` when there is no spec (only the object types the text
+    names)."""
     if source is None:
         return WEAKEST
-    return "proven" if source == "teach_task" else "goal-text"
+    return "proven" if source in TASK_DEFINITIONS else "goal-text"
 
 
 def state_evidence(*, known: bool) -> Evidence:
@@ -87,6 +91,7 @@ def simulated(*, scene_known: bool, goal_source: GoalOrigin | None, uses_goal: b
 __all__ = [
     "LEVELS",
     "MEANINGS",
+    "TASK_DEFINITIONS",
     "WEAKEST",
     "Evidence",
     "GoalOrigin",

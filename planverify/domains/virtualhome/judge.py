@@ -1,0 +1,358 @@
+"""The offline Judge on VirtualHome: it judges a program by running it in the package's own
+simulator against its `vh_goal` (node states, edges, ordered action goals).
+
+1. A step that cannot happen is either made possible by one inserted step (a `Missing`: walk to
+   it, open what holds it...) or removed (a flag), whichever leaves fewer failures and unmet
+   goal parts.
+2. An unmet goal part gets a `Missing` step when one inserted step makes it hold.
+3. Blocks the goal does without are removed greedily, from the end: runs of up to
+   `LONGEST_RUN` steps, then pairs of steps on one object (on and off, open and close, a step
+   and its repeat). A block goes only when the program without it still runs to the end and
+   meets every goal part it met, action goals in order.
+4. `natural` puts back the removed steps of a kind `kinds.KINDS` names, when the program still
+   runs and meets the goal with them; they are listed in `Critique.optional`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+
+from planverify.domains.virtualhome.goals import GoalCheck
+from planverify.domains.virtualhome.kinds import (
+    IDEMPOTENT,
+    OPPOSITES,
+    REASONS,
+    kind_of,
+    named_nodes,
+    optional_kind,
+)
+from planverify.domains.virtualhome.notation import NotationError, Step, parse_step
+from planverify.domains.virtualhome.repair import (
+    best_insertion,
+    enablers,
+    goal_steps,
+    quality,
+)
+from planverify.domains.virtualhome.replay import (
+    Scene,
+    Trace,
+    check,
+    goal_nodes,
+    trace,
+)
+from planverify.domains.virtualhome.simulate import StepResult, take_step
+from planverify.records.critique import Critique, Flag, Missing
+from planverify.records.evidence import Evidence, simulated
+from planverify.records.trim import DEFAULT_TRIM, OptionalNote, TrimPolicy
+
+LONGEST_RUN = 4  # the longest run of steps removed as one block
+PROVEN_USELESS: Evidence = simulated(scene_known=True, goal_source="vh_goal", uses_goal=True)
+PROVEN_IMPOSSIBLE: Evidence = simulated(scene_known=True, goal_source="vh_goal", uses_goal=False)
+
+
+@dataclass
+class Entry:
+    """A line of the program under judgement."""
+
+    line: str  # the script line
+    order: float  # where it stands among the input's lines (inserted lines fall between)
+    origin: int | None  # its 0-based position in the input; None for an inserted line
+
+
+@dataclass
+class Work:
+    """The program as the Judge edits it, and what it found so far."""
+
+    scene: Scene
+    entries: list[Entry]  # the program now
+    impossible: dict[int, str]  # input position -> why it cannot happen
+    inserted: list[Entry]  # lines put in
+    removed: list[list[Entry]]  # blocks the goal does without, in the order they were found
+
+    @property
+    def lines(self) -> list[str]:
+        return [e.line for e in self.entries]
+
+
+def judge_program(
+    lines: Sequence[str], scene: Scene, *, trim: TrimPolicy = DEFAULT_TRIM, goal_text: str = ""
+) -> Critique:
+    """The Judge's critique of a program in a known scene with a known goal."""
+    return judge_both(lines, scene, goal_text=goal_text)[trim]
+
+
+def judge_both(
+    lines: Sequence[str], scene: Scene, *, goal_text: str = ""
+) -> dict[TrimPolicy, Critique]:
+    """The critique under each trim policy, from one search (`natural` is `minimal` with the
+    steps of the kinds it keeps put back)."""
+    entries = [Entry(line, float(i), i) for i, line in enumerate(lines)]
+    work = Work(scene, entries, {}, [], [])
+    _fix_failures(work)
+    _fix_goal(work)
+    if scene.goal is not None and trace(work.lines, scene.start).completed:
+        _remove_runs(work)
+        _remove_pairs(work)
+    outcomes = _outcomes(scene, lines)
+    used = _used(work, goal_text)
+    kinds = _kinds(work, used, lines, outcomes)
+    minimal = _critique(work, lines, outcomes, used, kinds, set())
+    restored = _restore(work, kinds)
+    return {"minimal": minimal, "natural": _critique(work, lines, outcomes, used, kinds, restored)}
+
+
+def _fix_failures(work: Work) -> None:
+    """Make the program run to the end: each failing step is helped by one inserted step or
+    removed, whichever leaves fewer failures and unmet goal parts (removal wins ties)."""
+    for _ in range(len(work.entries) + 4):
+        run = trace(work.lines, work.scene.start)
+        at = run.failed_at
+        if at is None:
+            return
+        lines = work.lines
+        removal = quality(work.scene, lines[:at] + lines[at + 1 :])
+        help_ = best_insertion(work.scene, lines, list(enablers(work.scene, run, at)), [at])
+        if help_ is not None and help_[0].key() < removal.key():
+            _insert(work, help_[1], help_[2])
+            continue
+        entry = work.entries.pop(at)
+        if entry.origin is not None:
+            work.impossible[entry.origin] = run.results[-1].reason
+
+
+def _fix_goal(work: Work) -> None:
+    """Insert single steps that make unmet goal parts hold, while one does."""
+    for _ in range(3):
+        run = trace(work.lines, work.scene.start)
+        unmet = check(work.scene, run)
+        if not run.completed or unmet.met:
+            return
+        lines = work.lines
+        positions = range(len(lines), -1, -1)
+        found = best_insertion(
+            work.scene, lines, list(goal_steps(work.scene, unmet, lines)), positions
+        )
+        if found is None or found[0].failures or found[0].unmet >= len(unmet.describe()):
+            return
+        _insert(work, found[1], found[2])
+
+
+def _insert(work: Work, position: int, line: str) -> None:
+    before = work.entries[position - 1].order if position > 0 else -1.0
+    after = work.entries[position].order if position < len(work.entries) else before + 1.0
+    entry = Entry(line, (before + after) / 2, None)
+    work.entries.insert(position, entry)
+    work.inserted.append(entry)
+
+
+def _parts(check_: GoalCheck) -> set[str]:
+    return set(check_.describe())
+
+
+def _accept(work: Work, run: Trace, base: set[str]) -> bool:
+    return run.completed and _parts(check(work.scene, run)) <= base
+
+
+def _remove_runs(work: Work) -> None:
+    """Remove runs of input steps the goal does without, trying from the end, longest first."""
+    run = trace(work.lines, work.scene.start)
+    base = _parts(check(work.scene, run))
+    at = len(work.entries) - 1
+    while at >= 0:
+        for size in range(LONGEST_RUN, 0, -1):
+            block = work.entries[at : at + size]
+            if len(block) < size or any(e.origin is None for e in block):
+                continue
+            rest = work.entries[:at] + work.entries[at + size :]
+            tried = trace([e.line for e in rest], work.scene.start, since=run, at=at)
+            if _accept(work, tried, base):
+                work.entries, run = rest, tried
+                work.removed.append(block)
+                break
+        else:
+            at -= 1
+        at = min(at, len(work.entries) - 1)
+
+
+def _remove_pairs(work: Work) -> None:
+    """Remove pairs of input steps on the same objects (one undoing the other, or repeating it)
+    that the goal does without together."""
+    run = trace(work.lines, work.scene.start)
+    base = _parts(check(work.scene, run))
+    j = len(work.entries) - 1
+    while j > 0:
+        for i in range(j - 2, -1, -1):
+            first, second = work.entries[i], work.entries[j]
+            if first.origin is None or second.origin is None or not _paired(first, second):
+                continue
+            rest = [e for k, e in enumerate(work.entries) if k not in (i, j)]
+            tried = trace([e.line for e in rest], work.scene.start, since=run, at=i)
+            if _accept(work, tried, base):
+                work.entries, run = rest, tried
+                work.removed.append([first, second])
+                j -= 1
+                break
+        j = min(j - 1, len(work.entries) - 1)
+
+
+def _paired(first: Entry, second: Entry) -> bool:
+    a, b = _step(first.line), _step(second.line)
+    if a is None or b is None or not a.arguments:
+        return False
+    same = {x.node for x in a.arguments} & {x.node for x in b.arguments}
+    return bool(same) and (first.line == second.line or OPPOSITES.get(a.verb) == b.verb)
+
+
+def _step(line: str) -> Step | None:
+    try:
+        return parse_step(line)
+    except NotationError:
+        return None
+
+
+def _outcomes(scene: Scene, lines: Sequence[str]) -> dict[int, StepResult]:
+    """What each input step did when the input ran (a failing step changes nothing)."""
+    state, results = scene.start, {}
+    for index, line in enumerate(lines):
+        results[index], state = take_step(state, line, index)
+    return results
+
+
+def _used(work: Work, goal_text: str) -> set[int]:
+    """The objects the task uses: those of the goal, of the steps kept, and those the goal text
+    names (not the character)."""
+    scene = work.scene
+    used = set(goal_nodes(scene.goal)) | named_nodes(scene.classes, goal_text)
+    for entry in work.entries:
+        step = _step(entry.line)
+        used |= {a.node for a in step.arguments} if step is not None else set()
+    used = {n for n in used if scene.classes.get(n) != "character"}
+    near = {m for n in used for m in scene.near.get(n, ())}
+    return used | {n for n in near if scene.classes.get(n) != "character"}
+
+
+def _kinds(
+    work: Work, used: set[int], lines: Sequence[str], outcomes: dict[int, StepResult]
+) -> dict[int, str]:
+    """The kind `natural` keeps of each removed input step that has one (by input position):
+    steps on objects the task uses first, then approaches, which may lead to those objects."""
+    removed = [e for block in work.removed for e in block if e.origin is not None]
+    kinds: dict[int, str] = {}
+    wider = set(used)
+    for approach in (False, True):
+        for entry in removed:
+            origin, step = entry.origin, _step(entry.line)
+            if origin is None or step is None or (kind_of(step.verb) == "approach") != approach:
+                continue
+            if _repeats(lines, origin) or outcomes[origin].outcome != "ok":
+                continue
+            kind = optional_kind(step, wider, work.scene.rooms)
+            if kind is not None:
+                kinds[origin] = kind
+        wider |= {a.node for o in kinds if (s := _step(lines[o])) for a in s.arguments}
+    return kinds
+
+
+def _repeats(lines: Sequence[str], origin: int) -> bool:
+    return origin > 0 and lines[origin] == lines[origin - 1]
+
+
+def _restore(work: Work, kinds: dict[int, str]) -> set[int]:
+    """Put back the removed steps of a kind `natural` keeps, all at once if the program still
+    runs and meets its goal as well, else one by one; the input positions put back."""
+    run = trace(work.lines, work.scene.start)
+    base = _parts(check(work.scene, run))
+    candidates = [e for block in work.removed for e in block if e.origin in kinds]
+    restored: set[int] = set()
+    for group in [candidates, *([e] for e in sorted(candidates, key=lambda e: e.order))]:
+        group = [e for e in group if e.origin not in restored]
+        if not group:
+            continue
+        tried = sorted([*work.entries, *group], key=lambda e: e.order)
+        if _accept(work, trace([e.line for e in tried], work.scene.start), base):
+            work.entries = tried
+            restored |= {e.origin for e in group if e.origin is not None}
+    return restored
+
+
+def _critique(
+    work: Work,
+    lines: Sequence[str],
+    outcomes: dict[int, StepResult],
+    used: Collection[int],
+    kinds: dict[int, str],
+    restored: set[int],
+) -> Critique:
+    critique = Critique()
+    for origin, reason in work.impossible.items():
+        critique.flags.append(
+            Flag(step=origin, action=lines[origin], reason=f"cannot happen: {reason}",
+                 evidence=PROVEN_IMPOSSIBLE)
+        )
+    for block in work.removed:
+        for entry in block:
+            if entry.origin is None:
+                continue
+            note = None
+            if entry.origin in kinds:
+                kind = kinds[entry.origin]
+                note = OptionalNote(kind=kind, reason=REASONS[kind], evidence=PROVEN_USELESS)
+            flag = Flag(
+                step=entry.origin,
+                action=entry.line,
+                reason=_why(work, entry, block, lines, outcomes, used),
+                evidence=PROVEN_USELESS,
+                optional=note,
+            )
+            (critique.optional if entry.origin in restored else critique.flags).append(flag)
+    critique.flags.sort(key=lambda f: f.step)
+    critique.optional.sort(key=lambda f: f.step)
+    critique.missing = [_missing(work, entry) for entry in work.inserted]
+    return critique
+
+
+def _why(
+    work: Work,
+    entry: Entry,
+    block: list[Entry],
+    lines: Sequence[str],
+    outcomes: dict[int, StepResult],
+    used: Collection[int],
+) -> str:
+    """Why a removed step goes, in one line."""
+    origin = entry.origin
+    assert origin is not None
+    step = _step(entry.line)
+    result = outcomes[origin]
+    if result.outcome == "satisfied":
+        verb = step.verb if step is not None else ""
+        what = "a switch that acts on nothing" if verb.startswith("SWITCH") else "changes nothing"
+        return f"{what}: {result.reason}; the goal does without it"
+    if _repeats(lines, origin) and step is not None and step.verb in IDEMPOTENT | {"WALK"}:
+        return f"repeats step {origin - 1}; the goal does without it"
+    for other in block:
+        other_step = _step(other.line)
+        if other is not entry and step is not None and other_step is not None:
+            if OPPOSITES.get(step.verb) == other_step.verb:
+                return f"undone by step {other.origin} ({other.line}); the goal does without both"
+            if OPPOSITES.get(other_step.verb) == step.verb:
+                return f"undoes step {other.origin} ({other.line}); the goal does without both"
+    objects = [a for a in (step.arguments if step is not None else ()) if a.node not in used]
+    rooms = work.scene.rooms
+    if objects and all(rooms.get(a.node) != a.node for a in objects):
+        names = ", ".join(f"<{a.name}> ({a.node})" for a in objects)
+        return f"a detour to {names}, which the goal has no use for"
+    return "the goal does without it: the program runs and meets its goal without it"
+
+
+def _missing(work: Work, entry: Entry) -> Missing:
+    """An inserted step as a `Missing`, after the input step before it."""
+    before = [e.origin for e in work.entries if e.order < entry.order and e.origin is not None]
+    after = max(before) if before else -1
+    return Missing(
+        description=f"needed so that the program runs and meets its goal: {entry.line}",
+        action=entry.line,
+        after=after,
+        evidence=PROVEN_USELESS,
+    )

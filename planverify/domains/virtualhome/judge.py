@@ -356,3 +356,20 @@ def _missing(work: Work, entry: Entry) -> Missing:
         after=after,
         evidence=PROVEN_USELESS,
     )
+
+
+FLAG_KINDS = {
+    "cannot happen": "impossible",
+    "repeats": "repeat",
+    "undone by": "undoes itself",
+    "undoes": "undoes itself",
+    "a switch that acts on nothing": "switch on nothing",
+    "changes nothing": "changes nothing",
+    "a detour": "detour",
+    "the goal does without it": "unneeded",
+}  # the start of a flag's reason -> the kind of step it judges
+
+
+def flag_kind(flag: Flag) -> str:
+    """The kind of step a flag of this Judge judges, read from its reason."""
+    return next((k for start, k in FLAG_KINDS.items() if flag.reason.startswith(start)), "other")

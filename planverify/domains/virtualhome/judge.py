@@ -91,10 +91,10 @@ def judge_both(
     work = Work(scene, entries, {}, [], [])
     _fix_failures(work)
     _fix_goal(work)
+    outcomes = _outcomes(work)
     if scene.goal is not None and trace(work.lines, scene.start).completed:
         _remove_runs(work)
         _remove_pairs(work)
-    outcomes = _outcomes(scene, lines)
     used = _used(work, goal_text)
     kinds = _kinds(work, used, lines, outcomes)
     minimal = _critique(work, lines, outcomes, used, kinds, set())
@@ -112,8 +112,9 @@ def _fix_failures(work: Work) -> None:
             return
         lines = work.lines
         removal = quality(work.scene, lines[:at] + lines[at + 1 :])
-        help_ = best_insertion(work.scene, lines, list(enablers(work.scene, run, at)), [at])
-        if help_ is not None and help_[0].key() < removal.key():
+        positions = range(at, -1, -1)
+        help_ = best_insertion(work.scene, lines, list(enablers(work.scene, run, at)), positions)
+        if help_ is not None and help_[0].key() <= removal.key():
             _insert(work, help_[1], help_[2])
             continue
         entry = work.entries.pop(at)
@@ -211,11 +212,14 @@ def _step(line: str) -> Step | None:
         return None
 
 
-def _outcomes(scene: Scene, lines: Sequence[str]) -> dict[int, StepResult]:
-    """What each input step did when the input ran (a failing step changes nothing)."""
-    state, results = scene.start, {}
-    for index, line in enumerate(lines):
-        results[index], state = take_step(state, line, index)
+def _outcomes(work: Work) -> dict[int, StepResult]:
+    """What each input step did in the program as repaired, before any removal (by input
+    position; the steps that cannot happen are not there)."""
+    state, results = work.scene.start, {}
+    for index, entry in enumerate(work.entries):
+        result, state = take_step(state, entry.line, index)
+        if entry.origin is not None:
+            results[entry.origin] = result
     return results
 
 

@@ -36,10 +36,10 @@ EDGE_VERBS = {
     "HOLDS_RH": ("GRAB",),
     "HOLDS_LH": ("GRAB",),
     "FACING": ("TURNTO", "LOOKAT"),
-    "CLOSE": ("WALK", "FIND"),
+    "CLOSE": ("FIND", "WALK"),
     "SITTING": ("SIT",),
 }  # an edge a goal wants -> verbs that may make it hold
-ENABLERS = ("WALK", "FIND", "OPEN", "GRAB", "SWITCHON", "PLUGIN", "TURNTO", "STANDUP")
+ENABLERS = ("FIND", "WALK", "OPEN", "GRAB", "SWITCHON", "PLUGIN", "TURNTO", "STANDUP")
 # what may let a step on an object happen: be close, open it, hold it, power it, stand up
 
 

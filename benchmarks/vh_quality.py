@@ -105,12 +105,16 @@ def report(tallies: dict[TrimPolicy, Tally], programs: int, apart: list[str]) ->
     for name in apart:
         print(f"  apart: {name}")
     for policy, t in tallies.items():
-        print(f"[{policy}] errors: recall {ratio(t.found, t.labels)} ({t.found}/{t.labels}), "
-              f"precision {ratio(t.right, t.said)} ({t.right}/{t.said})")
+        print(
+            f"[{policy}] errors: recall {ratio(t.found, t.labels)} ({t.found}/{t.labels}), "
+            f"precision {ratio(t.right, t.said)} ({t.right}/{t.said})"
+        )
         for error, n in sorted(t.labels_by_error.items()):
             print(f"  {error:<14} recall {ratio(t.found_by_error[error], n)} ({n} labels)")
-        print(f"[{policy}] clean programs: {t.clean_removed}/{t.clean_steps} steps removed "
-              f"({ratio(t.clean_removed, t.clean_steps)}), {t.clean_missing} missing proposed")
+        print(
+            f"[{policy}] clean programs: {t.clean_removed}/{t.clean_steps} steps removed "
+            f"({ratio(t.clean_removed, t.clean_steps)}), {t.clean_missing} missing proposed"
+        )
         for kind, n in t.removed_by_kind.most_common():
             print(f"  removed  {kind:<18} {n}")
         for kind, n in t.optional_by_kind.most_common():
@@ -126,8 +130,10 @@ def main() -> None:
     held = set(held_out_titles())
     titles = data.titles_with_goals()
     chosen = [t for t in sorted(titles) if (t in held) == args.held_out]
-    print(f"eai-eval {data.package_version()}; {'held-out' if args.held_out else 'development'} "
-          f"titles: {', '.join(chosen)}")
+    print(
+        f"eai-eval {data.package_version()}; {'held-out' if args.held_out else 'development'} "
+        f"titles: {', '.join(chosen)}"
+    )
     tallies = {policy: Tally() for policy in TRIM_POLICIES}
     apart: list[str] = []
     programs = 0
@@ -142,7 +148,7 @@ def main() -> None:
                 continue
             programs += 1
             clean = judge_both(program.lines, scene, goal_text=text)
-            made = corrupt_program(scene, program.lines, args.seed, name)
+            made = corrupt_program(scene, program.lines, args.seed, name, text)
             judged = judge_both(made.lines, scene, goal_text=text) if made else None
             for policy in TRIM_POLICIES:
                 control(list(program.lines), clean[policy], tallies[policy])

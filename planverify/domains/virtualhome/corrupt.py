@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from planverify.domains.virtualhome.kinds import named_nodes
 from planverify.domains.virtualhome.notation import parse_step
 from planverify.domains.virtualhome.repair import runs_to_goal, step_line
 from planverify.domains.virtualhome.replay import Scene, goal_nodes, trace
@@ -46,12 +47,19 @@ class Corrupted:
     error: str  # one of `ERRORS`
 
 
+@dataclass(frozen=True)
+class _Job:
+    scene: Scene  # the program's scene and goal
+    lines: list[str]  # the human program
+    rng: random.Random  # draws the kind and place of the error
+    text: str  # the goal text (what it names is not "unrelated")
+
+
 def corrupt(
-    scene: Scene, lines: Sequence[str], rng: random.Random, error: str
+    scene: Scene, lines: Sequence[str], rng: random.Random, error: str, text: str = ""
 ) -> Corrupted | None:
     """The program with one error of the given kind, or None when none could be placed."""
-    make: Callable[[Scene, list[str], random.Random], Corrupted | None] = _MAKERS[error]
-    made = make(scene, list(lines), rng)
+    made = _MAKERS[error](_Job(scene, list(lines), rng, text))
     if made is None or not exact(scene, made, lines):
         return None
     return made
@@ -68,7 +76,8 @@ def exact(scene: Scene, made: Corrupted, original: Sequence[str]) -> bool:
 
 
 def _label(error: str, **fields: Any) -> Label:
-    return Label(error=LABEL_ERRORS[error], vh_error=error, **fields)  # type: ignore[arg-type]
+    # `vh_error` is an extra field (labels allow them): our kind, finer than `error`
+    return Label.model_validate({"error": LABEL_ERRORS[error], "vh_error": error, **fields})
 
 
 def _insert(
@@ -85,10 +94,11 @@ def _insert(
     return None
 
 
-def _unrelated(scene: Scene, lines: Sequence[str], needs: str) -> list[int]:
-    """Objects with a property the program and its goal have nothing to do with: of a class
-    neither names, in a room where neither uses anything, tied to nothing they use."""
+def _unrelated(scene: Scene, lines: Sequence[str], needs: str, text: str) -> list[int]:
+    """Objects with a property the program, its goal and its goal text have nothing to do with:
+    of a class none names, in a room where none uses anything, tied to nothing they use."""
     named = {a.node for line in lines for a in parse_step(line).arguments} | goal_nodes(scene.goal)
+    named |= named_nodes(scene.classes, text)
     classes = {scene.classes.get(n) for n in named}
     rooms = {scene.rooms.get(n) for n in named}
     near = {m for n in named for m in scene.near.get(n, ())}
@@ -103,8 +113,9 @@ def _unrelated(scene: Scene, lines: Sequence[str], needs: str) -> list[int]:
     )
 
 
-def _detour(scene: Scene, lines: list[str], rng: random.Random) -> Corrupted | None:
-    objects = _unrelated(scene, lines, "GRABBABLE")
+def _detour(job: _Job) -> Corrupted | None:
+    scene, lines, rng = job.scene, job.lines, job.rng
+    objects = _unrelated(scene, lines, "GRABBABLE", job.text)
     rng.shuffle(objects)
     for node in objects[:5]:
         surfaces = [t for t in scene.near.get(node, ()) if _on(scene, node, t)]
@@ -127,8 +138,9 @@ def _on(scene: Scene, node: int, target: int) -> bool:
     )
 
 
-def _switch(scene: Scene, lines: list[str], rng: random.Random) -> Corrupted | None:
-    objects = _unrelated(scene, lines, "HAS_SWITCH")
+def _switch(job: _Job) -> Corrupted | None:
+    scene, lines, rng = job.scene, job.lines, job.rng
+    objects = _unrelated(scene, lines, "HAS_SWITCH", job.text)
     rng.shuffle(objects)
     for node in objects[:5]:
         block = [step_line(scene, verb, [node], lines) for verb in ("WALK", "SWITCHON")]
@@ -140,7 +152,8 @@ def _switch(scene: Scene, lines: list[str], rng: random.Random) -> Corrupted | N
     return None
 
 
-def _duplicate(scene: Scene, lines: list[str], rng: random.Random) -> Corrupted | None:
+def _duplicate(job: _Job) -> Corrupted | None:
+    scene, lines, rng = job.scene, job.lines, job.rng
     places = list(range(len(lines)))
     rng.shuffle(places)
     for at in places[:TRIES]:
@@ -148,11 +161,14 @@ def _duplicate(scene: Scene, lines: list[str], rng: random.Random) -> Corrupted 
             continue
         corrupted = [*lines[: at + 1], lines[at], *lines[at + 1 :]]
         if runs_to_goal(scene, corrupted):
-            return Corrupted(corrupted, [_label("duplicate", type="REMOVE", index=at + 1)], "duplicate")
+            return Corrupted(
+                corrupted, [_label("duplicate", type="REMOVE", index=at + 1)], "duplicate"
+            )
     return None
 
 
-def _impossible(scene: Scene, lines: list[str], rng: random.Random) -> Corrupted | None:
+def _impossible(job: _Job) -> Corrupted | None:
+    scene, lines, rng = job.scene, job.lines, job.rng
     named = sorted({a.node for line in lines for a in parse_step(line).arguments})
     rng.shuffle(named)
     for node in named[:TRIES]:
@@ -165,11 +181,14 @@ def _impossible(scene: Scene, lines: list[str], rng: random.Random) -> Corrupted
         corrupted = [*lines[:at], line, *lines[at:]]
         run = trace(corrupted, scene.start)
         if run.failed_at == at:
-            return Corrupted(corrupted, [_label("impossible", type="REMOVE", index=at)], "impossible")
+            return Corrupted(
+                corrupted, [_label("impossible", type="REMOVE", index=at)], "impossible"
+            )
     return None
 
 
-def _missing(scene: Scene, lines: list[str], rng: random.Random) -> Corrupted | None:
+def _missing(job: _Job) -> Corrupted | None:
+    scene, lines, rng = job.scene, job.lines, job.rng
     places = list(range(len(lines)))
     rng.shuffle(places)
     for at in places[:TRIES]:
@@ -180,7 +199,7 @@ def _missing(scene: Scene, lines: list[str], rng: random.Random) -> Corrupted | 
     return None
 
 
-_MAKERS: dict[str, Callable[[Scene, list[str], random.Random], Corrupted | None]] = {
+_MAKERS: dict[str, Callable[[_Job], Corrupted | None]] = {
     "detour": _detour,
     "duplicate": _duplicate,
     "switch": _switch,
@@ -190,7 +209,7 @@ _MAKERS: dict[str, Callable[[Scene, list[str], random.Random], Corrupted | None]
 
 
 def corrupt_program(
-    scene: Scene, lines: Sequence[str], seed: int, name: str
+    scene: Scene, lines: Sequence[str], seed: int, name: str, text: str = ""
 ) -> Corrupted | None:
     """One error for a program, its kind and place drawn from a generator seeded by `seed` and
     the program's name (the same for every run), trying the other kinds when one cannot be
@@ -199,7 +218,7 @@ def corrupt_program(
     kinds = list(ERRORS)
     rng.shuffle(kinds)
     for error in kinds:
-        made = corrupt(scene, lines, rng, error)
+        made = corrupt(scene, lines, rng, error, text)
         if made is not None:
             return made
     return None

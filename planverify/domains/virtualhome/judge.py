@@ -291,8 +291,12 @@ def _critique(
     critique = Critique()
     for origin, reason in work.impossible.items():
         critique.flags.append(
-            Flag(step=origin, action=lines[origin], reason=f"cannot happen: {reason}",
-                 evidence=PROVEN_IMPOSSIBLE)
+            Flag(
+                step=origin,
+                action=lines[origin],
+                reason=f"cannot happen: {reason}",
+                evidence=PROVEN_IMPOSSIBLE,
+            )
         )
     for block in work.removed:
         for entry in block:

@@ -87,8 +87,7 @@ def named_nodes(classes: Mapping[int, str], text: str) -> set[int]:
     found = set()
     for node, name in classes.items():
         parts = name.split("_")
-        if " ".join(parts) in lowered or "".join(parts) in words:
-            found.add(node)
-        elif any(len(p) >= 4 and p in words for p in parts):
+        whole = " ".join(parts) in lowered or "".join(parts) in words
+        if whole or any(len(p) >= 4 and p in words for p in parts):
             found.add(node)
     return found

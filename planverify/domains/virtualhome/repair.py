@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from planverify.domains.virtualhome import data
 from planverify.domains.virtualhome.goals import GoalCheck
 from planverify.domains.virtualhome.notation import Argument, Step, format_step, parse_step
 from planverify.domains.virtualhome.replay import (
-    Relation,
     Scene,
     Trace,
     check,
@@ -18,6 +18,11 @@ from planverify.domains.virtualhome.replay import (
     trace,
 )
 from planverify.domains.virtualhome.simulate import take_step
+
+try:
+    from virtualhome_eval.simulation.evolving_graph.environment import Relation
+except ImportError as exc:  # pragma: no cover - simulate already said so
+    raise data.PackageMissing() from exc
 
 STATE_VERBS = {
     "ON": "SWITCHON",
@@ -40,7 +45,8 @@ EDGE_VERBS = {
     "SITTING": ("SIT",),
 }  # an edge a goal wants -> verbs that may make it hold
 ENABLERS = ("FIND", "WALK", "OPEN", "GRAB", "SWITCHON", "PLUGIN", "TURNTO", "STANDUP")
-# what may let a step on an object happen: be close, open it, hold it, power it, stand up
+GLANCES = frozenset({"LOOKAT", "TURNTO", "FIND"})  # verbs that only look for or at something
+# ENABLERS: what may let a step on an object happen: be close, open it, hold it, power it, stand up
 
 
 @dataclass(frozen=True)
@@ -124,9 +130,10 @@ def goal_steps(scene: Scene, unmet: GoalCheck, lines: Sequence[str]) -> Iterator
                 yield line
     if unmet.actions:
         objects = {a.node for line in lines for a in parse_step(line).arguments}
-        for verb in sorted(unmet.actions[0]):
-            for node in sorted(objects):
-                line = step_line(scene, verb, [node], lines)
+        # the task's own verb before a glance: WATCH rather than LOOKAT, when either will do
+        for verb in sorted(unmet.actions[0], key=lambda v: (v in GLANCES, v)):
+            for thing in sorted(objects):
+                line = step_line(scene, verb, [thing], lines)
                 if line is not None:
                     yield line
 

@@ -1,0 +1,132 @@
+"""What the core needs of VirtualHome, in a few functions (for a domain registry to wire in).
+
+`program` names an installed program (e.g. "file628_2"): its initial scene graph and `vh_goal`
+are read from the `eai-eval` package. Without it only the goal text is known.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from planverify.domains.virtualhome.data import PackageMissing
+from planverify.domains.virtualhome.judge import judge_program
+from planverify.domains.virtualhome.kinds import IDEMPOTENT
+from planverify.domains.virtualhome.notation import NotationError, parse_step
+from planverify.domains.virtualhome.repair import runs_to_goal
+from planverify.domains.virtualhome.replay import Scene, check, load_scene, trace
+from planverify.records.critique import Critique, Flag
+from planverify.records.evidence import Evidence, simulated
+from planverify.records.trim import DEFAULT_TRIM, TrimPolicy
+
+try:
+    from virtualhome_eval.simulation.evolving_graph import scripts
+except ImportError as exc:  # pragma: no cover - simulate already said so
+    raise PackageMissing() from exc
+
+TEXT_ONLY: Evidence = simulated(scene_known=False, goal_source="text", uses_goal=False)
+
+
+def judge(
+    lines: Sequence[str], *, program: str | None, goal: str, trim: TrimPolicy = DEFAULT_TRIM
+) -> Critique:
+    """The offline Judge's critique of a program (with `program`: by simulation against its
+    `vh_goal`; without: only steps useless whatever the goal)."""
+    if program is None:
+        return judge_text(lines)
+    return judge_program(lines, load_scene(program), trim=trim, goal_text=goal)
+
+
+def judge_text(lines: Sequence[str]) -> Critique:
+    """Flags for steps useless whatever the scene and goal: lines that are no step the simulator
+    knows, and a step written again right after itself that changes nothing the second time."""
+    critique = Critique()
+    for index, line in enumerate(lines):
+        why = _not_a_step(line)
+        if why is None and index > 0 and line.strip() == lines[index - 1].strip():
+            verb = parse_step(line).verb
+            why = f"repeats step {index - 1}, which changes nothing" if verb in IDEMPOTENT else None
+        if why is not None:
+            critique.flags.append(Flag(step=index, action=line, reason=why, evidence=TEXT_ONLY))
+    return critique
+
+
+def _not_a_step(line: str) -> str | None:
+    try:
+        step = parse_step(line)
+    except NotationError as exc:
+        return f"cannot happen: {exc}"
+    action = scripts.Action.__members__.get(step.verb)
+    if action is None:
+        return f"cannot happen: unknown verb [{step.verb}]"
+    if len(step.arguments) != action.value[1]:
+        return f"cannot happen: [{step.verb}] takes {action.value[1]} object(s)"
+    return None
+
+
+def certify_flag(lines: Sequence[str], step: int, program: str) -> str | None:
+    """Why the simulator refuses a model Judge's flag on a step (the program without it fails or
+    meets less of its goal), or None when the removal holds."""
+    if not 0 <= step < len(lines):
+        return f"no step {step} in a program of {len(lines)} steps"
+    scene = load_scene(program)
+    before, after = (
+        trace(lines, scene.start),
+        trace([*lines[:step], *lines[step + 1 :]], scene.start),
+    )
+    if not after.completed and before.completed:
+        failed = after.results[-1]
+        return f"without it, step {failed.index + (failed.index >= step)} fails: {failed.reason}"
+    if after.completed and before.completed:
+        lost = set(check(scene, after).describe()) - set(check(scene, before).describe())
+        if lost:
+            return "without it, the goal loses: " + ", ".join(sorted(lost))
+    return None
+
+
+def check_goal(lines: Sequence[str], program: str) -> bool:
+    """Whether the program runs to the end and meets its `vh_goal` (True when it has none and
+    runs)."""
+    return runs_to_goal(load_scene(program), lines)
+
+
+def object_names(program: str) -> dict[int, str]:
+    """Node id -> class name, for the objects of a program's initial scene graph."""
+    return dict(load_scene(program).classes)
+
+
+def prompt_facts(lines: Sequence[str], program: str) -> str:
+    """Facts from the scene graph for a model Judge's prompt: the goal's conditions, and for each
+    object the program names, its class, room and states at the start."""
+    scene = load_scene(program)
+    facts = [f"Task: {scene.title}.", *_goal_facts(scene), "Objects the program names:"]
+    named: dict[int, str] = {}
+    for line in lines:
+        try:
+            named.update({a.node: a.name for a in parse_step(line).arguments})
+        except NotationError:
+            continue
+    for node in sorted(named):
+        facts.append(_object_fact(scene, node))
+    return "\n".join(facts)
+
+
+def _goal_facts(scene: Scene) -> list[str]:
+    if scene.goal is None:
+        return ["Goal conditions: none known."]
+    goal = scene.goal
+    parts = [str(n) for n in goal.nodes] + [str(e) for e in goal.edges]
+    parts += ["do " + "|".join(sorted(a)) for a in goal.actions]
+    return [
+        "Goal conditions (all must hold at the end; actions in this order): " + "; ".join(parts)
+    ]
+
+
+def _object_fact(scene: Scene, node: int) -> str:
+    name = scene.classes.get(node)
+    if name is None:
+        return f"- ({node}): no such node in the scene"
+    found = scene.start.get_node(node)
+    states = sorted(s.name for s in found.states) if found is not None else []
+    room = scene.classes.get(scene.rooms.get(node, -1), "no room")
+    props = ", ".join(sorted(scene.properties.get(node, ()))) or "none"
+    return f"- {name} ({node}): in {room}; states {', '.join(states) or 'none'}; can: {props}"

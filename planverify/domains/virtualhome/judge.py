@@ -15,7 +15,7 @@ simulator against its `vh_goal` (node states, edges, ordered action goals).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 from planverify.domains.virtualhome.goals import GoalCheck
@@ -89,10 +89,12 @@ def judge_both(
     steps of the kinds it keeps put back)."""
     entries = [Entry(line, float(i), i) for i, line in enumerate(lines)]
     work = Work(scene, entries, {}, [], [])
+    core = _core(scene, goal_text)
     _fix_failures(work)
-    _fix_goal(work)
+    _fix_goal(work, core)
     outcomes = _outcomes(work)
     if scene.goal is not None and trace(work.lines, scene.start).completed:
+        _remove_runs(work, lambda step: not {a.node for a in step.arguments} & core)
         _remove_runs(work)
         _remove_pairs(work)
     used = _used(work, goal_text)
@@ -122,7 +124,14 @@ def _fix_failures(work: Work) -> None:
             work.impossible[entry.origin] = run.results[-1].reason
 
 
-def _fix_goal(work: Work) -> None:
+def _core(scene: Scene, goal_text: str) -> set[int]:
+    """What the task is about whatever the program says: the goal's objects, those the goal text
+    names, and the objects tied to them at the start."""
+    core = set(goal_nodes(scene.goal)) | named_nodes(scene.classes, goal_text)
+    return core | {m for n in core for m in scene.near.get(n, ())}
+
+
+def _fix_goal(work: Work, core: Collection[int]) -> None:
     """Insert single steps that make unmet goal parts hold, while one does."""
     for _ in range(3):
         run = trace(work.lines, work.scene.start)
@@ -132,7 +141,7 @@ def _fix_goal(work: Work) -> None:
         lines = work.lines
         positions = range(len(lines), -1, -1)
         found = best_insertion(
-            work.scene, lines, list(goal_steps(work.scene, unmet, lines)), positions
+            work.scene, lines, list(goal_steps(work.scene, unmet, lines, core)), positions
         )
         if found is None or found[0].failures or found[0].unmet >= len(unmet.describe()):
             return
@@ -155,8 +164,10 @@ def _accept(work: Work, run: Trace, base: set[str]) -> bool:
     return run.completed and _parts(check(work.scene, run)) <= base
 
 
-def _remove_runs(work: Work) -> None:
-    """Remove runs of input steps the goal does without, trying from the end, longest first."""
+def _remove_runs(work: Work, only: Callable[[Step], bool] | None = None) -> None:
+    """Remove runs of input steps the goal does without, trying from the end, longest first
+    (with `only`: runs of steps it accepts, e.g. steps on nothing the task is about, tried
+    before the others so that a detour goes rather than the steps it happens to stand for)."""
     run = trace(work.lines, work.scene.start)
     base = _parts(check(work.scene, run))
     at = len(work.entries) - 1
@@ -164,6 +175,8 @@ def _remove_runs(work: Work) -> None:
         for size in range(LONGEST_RUN, 0, -1):
             block = work.entries[at : at + size]
             if len(block) < size or any(e.origin is None for e in block):
+                continue
+            if only is not None and not all((s := _step(e.line)) and only(s) for e in block):
                 continue
             rest = work.entries[:at] + work.entries[at + size :]
             tried = trace([e.line for e in rest], work.scene.start, since=run, at=at)

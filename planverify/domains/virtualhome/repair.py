@@ -4,7 +4,7 @@ condition hold (switch on the television the goal wants on...)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 
 from planverify.domains.virtualhome import data
@@ -38,15 +38,20 @@ STATE_VERBS = {
 EDGE_VERBS = {
     "ON": ("PUTBACK",),
     "INSIDE": ("PUTIN", "PUTBACK"),
+}  # an edge a goal wants between two objects -> verbs that may make it hold
+CHARACTER_VERBS = {
+    "ON": ("SIT", "LIE"),
+    "SITTING": ("SIT",),
+    "INSIDE": ("WALK",),
     "HOLDS_RH": ("GRAB",),
     "HOLDS_LH": ("GRAB",),
     "FACING": ("TURNTO", "LOOKAT"),
     "CLOSE": ("FIND", "WALK"),
-    "SITTING": ("SIT",),
-}  # an edge a goal wants -> verbs that may make it hold
+}  # an edge a goal wants from the character to an object -> verbs that may make it hold
 ENABLERS = ("FIND", "WALK", "OPEN", "GRAB", "SWITCHON", "PLUGIN", "TURNTO", "STANDUP")
+# what may let a step on an object happen: be close, open it, hold it, power it, stand up
+NO_OBJECT = frozenset({"SLEEP", "WAKEUP", "STANDUP"})  # verbs written without an object
 GLANCES = frozenset({"LOOKAT", "TURNTO", "FIND"})  # verbs that only look for or at something
-# ENABLERS: what may let a step on an object happen: be close, open it, hold it, power it, stand up
 
 
 @dataclass(frozen=True)
@@ -89,13 +94,18 @@ def step_line(scene: Scene, verb: str, nodes: Sequence[int], lines: Sequence[str
 
 
 def enablers(scene: Scene, run: Trace, at: int) -> Iterator[str]:
-    """Steps that may let step `at` of a run happen: on its objects and what holds them."""
+    """Steps that may let step `at` of a run happen: on its objects and what holds them. Of
+    walking to and finding an object, the one the program does not already have comes first."""
     step = parse_step(run.lines[at])
     if step.verb in {"SIT", "LIE", "WALK", "FIND"} or not step.arguments:
         yield "[STANDUP]"
     state = run.states[min(at, len(run.states) - 1)]
     for argument in step.arguments:
-        for verb in ENABLERS:
+        verbs = list(ENABLERS)
+        if step_line(scene, "FIND", [argument.node], run.lines) in run.lines:
+            verbs.remove("WALK")
+            verbs.insert(0, "WALK")
+        for verb in verbs:
             line = step_line(scene, verb, [argument.node], run.lines)
             if line is not None and line != run.lines[at]:
                 yield line
@@ -114,25 +124,32 @@ def _holders(state: object, node: int) -> list[int]:
     return [h.id for h in holders if "CAN_OPEN" in {p.name for p in h.properties}]
 
 
-def goal_steps(scene: Scene, unmet: GoalCheck, lines: Sequence[str]) -> Iterator[str]:
-    """Steps that may make an unmet goal part hold."""
+def goal_steps(
+    scene: Scene, unmet: GoalCheck, lines: Sequence[str], prefer: Collection[int] = ()
+) -> Iterator[str]:
+    """Steps that may make an unmet goal part hold; for an action goal, on the objects of the
+    program, those in `prefer` (e.g. what the goal text names) first."""
     for node in unmet.nodes:
         verb = STATE_VERBS.get(node.state)
         line = None if verb is None else step_line(scene, verb, [node.node], lines)
         if line is not None:
             yield line
     for edge in unmet.edges:
-        for verb in EDGE_VERBS.get(edge.relation, ()):
-            held = scene.classes.get(edge.source) == "character"
+        held = scene.classes.get(edge.source) == "character"
+        table = CHARACTER_VERBS if held else EDGE_VERBS
+        for verb in table.get(edge.relation, ()):
             nodes = [edge.target] if held else [edge.source, edge.target]
             line = step_line(scene, verb, nodes, lines)
             if line is not None:
                 yield line
     if unmet.actions:
         objects = {a.node for line in lines for a in parse_step(line).arguments}
+        ordered = sorted(objects, key=lambda n: (n not in prefer, n))
         # the task's own verb before a glance: WATCH rather than LOOKAT, when either will do
         for verb in sorted(unmet.actions[0], key=lambda v: (v in GLANCES, v)):
-            for thing in sorted(objects):
+            if verb in NO_OBJECT:
+                yield f"[{verb}]"
+            for thing in ordered:
                 line = step_line(scene, verb, [thing], lines)
                 if line is not None:
                     yield line

@@ -91,7 +91,7 @@ def judge_both(
     work = Work(scene, entries, {}, [], [])
     core = _core(scene, goal_text)
     _fix_failures(work)
-    _fix_goal(work, core)
+    _fix_goal(work, goal_text)
     outcomes = _outcomes(work)
     if scene.goal is not None and trace(work.lines, scene.start).completed:
         _remove_runs(work, lambda step: not {a.node for a in step.arguments} & core)
@@ -131,7 +131,7 @@ def _core(scene: Scene, goal_text: str) -> set[int]:
     return core | {m for n in core for m in scene.near.get(n, ())}
 
 
-def _fix_goal(work: Work, core: Collection[int]) -> None:
+def _fix_goal(work: Work, goal_text: str) -> None:
     """Insert single steps that make unmet goal parts hold, while one does."""
     for _ in range(3):
         run = trace(work.lines, work.scene.start)
@@ -140,8 +140,9 @@ def _fix_goal(work: Work, core: Collection[int]) -> None:
             return
         lines = work.lines
         positions = range(len(lines), -1, -1)
+        named = goal_nodes(work.scene.goal) | named_nodes(work.scene.classes, goal_text)
         found = best_insertion(
-            work.scene, lines, list(goal_steps(work.scene, unmet, lines, core)), positions
+            work.scene, lines, list(goal_steps(work.scene, unmet, lines, named)), positions
         )
         if found is None or found[0].failures or found[0].unmet >= len(unmet.describe()):
             return

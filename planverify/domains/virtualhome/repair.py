@@ -95,14 +95,15 @@ def step_line(scene: Scene, verb: str, nodes: Sequence[int], lines: Sequence[str
 
 def enablers(scene: Scene, run: Trace, at: int) -> Iterator[str]:
     """Steps that may let step `at` of a run happen: on its objects and what holds them. Of
-    walking to and finding an object, the one the program does not already have comes first."""
+    walking to and finding an object, the one the program does not already have comes first,
+    else the one its writer uses (`[FIND]` if they use it at all)."""
     step = parse_step(run.lines[at])
     if step.verb in {"SIT", "LIE", "WALK", "FIND"} or not step.arguments:
         yield "[STANDUP]"
     state = run.states[min(at, len(run.states) - 1)]
     for argument in step.arguments:
         verbs = list(ENABLERS)
-        if step_line(scene, "FIND", [argument.node], run.lines) in run.lines:
+        if _walk_first(scene, argument.node, run.lines):
             verbs.remove("WALK")
             verbs.insert(0, "WALK")
         for verb in verbs:
@@ -113,6 +114,14 @@ def enablers(scene: Scene, run: Trace, at: int) -> Iterator[str]:
             line = step_line(scene, "OPEN", [holder], run.lines)
             if line is not None:
                 yield line
+
+
+def _walk_first(scene: Scene, node: int, lines: Sequence[str]) -> bool:
+    if step_line(scene, "FIND", [node], lines) in lines:
+        return True
+    if step_line(scene, "WALK", [node], lines) in lines:
+        return False
+    return not any(line.startswith("[FIND]") for line in lines)
 
 
 def _holders(state: object, node: int) -> list[int]:

@@ -10,7 +10,8 @@ generator seeded by `--seed` and the program's name; every label is checked by t
 A REMOVE label is found when the Judge flags that step; a MISSING label when one of the Judge's
 missing steps is the same verb on the same nodes (wherever it puts it). Recall is labels found
 over labels; precision is flags and missing steps that find a label over all of them (all steps,
-approaches included).
+approaches included). `excused` also counts as right a flag on a line the Judge removes from the
+clean human program as well (the human's own repeats and detours): a diagnostic, not the score.
 
 Held-out titles: the task titles with a goal, in alphabetical order, every fifth from the fifth
 (5 of 26), fixed before any result was seen. They are scored only with `--held-out`; without it
@@ -49,6 +50,7 @@ class Tally:
     found: int = 0  # labels the Judge found
     said: int = 0  # flags and missing steps on corrupted programs
     right: int = 0  # of those, the ones that find a label
+    excused: int = 0  # of the others, flags on a line the Judge also removes from the clean program
     found_by_error: Counter[str] = field(default_factory=Counter)
     labels_by_error: Counter[str] = field(default_factory=Counter)
     clean_steps: int = 0
@@ -63,8 +65,9 @@ def _nodes(line: str) -> tuple[str, tuple[int, ...]]:
     return step.verb, tuple(a.node for a in step.arguments)
 
 
-def score(made: Corrupted, critique: Critique, tally: Tally) -> None:
-    """Count what the Judge found of one corrupted program's labels."""
+def score(made: Corrupted, critique: Critique, clean: Critique, tally: Tally) -> None:
+    """Count what the Judge found of one corrupted program's labels (`clean`: its critique of
+    the human program, for the flags it excuses)."""
     flagged = {f.step for f in critique.flags}
     proposed = [_nodes(m.action) for m in critique.missing if m.action]
     right = 0
@@ -84,6 +87,8 @@ def score(made: Corrupted, critique: Critique, tally: Tally) -> None:
     right += sum(p in wanted for p in proposed)
     tally.said += len(critique.flags) + len(proposed)
     tally.right += right
+    own = {f.action for f in clean.flags}
+    tally.excused += sum(f.step not in removes and f.action in own for f in critique.flags)
 
 
 def control(lines: list[str], critique: Critique, tally: Tally) -> None:
@@ -153,7 +158,7 @@ def main() -> None:
             for policy in TRIM_POLICIES:
                 control(list(program.lines), clean[policy], tallies[policy])
                 if made is not None and judged is not None:
-                    score(made, judged[policy], tallies[policy])
+                    score(made, judged[policy], clean[policy], tallies[policy])
     report(tallies, programs, apart)
     print(f"time: {time.perf_counter() - start:.0f} s")
 

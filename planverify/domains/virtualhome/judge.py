@@ -140,7 +140,9 @@ def _fix_goal(work: Work, goal_text: str) -> None:
             return
         lines = work.lines
         positions = range(len(lines), -1, -1)
-        named = goal_nodes(work.scene.goal) | named_nodes(work.scene.classes, goal_text)
+        scene = work.scene
+        named = [goal_nodes(scene.goal), named_nodes(scene.classes, scene.title)]
+        named.append(named_nodes(scene.classes, goal_text))
         found = best_insertion(
             work.scene, lines, list(goal_steps(work.scene, unmet, lines, named)), positions
         )

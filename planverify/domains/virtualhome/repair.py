@@ -96,7 +96,7 @@ def step_line(scene: Scene, verb: str, nodes: Sequence[int], lines: Sequence[str
 def enablers(scene: Scene, run: Trace, at: int) -> Iterator[str]:
     """Steps that may let step `at` of a run happen: on its objects and what holds them. Of
     walking to and finding an object, the one the program does not already have comes first,
-    else the one its writer uses (`[FIND]` if they use it at all)."""
+    else the one its writer uses (`[WALK]` if they walk to objects, not only to rooms)."""
     step = parse_step(run.lines[at])
     if step.verb in {"SIT", "LIE", "WALK", "FIND"} or not step.arguments:
         yield "[STANDUP]"
@@ -121,7 +121,8 @@ def _walk_first(scene: Scene, node: int, lines: Sequence[str]) -> bool:
         return True
     if step_line(scene, "WALK", [node], lines) in lines:
         return False
-    return not any(line.startswith("[FIND]") for line in lines)
+    walks = [parse_step(line) for line in lines if line.startswith("[WALK]")]
+    return any(scene.rooms.get(a.node) != a.node for step in walks for a in step.arguments)
 
 
 def _holders(state: object, node: int) -> list[int]:
@@ -134,10 +135,11 @@ def _holders(state: object, node: int) -> list[int]:
 
 
 def goal_steps(
-    scene: Scene, unmet: GoalCheck, lines: Sequence[str], prefer: Collection[int] = ()
+    scene: Scene, unmet: GoalCheck, lines: Sequence[str], prefer: Sequence[Collection[int]] = ()
 ) -> Iterator[str]:
     """Steps that may make an unmet goal part hold; for an action goal, on the objects of the
-    program, those in `prefer` (e.g. what the goal text names) first."""
+    program, those of the first set in `prefer` first (e.g. the goal's objects, then those the
+    title names), then the next set's..."""
     for node in unmet.nodes:
         verb = STATE_VERBS.get(node.state)
         line = None if verb is None else step_line(scene, verb, [node.node], lines)
@@ -153,7 +155,7 @@ def goal_steps(
                 yield line
     if unmet.actions:
         objects = {a.node for line in lines for a in parse_step(line).arguments}
-        ordered = sorted(objects, key=lambda n: (n not in prefer, n))
+        ordered = sorted(objects, key=lambda n: ([n not in p for p in prefer], n))
         # the task's own verb before a glance: WATCH rather than LOOKAT, when either will do
         for verb in sorted(unmet.actions[0], key=lambda v: (v in GLANCES, v)):
             if verb in NO_OBJECT:

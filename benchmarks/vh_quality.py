@@ -112,7 +112,8 @@ def report(tallies: dict[TrimPolicy, Tally], programs: int, apart: list[str]) ->
     for policy, t in tallies.items():
         print(
             f"[{policy}] errors: recall {ratio(t.found, t.labels)} ({t.found}/{t.labels}), "
-            f"precision {ratio(t.right, t.said)} ({t.right}/{t.said})"
+            f"precision {ratio(t.right, t.said)} ({t.right}/{t.said}); excused "
+            f"{ratio(t.right + t.excused, t.said)} (+{t.excused} the clean program gets too)"
         )
         for error, n in sorted(t.labels_by_error.items()):
             print(f"  {error:<14} recall {ratio(t.found_by_error[error], n)} ({n} labels)")

@@ -95,8 +95,8 @@ def step_line(scene: Scene, verb: str, nodes: Sequence[int], lines: Sequence[str
 
 def enablers(scene: Scene, run: Trace, at: int) -> Iterator[str]:
     """Steps that may let step `at` of a run happen: on its objects and what holds them. Of
-    walking to and finding an object, the one the program does not already have comes first,
-    else the one its writer uses (`[WALK]` if they walk to objects, not only to rooms)."""
+    walking to and finding an object, the one the program does not already have comes first
+    (`[FIND]` when it has neither)."""
     step = parse_step(run.lines[at])
     if step.verb in {"SIT", "LIE", "WALK", "FIND"} or not step.arguments:
         yield "[STANDUP]"
@@ -117,12 +117,7 @@ def enablers(scene: Scene, run: Trace, at: int) -> Iterator[str]:
 
 
 def _walk_first(scene: Scene, node: int, lines: Sequence[str]) -> bool:
-    if step_line(scene, "FIND", [node], lines) in lines:
-        return True
-    if step_line(scene, "WALK", [node], lines) in lines:
-        return False
-    walks = [parse_step(line) for line in lines if line.startswith("[WALK]")]
-    return any(scene.rooms.get(a.node) != a.node for step in walks for a in step.arguments)
+    return step_line(scene, "FIND", [node], lines) in lines
 
 
 def _holders(state: object, node: int) -> list[int]:

@@ -4,8 +4,14 @@
 - `notation`: script lines such as `[WALK] <kitchen> (1.11)`, parsed and written back;
 - `simulate`: a program run step by step on its initial graph by the package's own simulator;
 - `goals`: whether a run meets a `vh_goal` (node and edge states, ordered action goals);
-- `records`: programs as episode records (`planverify convert --from virtualhome`).
+- `records`: programs as episode records (`planverify convert --from virtualhome`);
+- `replay`: a program's scene and goal, and fast re-runs of edited versions of it;
+- `kinds`: the trim policies' kinds on VirtualHome, in one table;
+- `repair`: steps to put in, found by trying them in the simulator;
+- `judge`: the offline Judge, by simulation against `vh_goal`;
+- `corrupt`: labelled errors put into human programs;
+- `domain`: what the core needs (judge, certify a flag, prompt facts, object names, goal check).
 
-Only `data`, `notation` and `records` load without the package; `simulate` and `goals` need it
+Only `data`, `notation`, `records` and `goals` load without the package; the others need it
 (`pip install 'planverify[virtualhome]'`).
 """

@@ -53,8 +53,22 @@ def make_detour(d: Draft, rng: random.Random) -> bool:
         return False
     near_goal = [o for o in options if _wanted_at(d, o[0])]
     j, lines, variant = rng.choice(near_goal if near_goal and rng.random() < 0.75 else options)
-    d.add(j, "detour", lines, variant=variant, relies_on=[j])
+    searched = variant == "wrong_container" and _seeks_next(d, j)
+    d.add(
+        j, "detour", lines, variant=variant, relies_on=[j], optional="search" if searched else None
+    )
     return True
+
+
+def _seeks_next(d: Draft, j: int) -> bool:
+    """Whether a container opened before base step j, with empty hands, is a search: the plan
+    next picks up an object it has not held before (the trim table's `search`)."""
+    if d.held[j] is not None:
+        return False
+    earlier = {o for s in d.steps[:j] if s.verb == "PickUp" for o in s.objects[:1]}
+    following = (s for s in d.steps[j:] if s.verb == "PickUp" and s.objects)
+    sought = next(following, None)
+    return sought is not None and sought.objects[0] not in earlier
 
 
 def _wanted_at(d: Draft, j: int) -> bool:

@@ -82,6 +82,7 @@ class _Insert:
     lines: list[Line]
     variant: str = ""
     error: bool = True
+    optional: str | None = None  # an error under the `minimal` trim policy only: of which kind
 
 
 @dataclass
@@ -120,8 +121,9 @@ class Draft:
         variant: str = "",
         error: bool = True,
         relies_on: Iterable[int] = (),
+        optional: str | None = None,
     ) -> None:
-        self.inserts.append(_Insert(gap, self.count, kind, lines, variant, error))
+        self.inserts.append(_Insert(gap, self.count, kind, lines, variant, error, optional))
         self.count += 1
         if error:
             self.busy.add(gap)
@@ -161,6 +163,7 @@ class Draft:
                             index=len(out),
                             reason=line.reason,
                             error=cast(ErrorType, insert.kind),
+                            **minimal_only(insert.optional),
                         )
                         labels.append(((len(out), 0), label))
                     out.append(line.text)
@@ -182,6 +185,13 @@ class Draft:
                 out.append(self.lines[gap])
         labels.sort(key=lambda item: item[0])
         return out, clean, [label for _, label in labels], [notes[k] for k in sorted(notes)]
+
+
+def minimal_only(kind: str | None) -> dict[str, str]:
+    """The keys of a label that is an error under the `minimal` trim policy only (`natural`
+    keeps the step as optional, of this kind); none for an error under both, as in the
+    hand-annotated files (docs/annotation.md)."""
+    return {} if kind is None else {"policy": "minimal", "optional": kind}
 
 
 def parse_step(line: str) -> Action:

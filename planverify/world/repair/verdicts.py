@@ -17,6 +17,7 @@ class Removal:
     reason: str
     uses_goal: bool = True  # the proof needs the goal (False: useless whatever the goal)
     known: bool = True  # every state the proof used was known (a scene, no unknown effect)
+    optional: str | None = None  # a kind the `natural` trim policy keeps (`keep.NATURAL_KEEPS`)
 
 
 @dataclass
@@ -40,19 +41,26 @@ class Review:
     achieved_by: dict[str, int] = field(default_factory=dict)  # condition -> plan position
     cut_short: bool = False  # the search spent its budget before it was done
 
-    def repaired(self, lines: Sequence[str]) -> list[str]:
-        """The plan with the removals made and the proposals inserted where they go (as the
-        rules Planner applies them). A review of it finds nothing more: the repair is
-        idempotent."""
-        dropped = {s for r in self.removals for s in r.steps}
+    def repaired(self, lines: Sequence[str], *, natural: bool = False) -> list[str]:
+        """The plan with the removals made (under `natural`, those it keeps stay) and the
+        proposals inserted where they go (as the rules Planner applies them). A review of it
+        finds nothing more under that trim policy: the repair is idempotent."""
+        return [line for line, _ in self.arranged(lines, natural=natural)]
+
+    def arranged(
+        self, lines: Sequence[str], *, natural: bool = False
+    ) -> list[tuple[str, int | None]]:
+        """The repaired plan (`repaired`), each step with its position in `lines` (None when
+        inserted)."""
+        dropped = {s for r in self.removals if r.optional is None or not natural for s in r.steps}
         inserted: dict[int, list[str]] = {}
         for proposal in self.proposals:
             inserted.setdefault(proposal.after, []).append(proposal.action)
-        out = list(inserted.get(-1, []))
+        out: list[tuple[str, int | None]] = [(a, None) for a in inserted.get(-1, [])]
         for number, line in enumerate(lines):
             if number not in dropped:
-                out.append(line)
-            out += inserted.get(number, [])
+                out.append((line, number))
+            out += [(a, None) for a in inserted.get(number, [])]
         return out
 
 

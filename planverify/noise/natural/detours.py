@@ -61,14 +61,16 @@ def make_detour(d: Draft, rng: random.Random) -> bool:
 
 
 def _seeks_next(d: Draft, j: int) -> bool:
-    """Whether a container opened before base step j, with empty hands, is a search: the plan
-    next picks up an object it has not held before (the trim table's `search`)."""
-    if d.held[j] is not None:
+    """Whether a container opened before base step j is a search, as the trim table reads it
+    (`planverify.world.repair.keep`): the plan then takes (or slices) an object it has not named
+    before, and the Driver is not about to put down what it holds."""
+    if d.held[j] is not None and d.steps[j].verb == "PutAOnB":
         return False
-    earlier = {o for s in d.steps[:j] if s.verb == "PickUp" for o in s.objects[:1]}
-    following = (s for s in d.steps[j:] if s.verb == "PickUp" and s.objects)
-    sought = next(following, None)
-    return sought is not None and sought.objects[0] not in earlier
+    named = {o for s in d.steps[:j] for o in s.objects}
+    return any(
+        s.verb in ("PickUp", "Slice") and s.objects and s.objects[0] not in named
+        for s in d.steps[j:]
+    )
 
 
 def _wanted_at(d: Draft, j: int) -> bool:

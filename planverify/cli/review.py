@@ -10,6 +10,7 @@ import typer
 
 from planverify.cli.export import episode_inputs
 from planverify.cli.shared import fail
+from planverify.records.trim import TrimPolicy
 from planverify.runs.console import err, literal, out, say
 
 
@@ -39,6 +40,14 @@ def review_command(
     ] = None,
     title: Annotated[
         str | None, typer.Option(help="The site's title (default: the results file name).")
+    ] = None,
+    trim: Annotated[
+        TrimPolicy | None,
+        typer.Option(
+            help="The trim policy the site opens on (default: the one the results ran under); "
+            "its switch shows them under the other too: natural keeps the steps only minimal "
+            "removes, marked optional.",
+        ),
     ] = None,
 ) -> None:
     """Build a static review site: episode table, plans side by side, decisions to export."""
@@ -95,7 +104,7 @@ def review_command(
             f"{len(mismatched)} input episode(s) have other content than their results "
             f"(their metadata is not shown), e.g. {', '.join(mismatched[:3])}",
         )
-    site = build_site(entries, html, title=title or results.name, mismatched=mismatched)
+    site = build_site(entries, html, title=title or results.name, mismatched=mismatched, trim=trim)
     index = (html / "index.html").resolve()
     out.print(
         literal(
@@ -103,5 +112,13 @@ def review_command(
             f"({site.bytes_first_view / 1e3:.0f} kB for the first view); open {index.as_uri()}"
         )
     )
+    optional = sum(entry.optional for entry in entries)
+    if optional:
+        out.print(
+            literal(
+                f"{optional} optional step(s): kept under natural, removed under minimal; the "
+                f"site opens on {site.trim}"
+            )
+        )
     if skipped or mismatched:
         raise typer.Exit(1)

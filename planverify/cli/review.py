@@ -10,7 +10,6 @@ import typer
 
 from planverify.cli.export import episode_inputs
 from planverify.cli.shared import fail
-from planverify.records.trim import TrimPolicy
 from planverify.runs.console import err, literal, out, say
 
 
@@ -40,14 +39,6 @@ def review_command(
     ] = None,
     title: Annotated[
         str | None, typer.Option(help="The site's title (default: the results file name).")
-    ] = None,
-    trim: Annotated[
-        TrimPolicy | None,
-        typer.Option(
-            help="The trim policy the site opens on (default: the one the results ran under); "
-            "its switch shows them under the other too: natural keeps the steps only minimal "
-            "removes, marked optional.",
-        ),
     ] = None,
 ) -> None:
     """Build a static review site: episode table, plans side by side, decisions to export."""
@@ -104,7 +95,7 @@ def review_command(
             f"{len(mismatched)} input episode(s) have other content than their results "
             f"(their metadata is not shown), e.g. {', '.join(mismatched[:3])}",
         )
-    site = build_site(entries, html, title=title or results.name, mismatched=mismatched, trim=trim)
+    site = build_site(entries, html, title=title or results.name, mismatched=mismatched)
     index = (html / "index.html").resolve()
     out.print(
         literal(

@@ -296,7 +296,7 @@
     var legend = el("div", "legend");
     legend.appendChild(el("span", "l-removed", "removed by the Judge, with its reason"));
     legend.appendChild(el("span", "l-inserted", "inserted by the Planner"));
-    legend.appendChild(el("span", "l-optional", "optional (kind, reason): " + (state.trim === "minimal" ? "removed, as minimal trims" : "kept, as natural trims")));
+    legend.appendChild(el("span", "l-optional", "optional, with its kind and reason: only minimal removes it (" + (state.trim === "minimal" ? "removed here" : "kept here") + ")"));
     legend.appendChild(el("span", "l-overruled", "overruled by you"));
     legend.appendChild(el("span", "l-help", "Keep / Remove / Reject on a step overrules the verdict; decisions stay in this browser."));
     var chosen = $("f-evidence").value;

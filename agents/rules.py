@@ -54,10 +54,10 @@ class RulesJudge:
     grounded = True  # takes the episode's grounding (goal spec, scene)
 
     def __init__(self) -> None:
-        # fingerprints of plans this Judge repaired itself (the repair is idempotent), with what
-        # a review of them says (nothing to change; under `natural`, the steps it keeps as
-        # optional), so the loop's next pass needs no simulation
-        self._settled: OrderedDict[str, Critique] = OrderedDict()
+        # fingerprints of plans whose review finds nothing: those this Judge repaired itself
+        # (the repair is idempotent), so the loop's next pass needs no simulation; not a plan
+        # with optional steps (`natural`), whose review names them again in its own numbering
+        self._settled: OrderedDict[str, None] = OrderedDict()
         self._settled_lock = threading.Lock()  # a server's reviews run in threads (`offload`)
 
     async def ajudge(
@@ -80,50 +80,32 @@ class RulesJudge:
         trim: TrimPolicy,
     ) -> JudgeReply:
         grounding = grounding or _grounding(goal, plan, scene)
-        known = self._recall(fingerprint(plan, grounding, trim))
-        if known is not None:
-            return JudgeReply(known.model_copy(deep=True))
+        if self._recall(fingerprint(plan, grounding, trim)):
+            return JudgeReply(Critique())
         verdicts = review(plan, scene=grounding.scene, spec=grounding.spec, focus=grounding.focus)
         critique = critique_of(plan, verdicts, grounding, trim=trim)
-        if not verdicts.cut_short:
-            natural = trim == "natural"
-            repaired = verdicts.arranged(plan, natural=natural)
-            self._remember(
-                fingerprint([line for line, _ in repaired], grounding, trim),
-                _settled_critique(critique, repaired),
-            )
+        if not verdicts.cut_short and not critique.optional:
+            repaired = verdicts.repaired(plan, natural=trim == "natural")
+            self._remember(fingerprint(repaired, grounding, trim))
         warnings = [CUT_SHORT] if verdicts.cut_short else []
         return JudgeReply(critique, warnings=warnings)
 
-    def _recall(self, key: str) -> Critique | None:
+    def _recall(self, key: str) -> bool:
         with self._settled_lock:
             if key not in self._settled:
-                return None
+                return False
             self._settled.move_to_end(key)
-            return self._settled[key]
+            return True
 
-    def _remember(self, key: str, critique: Critique) -> None:
+    def _remember(self, key: str) -> None:
         with self._settled_lock:
-            self._settled[key] = critique
+            self._settled[key] = None
             self._settled.move_to_end(key)
             while len(self._settled) > SETTLED_KEPT:
                 self._settled.popitem(last=False)
 
 
-def _settled_critique(critique: Critique, repaired: Sequence[tuple[str, int | None]]) -> Critique:
-    """What a review of the repaired plan says: no objection; the optional steps, where they
-    stand in it."""
-    where = {origin: k for k, (_, origin) in enumerate(repaired) if origin is not None}
-    return Critique(
-        optional=[
-            flag.model_copy(update={"step": where[flag.step]})
-            for flag in critique.optional
-            if flag.step in where
-        ]
-    )
-
-
-SETTLED_KEPT = 4096  # repaired plans remembered (a fingerprint and a mostly empty critique each)
+SETTLED_KEPT = 4096  # repaired plans remembered (a fingerprint each, about 100 bytes)
 _SCENE_DIGESTS: dict[int, tuple[Scene, str]] = {}  # the last scenes' digests, by identity
 
 

@@ -16,7 +16,7 @@ from planverify.records.notation import MOTION_VERBS
 from planverify.world.repair.kinds import SURFACES
 from planverify.world.repair.patterns import Patterns
 from planverify.world.rules import BASINS
-from planverify.world.state import CONTAINERS
+from planverify.world.state import CONTAINERS, SOME
 from planverify.world.trace import rank
 
 RESTORING = frozenset({"Close", "ToggleOff"})  # verbs that only put a state back
@@ -77,6 +77,8 @@ class KeepRules(Patterns):
         object is. Opening something to put down what is in hand there is no search, nor is
         looking once every object the plan takes is found."""
         first = min(self.trace.position(s) for s in block)
+        if any(self._used_while_open(s) for s in block if self.actions[s].verb == "Open"):
+            return False  # something taken from it or put in it: it was opened for that
         held = self.state_at(first).held
         later = [
             step
@@ -92,6 +94,28 @@ class KeepRules(Patterns):
             and self._near(first, self.actions[step].objects[0], forward=False) is None
             for step in later
         )
+
+    def _used_while_open(self, opener: int) -> bool:
+        """Whether anything is taken from, or put into, the container an open step opens
+        before the plan closes it again."""
+        pos = self.trace.position(opener)
+        name = self.actions[opener].objects[0]
+        key = self.state_at(pos).key(name)
+        for later in range(pos + 1, len(self.order)):
+            action = self.actions[self.order[later]]
+            if not self.active(self.order[later]) or not action.objects:
+                continue
+            if action.verb == "Close" and action.objects[0] == name:
+                return False
+            if action.verb in ("PutAOnB", "PourFromAIntoB") and action.objects[-1] == name:
+                return True
+            if action.verb == "PickUp":
+                now = self.state_at(later)
+                taken = now.key(action.objects[0])
+                where = now.get(taken).loc if taken is not None else None
+                if where is None or where in (key, SOME + (self.state_at(pos).kind_at(key) or "")):
+                    return True  # from it, or from a place not known (maybe from it)
+        return False
 
     def _around_loading(self, block: Collection[int]) -> bool:
         """Whether a block switches a running device off and on again, with something loaded

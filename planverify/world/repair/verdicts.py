@@ -45,22 +45,15 @@ class Review:
         """The plan with the removals made (under `natural`, those it keeps stay) and the
         proposals inserted where they go (as the rules Planner applies them). A review of it
         finds nothing more under that trim policy: the repair is idempotent."""
-        return [line for line, _ in self.arranged(lines, natural=natural)]
-
-    def arranged(
-        self, lines: Sequence[str], *, natural: bool = False
-    ) -> list[tuple[str, int | None]]:
-        """The repaired plan (`repaired`), each step with its position in `lines` (None when
-        inserted)."""
         dropped = {s for r in self.removals if r.optional is None or not natural for s in r.steps}
         inserted: dict[int, list[str]] = {}
         for proposal in self.proposals:
             inserted.setdefault(proposal.after, []).append(proposal.action)
-        out: list[tuple[str, int | None]] = [(a, None) for a in inserted.get(-1, [])]
+        out = list(inserted.get(-1, []))
         for number, line in enumerate(lines):
             if number not in dropped:
-                out.append((line, number))
-            out += [(a, None) for a in inserted.get(number, [])]
+                out.append(line)
+            out += inserted.get(number, [])
         return out
 
 

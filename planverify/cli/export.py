@@ -19,10 +19,12 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
+from planverify.cli.options import ReadTrimOption
 from planverify.cli.shared import fail
 from planverify.export.formats import Format
 from planverify.export.write import SplitBy
 from planverify.records.evidence import Evidence
+from planverify.records.trim import TrimPolicy
 from planverify.runs.console import err, literal, out, say
 
 if TYPE_CHECKING:
@@ -116,9 +118,11 @@ def export_command(
             "--min-evidence",
             help="Keep only removals and insertions at this evidence level or stronger "
             "(proven > goal-text > heuristic): removals below it are undone (the step stays "
-            "in the plan), insertions below it left out. Decisions still overrule.",
+            "in the plan), insertions below it left out. Applied after --trim; decisions "
+            "still overrule.",
         ),
     ] = None,
+    trim: ReadTrimOption = None,
 ) -> None:
     """Export curated data: cleaned episodes, SFT chats, preference pairs or recovery blocks."""
     from planverify.cli.shared import writing
@@ -168,6 +172,7 @@ def export_command(
             license=license,
             read=read,
             min_evidence=min_evidence,
+            trim=trim,
         )
     curation = report.curation
     for problem in curation.skipped_inputs:
@@ -217,6 +222,7 @@ def _export(
     license: str,
     read: list[Path],
     min_evidence: Evidence | None,
+    trim: TrimPolicy | None,
 ) -> ExportReport:
     """Run the export; its errors as one-line exits (see the module docstring)."""
     from planverify.export import CurationError, export_results
@@ -243,6 +249,7 @@ def _export(
             else f"planverify export RESULTS --episodes ... --format {fmt}",
             inputs=read,
             min_evidence=min_evidence,
+            trim=trim,
         )
     except (OutputClash, UnusableFile) as exc:
         raise fail(str(exc)) from None

@@ -238,14 +238,8 @@ async def run_cells(
     cells: list[Cell] = []
     for index, run in enumerate(runs):
         found = results[index]
-        report = score_results(
-            episodes,
-            found,
-            mode=run.mode,
-            resamples=resamples,
-            seed=seed,
-            trim=run.verifier.context.trim,
-        )
+        # found under the run's own trim policy: scored as `planverify score` reads them
+        report = score_results(episodes, found, mode=run.mode, resamples=resamples, seed=seed)
         flow = convergence(found, by_id) if run.mode == "iterative" else None
         cells.append(Cell(run=run, results=found, report=report, convergence=flow))
     return cells

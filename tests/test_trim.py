@@ -274,3 +274,29 @@ def test_verify_runs_under_the_policy_it_is_given(tmp_path: Path) -> None:
     assert done.exit_code == 0, done.output
     (record,) = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert record["settings"]["trim"] == "minimal"
+
+
+async def test_a_server_run_sends_the_policy_with_its_settings() -> None:
+    from planverify.runs.remote import RemoteVerifier
+
+    async with RemoteVerifier("http://127.0.0.1:9", trim="minimal") as remote:
+        assert remote.context.model_dump(mode="json")["trim"] == "minimal"
+        assert remote.settings.trim == "minimal"
+        assert remote.key == Verifier(trim="minimal").key, "the same threads as a local run"
+
+
+def test_a_parquet_export_and_its_card_say_the_policy(tmp_path: Path) -> None:
+    pq = pytest.importorskip("pyarrow.parquet", reason="pip install 'planverify[export]'")
+    _, results = files(tmp_path, natural_result())
+    inputs = tmp_path / "in.jsonl"
+    inputs.write_text(episode().model_dump_json() + "\n", encoding="utf-8")
+    out = tmp_path / "data"
+    done = runner.invoke(
+        app,
+        ["export", str(results), "--episodes", str(inputs), "-o", str(out), "--parquet",
+         "--trim", "minimal"],
+    )  # fmt: skip
+    assert done.exit_code == 0, done.output
+    (row,) = pq.read_table(out / "data" / "train.parquet").to_pylist()
+    assert row["verification"]["trim"] == "minimal" and row["actions"] == MINIMAL_PLAN
+    assert "Trim policy: `minimal`" in (out / "README.md").read_text(encoding="utf-8")

@@ -238,10 +238,7 @@ def eval_command(
 
     from planverify.llm.calls import CallLimits
 
-    wants_cache = any(map(is_model, judges)) or (
-        "iterative" in modes and any(map(is_model, planners))
-    )
-    store = SQLiteCache(cache) if wants_cache and not no_cache else None
+    store = None if no_cache else _model_cache(cache, judges, planners, modes)
     try:
         try:
             limits = CallLimits(
@@ -312,6 +309,14 @@ MODES: dict[EvalMode, tuple[Mode, ...]] = {
     EvalMode.iterative: ("iterative",),
     EvalMode.both: ("static", "iterative"),
 }
+
+
+def _model_cache(
+    path: Path, judges: list[str], planners: list[str], modes: tuple[Mode, ...]
+) -> SQLiteCache | None:
+    """The cache of model answers at `path`, when some run calls a model (None otherwise)."""
+    models = any(map(is_model, judges)) or ("iterative" in modes and any(map(is_model, planners)))
+    return SQLiteCache(path) if models else None
 
 
 @dataclass(frozen=True)

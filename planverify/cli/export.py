@@ -28,7 +28,7 @@ from planverify.records.trim import TrimPolicy
 from planverify.runs.console import err, literal, out, say
 
 if TYPE_CHECKING:
-    from planverify.export import ExportReport, Options
+    from planverify.export import Curation, ExportReport, Options
 
 
 def episode_inputs(arguments: list[str], episodes: list[str] | None) -> tuple[Path, list[str]]:
@@ -175,6 +175,19 @@ def export_command(
             trim=trim,
         )
     curation = report.curation
+    _tell(curation, results_path)
+    if not report.written.files:
+        raise fail(f"{curation.describe()}: no {fmt} row to write; {output} is left as it was", 1)
+    where = ", ".join(str(p) for p in report.written.files[:4])
+    if len(report.written.files) > 4:
+        where += f" and {len(report.written.files) - 4} more"
+    out.print(literal(f"{curation.describe()}; wrote {report.rows} {fmt} row(s) to {where}"))
+    if curation.skipped_inputs:
+        raise typer.Exit(1)
+
+
+def _tell(curation: Curation, results_path: Path) -> None:
+    """What the export skipped, could not apply, marked or left out: a line each."""
     for problem in curation.skipped_inputs:
         say(err, "skipped", "red", str(problem))
     for note in curation.unmatched_decisions:
@@ -198,14 +211,6 @@ def export_command(
         else:
             what = f"{count} ({reason}), e.g. {examples}"
         say(err, "left out:", "yellow", what)
-    if not report.written.files:
-        raise fail(f"{curation.describe()}: no {fmt} row to write; {output} is left as it was", 1)
-    where = ", ".join(str(p) for p in report.written.files[:4])
-    if len(report.written.files) > 4:
-        where += f" and {len(report.written.files) - 4} more"
-    out.print(literal(f"{curation.describe()}; wrote {report.rows} {fmt} row(s) to {where}"))
-    if curation.skipped_inputs:
-        raise typer.Exit(1)
 
 
 def _export(

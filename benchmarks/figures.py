@@ -31,7 +31,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 FIGURES = ROOT / "docs" / "figures"
 HEADER = "<!-- written by benchmarks/figures.py: do not edit by hand -->"
-STAMP = re.compile(r"^\*Written by `.*` on \S+ at commit `\S+`\.\*$|^!!! note \"Not yet generated\"$")
+STAMP = re.compile(
+    r"^\*Written by `.*` on \S+ at commit `\S+`\.\*$|^!!! note \"Not yet generated\"$"
+)
 SAMPLE = "examples/episodes.jsonl"
 ANNOTATED_SAMPLE = "examples/annotated.jsonl"
 EXPORT_FORMATS = ("episodes", "sft", "preference", "recovery")
@@ -99,7 +101,9 @@ def run_benchmark(name: str, argv: Sequence[str], folder: Path = FIGURES) -> Pat
     done = subprocess.run(list(argv), cwd=ROOT, capture_output=True, text=True)
     if done.returncode != 0:
         sys.stderr.write(done.stderr)
-        raise SystemExit(f"{shlex.join(argv)} exited {done.returncode}; figure {name} left as it was")
+        raise SystemExit(
+            f"{shlex.join(argv)} exited {done.returncode}; figure {name} left as it was"
+        )
     return write_figures(name, as_text_block(done.stdout), command=shown(argv), folder=folder)
 
 
@@ -123,7 +127,16 @@ def planverify(*args: str, cwd: Path = ROOT) -> str:
 
 def eval_sample(work: Path) -> tuple[str, str]:
     """`planverify eval` on the bundled annotated sample: its static, grid and convergence tables."""
-    args = ["eval", ANNOTATED_SAMPLE, "--judge", "rules", "--judge", "baseline", "--planner", "rules"]
+    args = [
+        "eval",
+        ANNOTATED_SAMPLE,
+        "--judge",
+        "rules",
+        "--judge",
+        "baseline",
+        "--planner",
+        "rules",
+    ]
     planverify(*args, "--report", str(work / "report"), "--no-cache")
     report = (work / "report" / "report.md").read_text(encoding="utf-8")
     tables = [
@@ -138,7 +151,7 @@ def eval_sample(work: Path) -> tuple[str, str]:
 def section_table(report: str, heading: str, which: int) -> str:
     """The `which`-th Markdown table of the report's section under `heading`."""
     section = report.split(heading, 1)[1].split("\n## ", 1)[0]
-    tables = re.findall(r"(?:^\|.*\|$\n?)+", section, re.M)
+    tables: list[str] = re.findall(r"(?:^\|.*\|$\n?)+", section, re.M)
     return tables[which].strip()
 
 

@@ -121,7 +121,10 @@ def reference() -> str:
     """The reference of every command, in the order `planverify --help` lists them."""
     group = program()
     root = group.context_class(group, info_name="planverify")
-    lines = [f"Every command of planverify {version()}, as `planverify COMMAND --help` prints it.", ""]
+    lines = [
+        f"Every command of planverify {version()}, as `planverify COMMAND --help` prints it.",
+        "",
+    ]
     for name in group.list_commands(root):
         command = group.get_command(root, name)
         if command is not None and not command.hidden:

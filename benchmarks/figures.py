@@ -91,8 +91,12 @@ def body_of(text: str) -> str:
     return "\n".join(lines).strip()
 
 
-def as_text_block(output: str) -> str:
-    """A command's printed output as a fenced text block (its columns kept as printed)."""
+def as_markdown(output: str) -> str:
+    """A command's printed output for a page: a Markdown table as it is, anything else as a fenced
+    text block (its columns kept as printed)."""
+    lines = [line for line in output.strip().splitlines() if line.strip()]
+    if lines and all(line.lstrip().startswith("|") for line in lines):
+        return "\n".join(lines)
     return f"```text\n{output.rstrip()}\n```"
 
 
@@ -104,7 +108,7 @@ def run_benchmark(name: str, argv: Sequence[str], folder: Path = FIGURES) -> Pat
         raise SystemExit(
             f"{shlex.join(argv)} exited {done.returncode}; figure {name} left as it was"
         )
-    return write_figures(name, as_text_block(done.stdout), command=shown(argv), folder=folder)
+    return write_figures(name, as_markdown(done.stdout), command=shown(argv), folder=folder)
 
 
 def shown(argv: Sequence[str]) -> str:

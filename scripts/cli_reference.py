@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args, get_origin
 
 MARKER = "<!-- cli-reference -->"
+DOCS_PAGE = re.compile(r"docs/([\w.-]+\.md(?:#[\w-]+)?)")
 RICH_TAG = re.compile(r"\[/?(?:bold|italic|dim|red|green|yellow|blue|cyan|magenta)\]")
 
 
@@ -113,8 +114,14 @@ def command_section(name: str, command: Any, parent: Any) -> list[str]:
         lines += ["**Arguments**", "", *arguments, ""]
     lines += ["**Options**", "", *options, ""]
     if command.epilog:
-        lines += [plain(command.epilog), ""]
+        lines += [linked(plain(command.epilog)), ""]
     return lines
+
+
+def linked(text: str) -> str:
+    """An epilog on the site: its `docs/PAGE.md` names as links (checked by the strict build)."""
+    text = text.replace(" (the site: make docs)", "")
+    return DOCS_PAGE.sub(lambda m: f"[{m[1]}]({m[1]})", text)
 
 
 def reference() -> str:

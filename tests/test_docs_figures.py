@@ -122,3 +122,9 @@ def test_pages_show_no_figure_of_their_own() -> None:
         text = re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.S)
         found = measured.findall(text)
         assert not found, f"{page.name}: {found}"
+
+
+def test_a_markdown_table_stays_a_table_and_other_output_a_text_block() -> None:
+    table = "| a | b |\n| --- | --- |\n| 1 | 2 |\n"
+    assert FIG.as_markdown(table) == table.strip()
+    assert FIG.as_markdown("rate  64.1/s\n") == "```text\nrate  64.1/s\n```"

@@ -29,7 +29,7 @@ percentile bootstrap 95% intervals over episodes.
 Every table is printed for each trim policy (`--trims natural minimal`): the judges run under it,
 and are scored against the labels that are errors under it (`planverify.records.trim.labels_under`:
 a generator label of a step `natural` keeps carries `"policy": "minimal"`), with the clean plan
-the labels make (`gold_plan`) under `natural`. The `natural` annotation files are scored too:
+the labels make under `natural` (`planverify.metrics.episode_under`). The `natural` annotation files are scored too:
 `hand-natural` (`benchmarks/annotated/hand_natural.jsonl`, the hand set read again under
 `natural`) always, and `natural-test` (the held-out test part, `natural_test.jsonl`) only with
 `--held-out`, at the end of a round of Judge work.
@@ -62,8 +62,8 @@ from planverify.metrics import (
     Counts,
     Report,
     Scores,
+    episode_under,
     evidence_levels,
-    gold_plan,
     plan_counts,
     score_results,
     summarize,
@@ -72,7 +72,7 @@ from planverify.noise import ANNOTATION_KEYS, GENERATORS
 from planverify.records.episode import Episode
 from planverify.records.evidence import LEVELS as EVIDENCE
 from planverify.records.result import VerificationResult
-from planverify.records.trim import TRIM_POLICIES, TrimPolicy, labels_under
+from planverify.records.trim import TRIM_POLICIES, TrimPolicy
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 CONDITIONS = {
@@ -94,21 +94,6 @@ def without(episode: Episode, keys: tuple[str, ...]) -> Episode:
     data = episode.model_dump(mode="json", exclude_none=True)
     for key in keys:
         data.pop(key, None)
-    return Episode.model_validate(data)
-
-
-def under(episode: Episode, trim: TrimPolicy) -> Episode:
-    """An annotated episode as a trim policy scores it: the labels that are errors under it,
-    and under `natural` the clean plan they make (steps only `minimal` removes belong to it);
-    a `natural` file's episode takes its own clean plan for the policy."""
-    data = episode.model_dump(mode="json", exclude_none=True)
-    labels = labels_under(episode.labels or [], trim)
-    data["labels"] = [label.model_dump(mode="json", exclude_none=True) for label in labels]
-    clean = data.get("clean")
-    if isinstance(clean, dict):
-        data["clean"] = clean[trim]
-    elif trim == "natural" and len(labels) < len(episode.labels or []):
-        data["clean"] = gold_plan(episode.model_copy(update={"labels": labels}))
     return Episode.model_validate(data)
 
 
@@ -211,7 +196,7 @@ def run_generators(
     }
     for generator in args.generators:
         for seed in args.seeds:
-            annotated = [under(ep, trim) for ep in GENERATORS[generator](source, seed=seed)]
+            annotated = [episode_under(ep, trim) for ep in GENERATORS[generator](source, seed=seed)]
             tally.annotated += Counts(
                 tp=len(annotated), fn=sum(bool(ep.labels) for ep in annotated)
             )
@@ -239,7 +224,7 @@ def run_hand_set(
     name: str, hand: list[Episode], args: argparse.Namespace, tally: Tally, trim: TrimPolicy
 ) -> None:
     """Verify and score a set annotated by reading it with every judge, in both conditions."""
-    hand = [under(ep, trim) for ep in hand]
+    hand = [episode_under(ep, trim) for ep in hand]
     for condition, dropped in CONDITIONS.items():
         scored = [without(ep, dropped) for ep in hand] if dropped else hand
         inputs = [without(ep, ANNOTATION_KEYS) for ep in scored]

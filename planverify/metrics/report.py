@@ -34,7 +34,7 @@ from planverify.records.episode import Episode
 from planverify.records.evidence import LEVELS, Evidence
 from planverify.records.reading import as_read
 from planverify.records.result import VerificationResult
-from planverify.records.trim import TrimPolicy
+from planverify.records.trim import TrimPolicy, labels_under
 
 # --------------------------------------------------------------------------- aggregates
 
@@ -263,7 +263,9 @@ def score_results(
         elif episode.id not in by_id:
             missing.append(episode.id)
         else:
-            scored.append(score_episode(episode, by_id[episode.id], mode=mode))
+            result = by_id[episode.id]
+            policy = trim or result.trim
+            scored.append(score_episode(episode_under(episode, policy), result, mode=mode))
 
     def group(items: Sequence[Counts], key: str, *, typed: bool = True) -> Scores:
         return summarize(
@@ -457,6 +459,25 @@ def format_report(report: Report) -> str:
                 f"{name}: {len(ids)} ({', '.join(ids[:5])}{', ...' if len(ids) > 5 else ''})"
             )
     return "\n".join(out)
+
+
+def episode_under(episode: Episode, trim: TrimPolicy) -> Episode:
+    """An annotated episode as a trim policy scores it: the labels that are errors under it
+    (`labels_under`), and under `natural` the clean plan those labels make, since the steps only
+    `minimal` removes belong to it. A `clean` that maps each policy to its plan (the `natural`
+    annotation files) gives the policy's own."""
+    labels = episode.labels or []
+    kept = labels_under(labels, trim)
+    clean = (episode.model_extra or {}).get("clean")
+    if len(kept) == len(labels) and not isinstance(clean, dict):
+        return episode
+    data = episode.model_dump(mode="json", exclude_none=True)
+    data["labels"] = [label.model_dump(mode="json", exclude_none=True) for label in kept]
+    if isinstance(clean, dict):
+        data["clean"] = clean[trim]
+    elif trim == "natural":
+        data["clean"] = gold_plan(episode.model_copy(update={"labels": kept}))
+    return Episode.model_validate(data)
 
 
 def gold_plan(episode: Episode) -> list[str]:

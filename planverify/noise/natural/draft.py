@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 from planverify.noise.natural.goals import (
     goals_of,
@@ -24,7 +24,7 @@ from planverify.noise.natural.knowledge import (
     VESSELS,
     base_kind,
 )
-from planverify.records.episode import Episode, ErrorType, Label, SceneObject
+from planverify.records.episode import Episode, Label, SceneObject
 from planverify.records.notation import Action, object_type, parse_action
 from planverify.world.mentions import mentions_type
 
@@ -158,12 +158,14 @@ class Draft:
                 for line in insert.lines:
                     note["lines"].append(len(out))
                     if line.reason is not None:
-                        label = Label(
-                            type="REMOVE",
-                            index=len(out),
-                            reason=line.reason,
-                            error=cast(ErrorType, insert.kind),
-                            **minimal_only(insert.optional),
+                        label = Label.model_validate(
+                            {
+                                "type": "REMOVE",
+                                "index": len(out),
+                                "reason": line.reason,
+                                "error": insert.kind,
+                                **minimal_only(insert.optional),
+                            }
                         )
                         labels.append(((len(out), 0), label))
                     out.append(line.text)

@@ -53,24 +53,8 @@ def make_detour(d: Draft, rng: random.Random) -> bool:
         return False
     near_goal = [o for o in options if _wanted_at(d, o[0])]
     j, lines, variant = rng.choice(near_goal if near_goal and rng.random() < 0.75 else options)
-    searched = variant == "wrong_container" and _seeks_next(d, j)
-    d.add(
-        j, "detour", lines, variant=variant, relies_on=[j], optional="search" if searched else None
-    )
+    d.add(j, "detour", lines, variant=variant, relies_on=[j])
     return True
-
-
-def _seeks_next(d: Draft, j: int) -> bool:
-    """Whether a container opened before base step j is a search, as the trim table reads it
-    (`planverify.world.repair.keep`): the plan then takes (or slices) an object it has not named
-    before, and the Driver is not about to put down what it holds."""
-    if d.held[j] is not None and d.steps[j].verb == "PutAOnB":
-        return False
-    named = {o for s in d.steps[:j] for o in s.objects}
-    return any(
-        s.verb in ("PickUp", "Slice") and s.objects and s.objects[0] not in named
-        for s in d.steps[j:]
-    )
 
 
 def _wanted_at(d: Draft, j: int) -> bool:

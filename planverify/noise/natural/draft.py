@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from planverify.noise.natural.goals import (
     goals_of,
@@ -24,7 +24,7 @@ from planverify.noise.natural.knowledge import (
     VESSELS,
     base_kind,
 )
-from planverify.records.episode import Episode, Label, SceneObject
+from planverify.records.episode import Episode, ErrorType, Label, SceneObject
 from planverify.records.notation import Action, object_type, parse_action
 from planverify.world.mentions import mentions_type
 
@@ -82,7 +82,6 @@ class _Insert:
     lines: list[Line]
     variant: str = ""
     error: bool = True
-    optional: str | None = None  # an error under the `minimal` trim policy only: of which kind
 
 
 @dataclass
@@ -121,9 +120,8 @@ class Draft:
         variant: str = "",
         error: bool = True,
         relies_on: Iterable[int] = (),
-        optional: str | None = None,
     ) -> None:
-        self.inserts.append(_Insert(gap, self.count, kind, lines, variant, error, optional))
+        self.inserts.append(_Insert(gap, self.count, kind, lines, variant, error))
         self.count += 1
         if error:
             self.busy.add(gap)
@@ -158,14 +156,11 @@ class Draft:
                 for line in insert.lines:
                     note["lines"].append(len(out))
                     if line.reason is not None:
-                        label = Label.model_validate(
-                            {
-                                "type": "REMOVE",
-                                "index": len(out),
-                                "reason": line.reason,
-                                "error": insert.kind,
-                                **minimal_only(insert.optional),
-                            }
+                        label = Label(
+                            type="REMOVE",
+                            index=len(out),
+                            reason=line.reason,
+                            error=cast(ErrorType, insert.kind),
                         )
                         labels.append(((len(out), 0), label))
                     out.append(line.text)
@@ -187,13 +182,6 @@ class Draft:
                 out.append(self.lines[gap])
         labels.sort(key=lambda item: item[0])
         return out, clean, [label for _, label in labels], [notes[k] for k in sorted(notes)]
-
-
-def minimal_only(kind: str | None) -> dict[str, str]:
-    """The keys of a label that is an error under the `minimal` trim policy only (`natural`
-    keeps the step as optional, of this kind); none for an error under both, as in the
-    hand-annotated files (docs/annotation.md)."""
-    return {} if kind is None else {"policy": "minimal", "optional": kind}
 
 
 def parse_step(line: str) -> Action:

@@ -59,12 +59,21 @@ class KeepRules(Patterns):
             if self.actions[s].verb in ("Open", "Close")
             and self._kind_of(s, self.actions[s].objects[0]) in SEARCHED
         }
-        if opened and self._searching(opened):
+        if self._opens_something(opened) and self._searching(opened):
             parts.append((opened, "search"))
         switched = {s for s in block if self.actions[s].verb in ("ToggleOff", "ToggleOn")}
         if len(switched) == 2 and self._around_loading(switched):
             parts.append((switched, "device_around_loading"))
         return parts
+
+    def _opens_something(self, steps: Collection[int]) -> bool:
+        """Whether some step among these opens a container that was closed."""
+        return any(
+            self.actions[s].verb == "Open"
+            and self.trace.outcomes[self.trace.position(s)].changed is not False
+            and not self.trace.outcomes[self.trace.position(s)].problem
+            for s in steps
+        )
 
     def _kind_of(self, step: int, name: str) -> str | None:
         """The type of the object a step names, as the state before it knows it."""
@@ -80,12 +89,14 @@ class KeepRules(Patterns):
         if any(self._used_while_open(s) for s in block if self.actions[s].verb == "Open"):
             return False  # something taken from it or put in it: it was opened for that
         held = self.state_at(first).held
-        later = [
+        names = {self.actions[s].objects[0] for s in block}
+        later = [  # what the Driver does next, besides closing what the block opened
             step
             for step in self.order[first + 1 :]
             if step not in block
             and self.active(step)
             and self.actions[step].verb not in MOTION_VERBS
+            and not (self.actions[step].verb == "Close" and self.actions[step].objects[0] in names)
         ]
         if held is not None and later and self.actions[later[0]].verb == "PutAOnB":
             return False  # looking for where to put what is in hand

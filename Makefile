@@ -7,7 +7,7 @@ DEMO := .planverify/demo
 # VirtualHome's data and simulator, without the dependencies it does not use (pyproject.toml)
 EAI_EVAL := eai-eval==1.0.5
 
-.PHONY: install demo test test-llm lint format clean
+.PHONY: install demo test test-llm lint format clean docs figures figures-cheap
 
 # PYTHONWARNINGS: setuptools' notice on every editable install (an import-path reminder) is not for users
 $(STAMP): pyproject.toml
@@ -35,6 +35,33 @@ test: install
 	$(BIN)/ruff check .
 	PYTHON=$(BIN)/python scripts/import-contracts.sh
 	$(BIN)/python -m pytest
+	PYTHON=$(BIN)/python scripts/build-docs.sh --quiet
+
+# The documentation site, into site/ (open site/index.html): `mkdocs build --strict`, so a broken
+# link, include or API reference fails. The CLI reference is written from the program itself.
+docs: install
+	PYTHON=$(BIN)/python scripts/build-docs.sh
+
+# The figures the docs show (docs/figures/), each written by the command that measures it, with
+# the date and the commit. `figures-cheap` runs in seconds on the bundled sample (and a test
+# checks those); `figures` also runs the benchmarks over the shared TEACh games: an hour or more.
+FIGURE := $(BIN)/python benchmarks/figures.py
+RUN := $(BIN)/python benchmarks
+figures-cheap: install
+	$(FIGURE) --cheap
+
+figures: figures-cheap
+	$(FIGURE) judge_quality -- $(RUN)/judge_quality.py
+	$(FIGURE) certify_fidelity -- $(RUN)/certify_fidelity.py
+	$(FIGURE) certify_effect -- $(RUN)/certify_effect.py
+	$(FIGURE) certify_effect_all -- $(RUN)/certify_effect.py --pool all
+	$(FIGURE) goal_reading -- $(RUN)/goal_reading.py
+	$(FIGURE) bench_verify -- $(RUN)/bench_verify.py --count 3000
+	$(FIGURE) bench_repair -- $(RUN)/bench_repair.py
+	$(FIGURE) bench_load -- $(RUN)/bench_load.py --count 3000
+	$(FIGURE) bench_latency -- $(RUN)/bench_latency.py --repeat 3
+	$(FIGURE) bench_concurrency -- $(RUN)/bench_concurrency.py --slots 1 4 8
+	$(FIGURE) bench_review -- $(RUN)/bench_review.py --count 3000
 
 # Opt-in: the model path against a real model server on loopback (../shared/tools/local-llm builds
 # llama-cpp-python once, about 5 minutes, then serves a small model). Not part of `make test`.
@@ -57,4 +84,4 @@ format: install
 	$(BIN)/ruff check --fix .
 
 clean:
-	rm -rf $(VENV) .planverify build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .planverify build dist site *.egg-info .pytest_cache .mypy_cache .ruff_cache

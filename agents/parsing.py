@@ -38,6 +38,7 @@ from functools import lru_cache
 from planverify.records.critique import Critique, Dropped, Flag, Missing
 from planverify.records.evidence import WEAKEST, Evidence
 from planverify.records.notation import SAY, VERBS, Action, NotationError, parse_action
+from planverify.records.trim import OptionalNote
 
 _THINK = re.compile(r"<(think|thinking|reasoning)>.*?(?:</\1\s*>|\Z)", re.S | re.I)
 _THINK_END = re.compile(r"</(?:think|thinking|reasoning)\s*>", re.I)
@@ -341,6 +342,7 @@ def add_flag(
     text: str,
     *,
     evidence: Evidence = WEAKEST,
+    optional: OptionalNote | None = None,
 ) -> None:
     """Record a flag on a resolved step, or a dropped entry with why it cannot apply."""
     if isinstance(index, str):
@@ -355,7 +357,9 @@ def add_flag(
         critique.dropped.append(Dropped(text=text, why=f"step {index + 1} is already flagged"))
     else:
         critique.flags.append(
-            Flag(step=index, action=plan[index], reason=reason, evidence=evidence)
+            Flag(
+                step=index, action=plan[index], reason=reason, evidence=evidence, optional=optional
+            )
         )
 
 

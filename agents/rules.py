@@ -41,6 +41,7 @@ from planverify.records.critique import Critique, Flag, Missing
 from planverify.records.episode import Scene
 from planverify.records.evidence import Evidence, simulated
 from planverify.records.notation import dialogue_lines, parse_action
+from planverify.records.trim import DEFAULT_TRIM, OptionalNote, TrimPolicy
 from planverify.world import WORLD_VERSION, Grounding, ground
 from planverify.world.repair import Review, review
 
@@ -54,7 +55,8 @@ class RulesJudge:
 
     def __init__(self) -> None:
         # fingerprints of plans whose review finds nothing: those this Judge repaired itself
-        # (the repair is idempotent), so the loop's next pass needs no simulation
+        # (the repair is idempotent), so the loop's next pass needs no simulation; not a plan
+        # with optional steps (`natural`), whose review names them again in its own numbering
         self._settled: OrderedDict[str, None] = OrderedDict()
         self._settled_lock = threading.Lock()  # a server's reviews run in threads (`offload`)
 
@@ -65,20 +67,28 @@ class RulesJudge:
         scene: Scene | None = None,
         *,
         grounding: Grounding | None = None,
+        trim: TrimPolicy = DEFAULT_TRIM,
     ) -> JudgeReply:
-        return await world_work(self._judge, goal, plan, scene, grounding)
+        return await world_work(self._judge, goal, plan, scene, grounding, trim)
 
     def _judge(
-        self, goal: str, plan: Sequence[str], scene: Scene | None, grounding: Grounding | None
+        self,
+        goal: str,
+        plan: Sequence[str],
+        scene: Scene | None,
+        grounding: Grounding | None,
+        trim: TrimPolicy,
     ) -> JudgeReply:
         grounding = grounding or _grounding(goal, plan, scene)
-        if self._recall(fingerprint(plan, grounding)):
+        if self._recall(fingerprint(plan, grounding, trim)):
             return JudgeReply(Critique())
         verdicts = review(plan, scene=grounding.scene, spec=grounding.spec, focus=grounding.focus)
-        if not verdicts.cut_short:
-            self._remember(fingerprint(verdicts.repaired(plan), grounding))
+        critique = critique_of(plan, verdicts, grounding, trim=trim)
+        if not verdicts.cut_short and not critique.optional:
+            repaired = verdicts.repaired(plan, natural=trim == "natural")
+            self._remember(fingerprint(repaired, grounding, trim))
         warnings = [CUT_SHORT] if verdicts.cut_short else []
-        return JudgeReply(critique_of(plan, verdicts, grounding), warnings=warnings)
+        return JudgeReply(critique, warnings=warnings)
 
     def _recall(self, key: str) -> bool:
         with self._settled_lock:
@@ -112,10 +122,11 @@ def _scene_digest(scene: Scene | None) -> str:
     return digest
 
 
-def fingerprint(plan: Sequence[str], grounding: Grounding) -> str:
-    """What a review depends on: the plan, the scene, the goal spec and the named types."""
+def fingerprint(plan: Sequence[str], grounding: Grounding, trim: TrimPolicy) -> str:
+    """What a review depends on: the plan, the scene, the goal spec, the named types and the
+    trim policy."""
     text = "\n".join(
-        [_scene_digest(grounding.scene), repr(grounding.spec), repr(grounding.focus), *plan]
+        [trim, _scene_digest(grounding.scene), repr(grounding.spec), repr(grounding.focus), *plan]
     )
     return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
 
@@ -131,32 +142,47 @@ CUT_SHORT = (
 )
 
 
-def judge_plan(goal: str, plan: Sequence[str], grounding: Grounding) -> Critique:
+def judge_plan(
+    goal: str, plan: Sequence[str], grounding: Grounding, *, trim: TrimPolicy = DEFAULT_TRIM
+) -> Critique:
     """One pass of the world model's review over a plan, as a critique."""
     verdicts = review(plan, scene=grounding.scene, spec=grounding.spec, focus=grounding.focus)
-    return critique_of(plan, verdicts, grounding)
+    return critique_of(plan, verdicts, grounding, trim=trim)
 
 
-def critique_of(plan: Sequence[str], verdicts: Review, grounding: Grounding) -> Critique:
+def critique_of(
+    plan: Sequence[str], verdicts: Review, grounding: Grounding, *, trim: TrimPolicy = DEFAULT_TRIM
+) -> Critique:
     """The critique a review of a plan amounts to, each verdict with its evidence level: what
     its proof rests on (`Removal.uses_goal`, `Removal.known`) weighed by the precedence rule of
     `planverify.records.evidence`: the goal counts only where the proof needs it, and a proof that used
-    a state the simulator did not know is `heuristic`."""
+    a state the simulator did not know is `heuristic`. A removal of a kind the `natural` trim
+    policy keeps carries its `optional` note; under `natural` it is no flag but an optional
+    step (`Critique.optional`)."""
     source = grounding.spec.source if grounding.spec is not None else None
 
     def level(uses_goal: bool, known: bool) -> Evidence:
         return simulated(scene_known=known, goal_source=source, uses_goal=uses_goal)
 
-    flags = [
-        Flag(
-            step=step,
-            action=plan[step],
-            reason=removal.reason,
-            evidence=level(removal.uses_goal, removal.known),
+    flags: list[Flag] = []
+    optional: list[Flag] = []
+    for removal in verdicts.removals:
+        evidence = level(removal.uses_goal, removal.known)
+        note = (
+            None
+            if removal.optional is None
+            else OptionalNote(kind=removal.optional, reason=removal.reason, evidence=evidence)
         )
-        for removal in verdicts.removals
-        for step in removal.steps
-    ]
+        kept = note is not None and trim == "natural"
+        for step in removal.steps:
+            flag = Flag(
+                step=step,
+                action=plan[step],
+                reason=removal.reason,
+                evidence=evidence,
+                optional=note,
+            )
+            (optional if kept else flags).append(flag)
     missing = [
         Missing(
             description=p.reason,
@@ -166,4 +192,8 @@ def critique_of(plan: Sequence[str], verdicts: Review, grounding: Grounding) -> 
         )
         for p in verdicts.proposals
     ]
-    return Critique(flags=sorted(flags, key=lambda f: f.step), missing=missing)
+    return Critique(
+        flags=sorted(flags, key=lambda f: f.step),
+        missing=missing,
+        optional=sorted(optional, key=lambda f: f.step),
+    )

@@ -19,8 +19,13 @@ plan but for where the walking falls), the useless insertions that went in, and 
 the removals and of the whole plan (removals and insertions) at that level, with label-level
 recall for reference; then the share of the noise `certify` vetoed.
 
+Each generator is measured under each trim policy (`--trims natural minimal`): the labels are
+those that are errors under it (`planverify.metrics.episode_under`), so under `natural` a step
+only `minimal` removes is a needed step the noise may fall on, and the loop runs under it.
+
 Usage: python benchmarks/certify_effect.py [--games DIR] [--seeds 1 2 3 4 5]
-       [--generators injected natural] [--noise 0.3] [--pool needed|all]
+       [--generators injected natural] [--trims natural minimal] [--noise 0.3]
+       [--pool needed|all]
 """
 
 from __future__ import annotations
@@ -30,17 +35,19 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import product
 
 from certify_fidelity import set_options, source_of  # the script next to this one
 
 from planverify import verify_many
 from planverify.agents.base import JudgeReply
-from planverify.metrics import Counts, clean_plan, plan_counts, score_results
+from planverify.metrics import Counts, clean_plan, episode_under, plan_counts, score_results
 from planverify.noise import GENERATORS
 from planverify.records.critique import Critique, Flag, Missing
 from planverify.records.episode import Episode, Scene
 from planverify.records.notation import MOTION_VERBS, Action, dialogue_lines, parse_action
 from planverify.records.result import VerificationResult
+from planverify.records.trim import TrimPolicy
 from planverify.world import ground
 from planverify.world.repair import Reviewer
 
@@ -179,16 +186,26 @@ class Tally:
 
 
 def measure(
-    source: Sequence[Episode], generator: str, seeds: Sequence[int], noise: float, pool: str
+    source: Sequence[Episode],
+    generator: str,
+    seeds: Sequence[int],
+    noise: float,
+    pool: str,
+    trim: TrimPolicy,
 ) -> dict[bool, Tally]:
-    """Per certify setting, what went through on these seeds."""
+    """Per certify setting, what went through on these seeds under a trim policy."""
     out = {certify: Tally() for certify in (False, True)}
     for seed in seeds:
-        annotated = list(GENERATORS[generator](source, seed=seed))
+        annotated = [episode_under(e, trim) for e in GENERATORS[generator](source, seed=seed)]
         for certify, tally in out.items():
             judge = NoisyJudge(annotated, noise, pool=pool)
             results = verify_many(
-                annotated, judge=judge, planner="rules", max_iterations=1, certify=certify
+                annotated,
+                judge=judge,
+                planner="rules",
+                max_iterations=1,
+                certify=certify,
+                trim=trim,
             )
             tally.add(annotated, results, judge)
     return out
@@ -213,11 +230,12 @@ def main() -> None:
         f"seeds {args.seeds}, noise {args.noise} of the {args.pool} steps, max_iterations 1, "
         "rules planner"
     )
-    for generator in args.generators:
+    for trim, generator in product(args.trims, args.generators):
         started = time.perf_counter()
-        off, on = measure(source, generator, args.seeds, args.noise, args.pool).values()
+        off, on = measure(source, generator, args.seeds, args.noise, args.pool, trim).values()
         print(
-            f"{generator} ({time.perf_counter() - started:.0f} s, {off.offered} steps flagged by mistake)"
+            f"{trim} {generator} ({time.perf_counter() - started:.0f} s, "
+            f"{off.offered} steps flagged by mistake)"
         )
         for name, tally in (("off", off), ("on ", on)):
             removals = tally.false_removals

@@ -12,8 +12,13 @@ grounded. It prints, per set, plan-level removal recall and precision (the LCS s
 flag is listed with the simulator's reason, for a reader to tell a gap in the simulator from a
 wrong label in the set.
 
+Each set is scored under each trim policy (`--trims natural minimal`): the episode's labels are
+those that are errors under it and its clean plan the one they make
+(`planverify.metrics.episode_under`), and the loop runs under it, so under `natural` certify must
+veto none of the perfect Judge's flags although it vetoes the steps the trim policy keeps.
+
 Usage: python benchmarks/certify_fidelity.py [--games DIR] [--seeds 1 2 3 4 5]
-       [--generators injected natural] [--show 20]
+       [--generators injected natural] [--trims natural minimal] [--show 20]
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import re
 import sys
 import time
 from collections.abc import Sequence
+from itertools import product
 from pathlib import Path
 from typing import Any
 
@@ -33,10 +39,11 @@ from pydantic import Field
 
 from planverify import verify_many
 from planverify.inputs.sources import load_episodes
-from planverify.metrics import Counts, canonical, clean_plan, plan_counts
+from planverify.metrics import Counts, canonical, clean_plan, episode_under, plan_counts
 from planverify.noise import ANNOTATION_KEYS, GENERATORS
 from planverify.records.episode import Episode
 from planverify.records.notation import parse_action
+from planverify.records.trim import TRIM_POLICIES, TrimPolicy
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 _STEP = re.compile(r"^(\d+)\. (.+)$", re.M)
@@ -194,11 +201,11 @@ def stripped(episode: Episode) -> Episode:
     return Episode.model_validate(data)
 
 
-def check(annotated: Sequence[Episode]) -> tuple[Counts, list[str], int, int]:
-    """Plan-level removal counts of the perfect Judge under default settings, its vetoed flags
-    (as lines to print), and how many of the steps it asked for went in and were vetoed."""
+def check(annotated: Sequence[Episode], trim: TrimPolicy) -> tuple[Counts, list[str], int, int]:
+    """Plan-level removal counts of the perfect Judge under a trim policy, its vetoed flags (as
+    lines to print), and how many of the steps it asked for went in and were vetoed."""
     model = perfect_judge(annotated)
-    results = verify_many([stripped(e) for e in annotated], judge=model, planner=model)
+    results = verify_many([stripped(e) for e in annotated], judge=model, planner=model, trim=trim)
     counts = Counts()
     vetoes: list[str] = []
     inserted = refused = 0
@@ -224,6 +231,7 @@ def set_options(description: str) -> argparse.ArgumentParser:
     parser.add_argument(
         "--generators", nargs="+", choices=sorted(GENERATORS), default=["injected", "natural"]
     )
+    parser.add_argument("--trims", nargs="+", choices=TRIM_POLICIES, default=list(TRIM_POLICIES))
     return parser
 
 
@@ -241,19 +249,18 @@ def main() -> None:
     source = source_of(args)
     started = time.perf_counter()
     failed = False
-    for generator in args.generators:
-        for seed in args.seeds:
-            annotated = list(GENERATORS[generator](source, seed=seed))
-            counts, vetoes, inserted, refused = check(annotated)
-            print(
-                f"{generator} seed {seed}: {len(annotated)} episodes, removal recall "
-                f"{_figure(counts.recall)}, precision {_figure(counts.precision)} "
-                f"(tp {counts.tp}, fp {counts.fp}, fn {counts.fn}), flags vetoed {len(vetoes)}; "
-                f"missing steps inserted {inserted}, vetoed {refused}"
-            )
-            for line in vetoes[: args.show]:
-                print(line)
-            failed |= bool(vetoes) or counts.fp > 0 or counts.fn > 0
+    for trim, generator, seed in product(args.trims, args.generators, args.seeds):
+        annotated = [episode_under(e, trim) for e in GENERATORS[generator](source, seed=seed)]
+        counts, vetoes, inserted, refused = check(annotated, trim)
+        print(
+            f"{trim} {generator} seed {seed}: {len(annotated)} episodes, removal recall "
+            f"{_figure(counts.recall)}, precision {_figure(counts.precision)} "
+            f"(tp {counts.tp}, fp {counts.fp}, fn {counts.fn}), flags vetoed {len(vetoes)}; "
+            f"missing steps inserted {inserted}, vetoed {refused}"
+        )
+        for line in vetoes[: args.show]:
+            print(line)
+        failed |= bool(vetoes) or counts.fp > 0 or counts.fn > 0
     print(f"{time.perf_counter() - started:.0f} s; {'FAIL' if failed else 'all 1.0'}")
     sys.exit(1 if failed else 0)
 

@@ -26,6 +26,14 @@ plans are the gold, so nothing is excused, and its labels never name motion, so 
 plan level without motion. A last table gives that score for every set, generators included, with
 percentile bootstrap 95% intervals over episodes.
 
+Every table is printed for each trim policy (`--trims natural minimal`): the judges run under it,
+and are scored against the labels that are errors under it (`planverify.records.trim.labels_under`:
+a generator label of a step `natural` keeps carries `"policy": "minimal"`), with the clean plan
+the labels make under `natural` (`planverify.metrics.episode_under`). The `natural` annotation files are scored too:
+`hand-natural` (`benchmarks/annotated/hand_natural.jsonl`, the hand set read again under
+`natural`) always, and `natural-test` (the held-out test part, `natural_test.jsonl`) only with
+`--held-out`, at the end of a round of Judge work.
+
 The evidence table scores the removals at each evidence level (`proven`, `goal-text`, `heuristic`;
 `planverify.metrics.evidence_levels`) as if only they had been made: how many there are, their
 share of all removals, and their plan-level precision, raw and, for the generators, excused. The
@@ -33,7 +41,7 @@ generators are scored with motion, the hand set without (its labels never name m
 
 Usage: python benchmarks/judge_quality.py [--games DIR] [--seeds 1 2 3 4 5]
        [--judges rules baseline] [--generators [injected natural]] [--no-hand]
-       [--mode iterative|static] [--resamples 1000]
+       [--mode iterative|static] [--resamples 1000] [--trims natural minimal] [--held-out]
 """
 
 from __future__ import annotations
@@ -46,6 +54,7 @@ from pathlib import Path
 from typing import Any
 
 from hand_set import HandSetUnavailable, load_hand_set
+from natural_set import REREAD_FILE, TEST_FILE, load_natural
 
 from planverify import verify_many
 from planverify.inputs.sources import load_episodes
@@ -53,6 +62,7 @@ from planverify.metrics import (
     Counts,
     Report,
     Scores,
+    episode_under,
     evidence_levels,
     plan_counts,
     score_results,
@@ -62,6 +72,7 @@ from planverify.noise import ANNOTATION_KEYS, GENERATORS
 from planverify.records.episode import Episode
 from planverify.records.evidence import LEVELS as EVIDENCE
 from planverify.records.result import VerificationResult
+from planverify.records.trim import TRIM_POLICIES, TrimPolicy
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 CONDITIONS = {
@@ -70,6 +81,7 @@ CONDITIONS = {
 }
 LEVELS = ("labels", "labels -motion", "plan", "plan -motion")
 HAND = "hand"  # the hand-annotated set's name in the tables
+HAND_SETS = (HAND, "hand-natural", "natural-test")  # read by people: scored without motion
 Key = tuple[str, str, str]  # (set, input condition, judge)
 
 
@@ -148,7 +160,9 @@ class Tally:
         base: dict[str, list[str]] | None,
     ) -> None:
         """Pool one run's removals per evidence level."""
-        table = evidence_levels(scored, results, mode=mode, base=base, motion=key[0] != HAND)  # type: ignore[arg-type]
+        table = evidence_levels(
+            scored, results, mode=mode, base=base, motion=key[0] not in HAND_SETS
+        )  # type: ignore[arg-type]
         for level, scores in table.items():
             pooled = self.evidence[key][level]
             pooled[0] += scores.removals
@@ -165,14 +179,16 @@ class Tally:
                 self.by_error[(key[0], key[2])][kind] += scores.counts
 
 
-def run_generators(source: list[Episode], args: argparse.Namespace, tally: Tally) -> None:
+def run_generators(
+    source: list[Episode], args: argparse.Namespace, tally: Tally, trim: TrimPolicy
+) -> None:
     """Corrupt, verify and score the shared episodes for every generator, seed and judge."""
     static = args.mode == "static"
     base = {  # what each judge keeps of the uncorrupted episodes, per input condition
         (condition, judge): {
             r.id: kept_plan(r)
             for r in verify_many(
-                [without(ep, dropped) for ep in source], judge=judge, static=static
+                [without(ep, dropped) for ep in source], judge=judge, static=static, trim=trim
             )
         }
         for condition, dropped in CONDITIONS.items()
@@ -180,7 +196,7 @@ def run_generators(source: list[Episode], args: argparse.Namespace, tally: Tally
     }
     for generator in args.generators:
         for seed in args.seeds:
-            annotated = list(GENERATORS[generator](source, seed=seed))
+            annotated = [episode_under(ep, trim) for ep in GENERATORS[generator](source, seed=seed)]
             tally.annotated += Counts(
                 tp=len(annotated), fn=sum(bool(ep.labels) for ep in annotated)
             )
@@ -189,7 +205,7 @@ def run_generators(source: list[Episode], args: argparse.Namespace, tally: Tally
                 scored = [without(ep, dropped) for ep in annotated] if dropped else annotated
                 inputs = [without(ep, ANNOTATION_KEYS) for ep in scored]
                 for judge in args.judges:
-                    results = verify_many(inputs, judge=judge, static=static)
+                    results = verify_many(inputs, judge=judge, static=static, trim=trim)
                     report = score_results(scored, results, mode=args.mode, resamples=0)
                     tally.add((generator, condition, judge), report)
                     tally.levels[(generator, condition, judge)]["excused"] += excused(
@@ -204,15 +220,19 @@ def run_generators(source: list[Episode], args: argparse.Namespace, tally: Tally
                     )
 
 
-def run_hand_set(hand: list[Episode], args: argparse.Namespace, tally: Tally) -> None:
-    """Verify and score the hand-annotated episodes with every judge, in both conditions."""
+def run_hand_set(
+    name: str, hand: list[Episode], args: argparse.Namespace, tally: Tally, trim: TrimPolicy
+) -> None:
+    """Verify and score a set annotated by reading it with every judge, in both conditions."""
+    hand = [episode_under(ep, trim) for ep in hand]
     for condition, dropped in CONDITIONS.items():
         scored = [without(ep, dropped) for ep in hand] if dropped else hand
         inputs = [without(ep, ANNOTATION_KEYS) for ep in scored]
         for judge in args.judges:
-            results = verify_many(inputs, judge=judge, static=args.mode == "static")
-            tally.add((HAND, condition, judge), score_results(scored, results, mode=args.mode))
-            tally.add_evidence((HAND, condition, judge), scored, results, args.mode, None)
+            static = args.mode == "static"
+            results = verify_many(inputs, judge=judge, static=static, trim=trim)
+            tally.add((name, condition, judge), score_results(scored, results, mode=args.mode))
+            tally.add_evidence((name, condition, judge), scored, results, args.mode, None)
 
 
 def print_levels(tally: Tally) -> None:
@@ -221,7 +241,7 @@ def print_levels(tally: Tally) -> None:
     print(f"| generator | input | judge | {head} | plan P excused |")
     print("|" + " --- |" * (4 + 2 * len(LEVELS)))
     for (generator, condition, judge), counts in tally.levels.items():
-        if generator == HAND:
+        if generator in HAND_SETS:
             continue
         cells = [f"{pct(counts[lv].recall)} | {pct(counts[lv].precision)}" for lv in LEVELS]
         cells.append(pct(counts["excused"].precision))
@@ -251,7 +271,7 @@ def print_evidence(tally: Tally) -> None:
         for level in EVIDENCE:
             count, plan, excused_counts = pooled[level]
             share = pct(count / total) if total else "-"
-            spared = "-" if name == HAND else pct(excused_counts.precision)
+            spared = "-" if name in HAND_SETS else pct(excused_counts.precision)
             cells = f"{count} | {share} | {pct(plan.precision)} | {spared}"
             print(f"| {name} | {condition} | {judge} | {level} | {cells} |")
 
@@ -282,28 +302,51 @@ def main() -> None:
     parser.add_argument("--hand", action=argparse.BooleanOptionalAction, default=True)
     parser.add_argument("--mode", choices=["iterative", "static"], default="iterative")
     parser.add_argument("--resamples", type=int, default=1000)
+    parser.add_argument("--trims", nargs="+", choices=TRIM_POLICIES, default=list(TRIM_POLICIES))
+    parser.add_argument(
+        "--held-out", action="store_true", help="also score the held-out natural test part"
+    )
     args = parser.parse_args()
     if not args.games.is_dir():
         sys.exit(f"no TEACh games at {args.games}; pass --games DIR")
-    hand: list[Episode] = []
+    sets: dict[str, list[Episode]] = {}
     if args.hand:
         try:
-            hand = load_hand_set(args.games)
+            sets[HAND] = load_hand_set(args.games)
+            sets["hand-natural"] = load_natural(REREAD_FILE, args.games)
+            if args.held_out:
+                sets["natural-test"] = load_natural(TEST_FILE, args.games)
         except HandSetUnavailable as exc:
-            sys.exit(f"the hand set cannot be rebuilt: {exc}")
+            sys.exit(f"the hand sets cannot be rebuilt: {exc}")
+    source = list(load_episodes([args.games])) if args.generators else []
+    for trim in args.trims:
+        report(source, sets, args, trim)
 
+
+def report(
+    source: list[Episode],
+    sets: dict[str, list[Episode]],
+    args: argparse.Namespace,
+    trim: TrimPolicy,
+) -> None:
+    """Run every judge under one trim policy and print its tables."""
     tally = Tally()
     started = time.perf_counter()
-    source = list(load_episodes([args.games])) if args.generators else []
     if args.generators:
-        run_generators(source, args, tally)
-    run_hand_set(hand, args, tally)
+        run_generators(source, args, tally, trim)
+    for name, episodes in sets.items():
+        run_hand_set(name, episodes, args, tally, trim)
     elapsed = time.perf_counter() - started
+    counted = ", ".join(
+        f"{name} {len(eps)} ({sum(bool(ep.labels) for ep in eps)} with errors)"
+        for name, eps in sets.items()
+    )
+    print(f"## trim policy: {trim}")
+    print()
     print(
         f"{len(source)} games, generators {' '.join(args.generators) or '-'}, seeds {args.seeds}, "
         f"{args.mode} mode: {tally.annotated.tp} annotated episodes "
-        f"({tally.annotated.fn} with errors); hand set {len(hand)} episodes "
-        f"({sum(bool(ep.labels) for ep in hand)} with errors), {elapsed:.0f} s"
+        f"({tally.annotated.fn} with errors); {counted or 'no hand sets'}; {elapsed:.0f} s"
     )
     if args.generators:
         print()
@@ -313,8 +356,9 @@ def main() -> None:
     print()
     print_evidence(tally)
     print()
-    sets = [*args.generators, *([HAND] if hand else [])]
-    print_by_error(tally, [(name, judge) for name in sets for judge in args.judges])
+    names = [*args.generators, *sets]
+    print_by_error(tally, [(name, judge) for name in names for judge in args.judges])
+    print()
 
 
 if __name__ == "__main__":

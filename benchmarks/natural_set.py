@@ -33,7 +33,7 @@ import sys
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from hand_set import (
     GAMES,
@@ -47,8 +47,9 @@ from hand_set import (
 
 from planverify.inputs.teach import load_game
 from planverify.metrics import gold_plan
-from planverify.records.episode import Episode, Label
+from planverify.records.episode import Episode
 from planverify.records.notation import MOTION_VERBS
+from planverify.records.trim import labels_under
 from planverify.world import simulate
 from planverify.world.goals import evaluate, parse_teach_task
 from planverify.world.trace import no_worse
@@ -67,7 +68,6 @@ PER_FAMILY = 3  # test episodes drawn per task family
 LARGEST = 4  # the families with the most games get one episode more
 MAX_STEPS = 60  # the most non-dialogue, non-motion steps of a drawn episode
 SEED = "planverify-natural-test"  # with the family's name, seeds each family's draw
-Policy = Literal["natural", "minimal"]
 
 
 def draw_test(episodes: Iterable[Episode], excluded: Iterable[str]) -> list[Episode]:
@@ -89,13 +89,6 @@ def draw_test(episodes: Iterable[Episode], excluded: Iterable[str]) -> list[Epis
         random.Random(f"{SEED}:{family}").shuffle(pool)
         chosen += distinct_scenes_first(pool, wanted)
     return chosen
-
-
-def policy_labels(labels: Sequence[Label], policy: Policy) -> list[Label]:
-    """The labels that are errors under a trim policy: `minimal` takes all of them."""
-    if policy == "minimal":
-        return list(labels)
-    return [label for label in labels if (label.model_extra or {}).get("policy") != "minimal"]
 
 
 def _check_label(episode: Episode, label: dict[str, Any]) -> None:
@@ -144,7 +137,7 @@ def _annotated(episode: Episode, record: dict[str, Any], part: str) -> Episode:
     extra["part"] = part
     extra["clean"] = {}
     for policy in ("natural", "minimal"):
-        labels = policy_labels(annotated.labels or [], policy)
+        labels = labels_under(annotated.labels or [], policy)
         clean = gold_plan(annotated.model_copy(update={"labels": labels}))
         problem = runs_and_meets_goal(annotated, clean)
         if problem is not None:

@@ -31,6 +31,7 @@ from planverify.llm.params import ModelOptions
 from planverify.metrics import Report, score_results
 from planverify.records.episode import Episode
 from planverify.records.result import VerificationResult
+from planverify.records.trim import DEFAULT_TRIM, TrimPolicy
 
 from .cache import with_cache
 from .convergence import Convergence, convergence
@@ -139,11 +140,12 @@ def plan_runs(
     base_url: str | None = None,
     temperature: float | None = None,
     model_params: Mapping[str, Any] | None = None,
+    trim: TrimPolicy = DEFAULT_TRIM,
 ) -> list[Run]:
     """Resolve the judges and planners (a bad spec or a missing key raises `ModelSpecError`
     here, before any work) and list the runs: static ones first, then every pair.
     `temperature` and `model_params` override the request parameters of models made from
-    specs, as in `Verifier`."""
+    specs, as in `Verifier`; every run verifies under the trim policy `trim`."""
     if not judges:
         raise ValueError("the grid needs at least one judge")
     judge_names = _unique_names(judges)
@@ -174,6 +176,7 @@ def plan_runs(
             limits=limits,
             temperature=temperature,
             model_params=model_params,
+            trim=trim,
         )
 
     if "static" in modes:
@@ -235,6 +238,7 @@ async def run_cells(
     cells: list[Cell] = []
     for index, run in enumerate(runs):
         found = results[index]
+        # found under the run's own trim policy: scored as `planverify score` reads them
         report = score_results(episodes, found, mode=run.mode, resamples=resamples, seed=seed)
         flow = convergence(found, by_id) if run.mode == "iterative" else None
         cells.append(Cell(run=run, results=found, report=report, convergence=flow))
@@ -258,6 +262,7 @@ async def arun_grid(
     base_url: str | None = None,
     temperature: float | None = None,
     model_params: Mapping[str, Any] | None = None,
+    trim: TrimPolicy = DEFAULT_TRIM,
     on_result: Callable[[int, VerificationResult], None] | None = None,
 ) -> list[Cell]:
     """`plan_runs` then `run_cells`: the whole grid over an annotated set, scored."""
@@ -273,6 +278,7 @@ async def arun_grid(
         base_url=base_url,
         temperature=temperature,
         model_params=model_params,
+        trim=trim,
     )
     return await run_cells(
         runs,

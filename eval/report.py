@@ -24,6 +24,7 @@ from planverify.records.episode import Episode
 from planverify.records.notation import MOTION_VERBS, NotationError, parse_action
 from planverify.records.redaction import redacted
 from planverify.records.result import VerificationResult
+from planverify.records.trim import DEFAULT_TRIM, TrimPolicy
 from planverify.records.usage import unknown_note
 
 from . import plots
@@ -53,6 +54,7 @@ class EvalSettings(BaseModel):
     planners: list[str] = Field(default_factory=list)  # planner names, in grid order
     modes: list[str] = Field(default_factory=list)  # static and/or iterative
     max_iterations: int = 5  # cap on Judge passes
+    trim: TrimPolicy = DEFAULT_TRIM  # the trim policy every run verified and was scored under
     temperature: float | None = None  # --temperature of models made from specs; None: default
     model_params: dict[str, Any] = Field(default_factory=dict)  # --model-param, secrets redacted
     seed: int = 0  # bootstrap seed
@@ -595,7 +597,7 @@ def _introduction(
         "",
         f"Dataset `{settings.dataset}`: {len(episodes)} annotated episodes, {labels} labelled "
         f"errors. Prompts {settings.prompts}; iteration cap {settings.max_iterations}; "
-        f"{cache}. Percentages, with bootstrap 95% intervals in parentheses "
+        f"trim policy {settings.trim}; {cache}. Percentages, with bootstrap 95% intervals in parentheses "
         f"({settings.resamples} resamples over episodes, seed {settings.seed}).",
         "",
     ]

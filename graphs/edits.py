@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from planverify.agents.base import Insertion
 from planverify.agents.parsing import canonical
-from planverify.records.critique import Flag, Missing
+from planverify.records.critique import Dropped, Flag, Missing
 from planverify.records.evidence import WEAKEST, Evidence, rank
 from planverify.records.history import Edit, Step
 
@@ -24,10 +24,41 @@ def remove_flagged(plan: Sequence[Step], flags: Sequence[Flag]) -> tuple[list[St
             origin=plan[i].origin,
             reason=flag.reason,
             evidence=flag.evidence,
+            optional=flag.optional,
         )
         for i, flag in sorted(chosen.items())
     ]
     return kept, edits
+
+
+def reinstated(
+    flags: Sequence[Flag], insertions: Sequence[Insertion]
+) -> tuple[list[Flag], list[Insertion], list[Dropped]]:
+    """Take out each flag whose step an insertion puts back where it stood (positions of
+    insertions are in the plan without the flagged steps): the step is kept and neither edit is
+    made. Returns the other flags, the other insertions re-expressed in the plan that keeps the
+    reinstated steps, and a note for each reinstated step."""
+    gone = sorted(flag.step for flag in flags)
+    left = list(insertions)
+    back: dict[int, int] = {}  # reinstated step -> its position among the kept steps
+    for flag in sorted(flags, key=lambda f: f.step):
+        at = flag.step - sum(1 for s in gone if s < flag.step)
+        wanted = canonical(flag.action) or flag.action
+        match = next(
+            (i for i in left if i.after == at - 1 and (canonical(i.action) or i.action) == wanted),
+            None,
+        )
+        if match is not None:
+            left.remove(match)
+            back[flag.step] = at
+    if not back:
+        return list(flags), list(insertions), []
+    shifted = [
+        replace(i, after=i.after + sum(1 for at in back.values() if at <= i.after)) for i in left
+    ]
+    why = "flagged and inserted back where it stands: no edit, the step is kept"
+    notes = [Dropped(text=f"{f.step + 1}. {f.action}", why=why) for f in flags if f.step in back]
+    return [f for f in flags if f.step not in back], shifted, notes
 
 
 def grade(insertions: Sequence[Insertion], missing: Sequence[Missing]) -> list[Insertion]:

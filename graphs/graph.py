@@ -28,7 +28,13 @@ from planverify.agents.parsing import StepResolver, add_flag
 from planverify.agents.planner import commander_goal, drop_repeats
 from planverify.eventloop.runner import run_sync
 from planverify.graphs.context import OutputMode, VerifierContext, settings_of
-from planverify.graphs.edits import grade, insert_steps, remove_flagged, shift_missing
+from planverify.graphs.edits import (
+    grade,
+    insert_steps,
+    reinstated,
+    remove_flagged,
+    shift_missing,
+)
 from planverify.graphs.record import record
 from planverify.graphs.review import ReviewAnswerError, apply_review
 from planverify.graphs.state import PlanState, VerifyInput
@@ -37,7 +43,7 @@ from planverify.llm.errors import ModelCallFailed, retryable
 from planverify.llm.params import ModelOptions
 from planverify.records.critique import Critique, Veto
 from planverify.records.episode import input_digest
-from planverify.records.history import Iteration, Step, StopReason
+from planverify.records.history import Iteration, OptionalStep, Step, StopReason
 from planverify.records.notation import diagnose, dialogue_lines, parse_action
 from planverify.records.result import VerificationResult
 from planverify.world import Grounding, ground
@@ -203,7 +209,15 @@ def checked(critique: Critique, plan: list[str]) -> Critique:
     for flag in sorted(critique.flags, key=lambda f: f.step):
         index = resolver.resolve(flag.step + 1, flag.action.strip() or None)
         text = f"{flag.step + 1}. {flag.action}"
-        add_flag(result, resolver.plan, index, flag.reason, text, evidence=flag.evidence)
+        add_flag(
+            result,
+            resolver.plan,
+            index,
+            flag.reason,
+            text,
+            evidence=flag.evidence,
+            optional=flag.optional,
+        )
     result.flags.sort(key=lambda f: f.step)
     return result
 
@@ -230,6 +244,10 @@ async def judge(
             reply = await verifier.ajudge(
                 goal, lines, state.scene, grounding=grounding, vetoes=refused
             )
+        elif isinstance(verifier, RulesJudge):
+            reply = await verifier.ajudge(
+                goal, lines, state.scene, grounding=grounding, trim=settings.trim
+            )
         elif getattr(verifier, "grounded", False):
             grounded: Any = verifier  # a Judge that takes the episode's grounding
             reply = await grounded.ajudge(goal, lines, state.scene, grounding=grounding)
@@ -237,7 +255,9 @@ async def judge(
             reply = await verifier.ajudge(goal, lines, state.scene)
         reply.critique = checked(reply.critique, lines)
         if not isinstance(verifier, RulesJudge) and certifies(settings, grounding):
-            reply.critique, vetoes, certified = certify_flags(lines, reply.critique, grounding)
+            reply.critique, vetoes, certified = certify_flags(
+                lines, reply.critique, grounding, trim=settings.trim
+            )
     iteration = state.iteration + 1
     uncovered = sorted({i for i in reply.uncovered if 0 <= i < len(lines)})
     record = Iteration(
@@ -248,6 +268,11 @@ async def judge(
         judge_output=reply.output,
         incomplete=bool(uncovered),
         uncovered=uncovered,
+        optional=[
+            OptionalStep(action=lines[f.step], origin=state.plan[f.step].origin, note=f.optional)
+            for f in reply.critique.optional
+            if f.optional is not None and 0 <= f.step < len(state.plan)
+        ],
     )
     update = {
         "iteration": iteration,
@@ -370,9 +395,13 @@ async def planner(state: PlanState, runtime: Runtime[VerifierContext]) -> dict[s
                 [s.action for s in kept], insertions, grounding
             )
             record.vetoes = [*record.vetoes, *refused]
+        flags, insertions, back = reinstated(critique.flags, insertions)
+        if back:  # flagged and inserted back where it stands: no edit, the step is kept
+            kept, edits = remove_flagged(state.plan, flags)
+            record.dropped = [*record.dropped, *back]
         kept, inserts = insert_steps(kept, insertions, state.iteration)
         edits += inserts
-        record.dropped = list(reply.dropped)
+        record.dropped = [*record.dropped, *reply.dropped]
         record.planner_output = reply.output
         if reply.usage.calls:
             usage = {"planner": reply.usage}

@@ -39,6 +39,7 @@ from planverify.llm.costs import Spend
 from planverify.llm.errors import ModelCallFailed, causes, unreachable_provider
 from planverify.records.episode import Episode
 from planverify.records.result import GoalSource, VerificationResult
+from planverify.records.trim import DEFAULT_TRIM, TrimPolicy
 from planverify.records.usage import TokenUsage
 from planverify.stores.files import disk_full
 from planverify.stores.serde import state_serializer
@@ -116,7 +117,10 @@ class Verifier:
     """Runs the verification graph for episodes under one set of settings.
 
     Judge and Planner are resolved when it is created, so a bad spec or a missing API key fails
-    before any work is done.
+    before any work is done. `trim` is the trim policy (`planverify.records.trim`): `natural`
+    (the default) removes only what the demonstrator would not have meant, `minimal` every step
+    the goal does without; a result records it in `settings.trim`, and either reading of it is
+    `VerificationResult.under`.
     """
 
     def __init__(
@@ -131,6 +135,7 @@ class Verifier:
         base_url: str | None = None,
         goal_source: GoalSource = "given",
         certify: bool | None = None,
+        trim: TrimPolicy = DEFAULT_TRIM,
         checkpointer: BaseCheckpointSaver[Any] | None = None,
         reviewer: Reviewer | None = None,
         limits: CallLimits | None = None,
@@ -148,6 +153,7 @@ class Verifier:
             base_url=base_url,
             goal_source=goal_source,
             certify=certify,
+            trim=trim,
             temperature=temperature,
             model_params=dict(model_params or {}),
         )
@@ -320,6 +326,7 @@ async def averify_plan(
     base_url: str | None = None,
     goal_source: GoalSource = "given",
     certify: bool | None = None,
+    trim: TrimPolicy = DEFAULT_TRIM,
     checkpoint: Checkpoint = None,
     reviewer: Reviewer | None = None,
     temperature: float | None = None,
@@ -347,6 +354,7 @@ async def averify_plan(
             base_url=base_url,
             goal_source=goal_source,
             certify=certify,
+            trim=trim,
             temperature=temperature,
             model_params=model_params,
             checkpointer=saver,
@@ -372,12 +380,16 @@ def verify_plan(
     base_url: str | None = None,
     goal_source: GoalSource = "given",
     certify: bool | None = None,
+    trim: TrimPolicy = DEFAULT_TRIM,
     checkpoint: Checkpoint = None,
     reviewer: Reviewer | None = None,
     temperature: float | None = None,
     model_params: Mapping[str, Any] | None = None,
 ) -> VerificationResult:
     """Verify one plan with the Judge/Planner loop.
+
+    The keyword settings are `Verifier`'s; `trim` chooses how much of what the goal does
+    without is removed: `natural` (the default) or `minimal` (recorded in `settings.trim`).
 
     >>> result = verify_plan(
     ...     ["Driver.PickUp('Mug')", "Driver.Move(1.0)", "Driver.Move(-1.0)",
@@ -406,6 +418,7 @@ def verify_plan(
             base_url=base_url,
             goal_source=goal_source,
             certify=certify,
+            trim=trim,
             checkpoint=checkpoint,
             reviewer=reviewer,
             temperature=temperature,
@@ -428,6 +441,7 @@ async def averify_many(
     base_url: str | None = None,
     goal_source: GoalSource = "given",
     certify: bool | None = None,
+    trim: TrimPolicy = DEFAULT_TRIM,
     on_result: Callable[[VerificationResult], None] | None = None,
     temperature: float | None = None,
     model_params: Mapping[str, Any] | None = None,
@@ -447,6 +461,7 @@ async def averify_many(
             base_url=base_url,
             goal_source=goal_source,
             certify=certify,
+            trim=trim,
             temperature=temperature,
             model_params=model_params,
             checkpointer=saver,
@@ -479,6 +494,7 @@ def verify_many(
     base_url: str | None = None,
     goal_source: GoalSource = "given",
     certify: bool | None = None,
+    trim: TrimPolicy = DEFAULT_TRIM,
     on_result: Callable[[VerificationResult], None] | None = None,
     temperature: float | None = None,
     model_params: Mapping[str, Any] | None = None,
@@ -506,6 +522,7 @@ def verify_many(
             base_url=base_url,
             goal_source=goal_source,
             certify=certify,
+            trim=trim,
             on_result=on_result,
             temperature=temperature,
             model_params=model_params,

@@ -661,3 +661,25 @@ async def test_online_experiments_run_the_graph_with_metadata(
         assert experiment.f1 == cell.report.overall.f1
         assert experiment.recall == cell.report.overall.recall
     assert no_network == []
+
+
+def test_eval_trim_reaches_every_run_and_the_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runs = plan_runs(["rules"], ["rules"], ["static", "iterative"], trim="minimal")
+    assert [r.verifier.context.trim for r in runs] == ["minimal", "minimal"]
+    assert [r.verifier.settings.trim for r in runs] == ["minimal", "minimal"]
+    assert runs[0].verifier.key != plan_runs(["rules"], [], ["static"])[0].verifier.key
+    monkeypatch.chdir(tmp_path)
+    folder = tmp_path / "report"
+    run = invoke(
+        str(ANNOTATED), "--judge", "rules", "--report", str(folder), "--trim", "minimal",
+        "--resamples", "0", "--limit", "2",
+    )  # fmt: skip
+    assert run.exit_code == 0, run.output
+    numbers = orjson.loads((folder / "results.json").read_bytes())
+    assert numbers["settings"]["trim"] == "minimal"
+    assert "trim policy minimal" in (folder / "report.md").read_text(encoding="utf-8")
+    for entry in numbers["runs"]:
+        for line in (folder / entry["results_file"]).read_text().splitlines():
+            assert VerificationResult.model_validate_json(line).trim == "minimal"

@@ -1,4 +1,4 @@
-"""Exit codes, one rule for every command, as README's table states them: each cell of the
+"""Exit codes, one rule for every command, as the table of docs/exit-codes.md states them: each cell of the
 table (a condition and a command) is a case here, run through the real command line, and the
 code it exits with must be the one the table gives. A cell without a case, or a case without
 a cell, fails too."""
@@ -44,9 +44,9 @@ NO_VALUE = "\N{EN DASH}"  # a cell of a condition the command does not have
 
 
 def readme_table() -> dict[tuple[str, str], int]:
-    """(condition, command) -> exit code, from the table under README's "Exit codes"."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text[text.index("### Exit codes") :]
+    """(condition, command) -> exit code, from the table of docs/exit-codes.md."""
+    text = (ROOT / "docs" / "exit-codes.md").read_text(encoding="utf-8")
+    section = text[text.index("# Exit codes") :]
     table = re.search(r"^\|.*?(?=\n[^|])", section, flags=re.S | re.M)
     assert table is not None
     lines = table.group(0).splitlines()

@@ -15,6 +15,7 @@ import pytest
 from planverify.metrics import plan_counts
 from planverify.records.episode import Episode, Label
 from planverify.records.notation import MOTION_VERBS, parse_action
+from planverify.records.trim import labels_under
 from planverify.world.rules import net_motion
 
 from .conftest import ROOT
@@ -269,7 +270,7 @@ def test_the_test_part_is_new_and_the_reread_covers_the_hand_set(
         assert sorted(again, key=key) == sorted(record["labels"], key=key), episode_id
 
 
-def test_natural_labels_are_those_without_the_minimal_marker(natural_set: ModuleType) -> None:
+def test_natural_labels_are_those_without_the_minimal_marker() -> None:
     labels = [
         Label(type="REMOVE", index=1, error="detour"),
         Label.model_validate(
@@ -277,8 +278,8 @@ def test_natural_labels_are_those_without_the_minimal_marker(natural_set: Module
             | {"policy": "minimal", "optional": "search"}
         ),
     ]
-    assert [label.index for label in natural_set.policy_labels(labels, "natural")] == [1]
-    assert [label.index for label in natural_set.policy_labels(labels, "minimal")] == [1, 2]
+    assert [label.index for label in labels_under(labels, "natural")] == [1]
+    assert [label.index for label in labels_under(labels, "minimal")] == [1, 2]
 
 
 def write_natural(natural_set: ModuleType, tmp_path: Path, labels: list[dict[str, object]]) -> Path:

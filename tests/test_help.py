@@ -153,6 +153,10 @@ CHOICES = {
     ("score", "--min-evidence"): ["proven", "goal-text", "heuristic"],
     ("export", "--min-evidence"): ["proven", "goal-text", "heuristic"],
     ("convert", "--from"): ["teach", "virtualhome"],
+    ("verify", "--trim"): ["natural", "minimal"],
+    ("eval", "--trim"): ["natural", "minimal"],
+    ("score", "--trim"): ["natural", "minimal"],
+    ("export", "--trim"): ["natural", "minimal"],
 }
 
 
@@ -178,11 +182,14 @@ def test_the_choices_are_what_the_code_knows() -> None:
     from planverify.noise import GENERATORS, GeneratorName
     from planverify.records.evidence import LEVELS
     from planverify.records.result import GoalSource
+    from planverify.records.trim import TRIM_POLICIES
 
     assert list(get_args(GeneratorName)) == list(GENERATORS) == CHOICES["corrupt", "--generator"]
     assert list(FORMATS) == CHOICES["export", "--format"]
     assert list(get_args(GoalSource)) == CHOICES["verify", "--goal"]
     assert list(LEVELS) == CHOICES["score", "--min-evidence"] == CHOICES["export", "--min-evidence"]
+    for command in ("verify", "eval", "score", "export"):
+        assert list(TRIM_POLICIES) == CHOICES[command, "--trim"]
 
 
 @pytest.mark.parametrize(("command", "option"), sorted(CHOICES))

@@ -115,6 +115,30 @@ async def test_an_assistant_with_its_own_settings_is_its_own_tool(server: str) -
     assert record.model_dump() == local.model_dump()
 
 
+async def test_an_assistant_with_a_trim_policy_answers_under_it(server: str) -> None:
+    from langgraph_sdk import get_client
+
+    sdk = get_client(url=server, api_key=None)
+    assistant = await sdk.assistants.create(
+        dev.GRAPH, context={"judge": "baseline", "trim": "minimal"}, name="planverify minimal"
+    )
+    try:
+        async with (
+            streamable_http_client(f"{server}/mcp") as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            answer = await session.call_tool("planverify_minimal", {"actions": COFFEE_PLAN})
+            record = VerificationResult.model_validate_json(text_of(answer))
+    finally:
+        await sdk.assistants.delete(assistant["assistant_id"])
+    local = await Verifier(judge="baseline", trim="minimal").averify(
+        Episode(id="episode", actions=COFFEE_PLAN)
+    )
+    assert record.settings is not None and record.settings.trim == "minimal"
+    assert record.model_dump() == local.model_dump()
+
+
 async def test_a_teach_game_through_the_tool_equals_a_local_run(
     server: str, shared_dir: Path
 ) -> None:

@@ -114,6 +114,19 @@ def test_the_pages_get_the_level_of_every_change(site: Path) -> None:
     assert "proven 2, goal-text " in summary, "removals by level in the summary"
 
 
+def test_results_without_optional_steps_read_the_same_under_both_trim_policies(
+    site: Path,
+) -> None:
+    (index,) = script_data(site / "data" / "index.js", "PV.index")
+    assert index["trim"] == "natural" and index["trims"] == ["natural", "minimal"]
+    for values in index["rows"]:
+        row = dict(zip(index["columns"], values, strict=True))
+        as_run = [row["refined"], row["removed"], row["levels"]]
+        assert row["natural"] == row["minimal"] == as_run and row["optional"] == 0
+    _, episode = script_data(site / "data" / "e" / "000000.js", "PV.episode")
+    assert not [s for s in episode["steps"] if "o" in s or "t" in s]
+
+
 def test_without_episodes_the_site_shows_what_the_results_hold(
     results_file: Path, tmp_path: Path
 ) -> None:

@@ -13,6 +13,7 @@ from planverify.agents.rules import RulesJudge, judge_plan
 from planverify.records.critique import Critique
 from planverify.records.episode import Scene
 from planverify.records.notation import parse_action
+from planverify.records.trim import TrimPolicy
 from planverify.world import WORLD_VERSION, Grounding, ground, simulate
 from planverify.world.facts import facts
 from planverify.world.goals import parse_teach_task
@@ -48,10 +49,15 @@ BREW = [
 ]
 
 
-def critique(goal: str, plan: list[str], where: Scene | None = KITCHEN) -> Critique:
-    """The rules Judge's critique, grounded the way the judge node grounds it."""
+def critique(
+    goal: str, plan: list[str], where: Scene | None = KITCHEN, *, trim: TrimPolicy = "minimal"
+) -> Critique:
+    """The rules Judge's critique, grounded the way the judge node grounds it. These tests are
+    of every removal the goal does without (`minimal`); `tests/test_trim_rules.py` has what
+    `natural` keeps of them."""
     said = [f"{a.agent}: {a.text}" for a in map(parse_action, plan) if a.is_dialogue]
-    return judge_plan(goal, plan, ground(goal, said, where, task=None, teach_task=None))
+    grounding = ground(goal, said, where, task=None, teach_task=None)
+    return judge_plan(goal, plan, grounding, trim=trim)
 
 
 def flagged(goal: str, plan: list[str], where: Scene | None = KITCHEN) -> list[int]:
@@ -213,6 +219,9 @@ def test_without_a_scene_unknown_states_give_no_verdict() -> None:
         None,
     ) == [0, 1]
     assert flagged(COFFEE, ["Driver.Open('Drawer')", "Driver.Open('Drawer')", *BREW], None) == [1]
+    searched = ["Driver.Open('Drawer')", "Driver.Close('Drawer')", "Driver.Open('Drawer')", *BREW]
+    natural = critique(COFFEE, searched, None, trim="natural")
+    assert natural.flags == [] and [f.step for f in natural.optional] == [0, 1]
 
 
 # ----------------------------------------------------------------------------- missing steps

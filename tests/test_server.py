@@ -364,3 +364,20 @@ def test_verify_runs_on_the_server_and_resumes_from_its_threads(
             app, ["verify", str(source), "--server", "http://127.0.0.1:9", "-o", str(out)]
         )
         assert down.exit_code == 2 and "no LangGraph server at http://127.0.0.1:9" in down.stderr
+
+
+def test_a_run_chooses_its_trim_policy_and_a_wrong_one_is_one_line(
+    client: SyncLangGraphClient,
+) -> None:
+    values = client.runs.wait(None, GRAPH, input=INPUT, context={**CONTEXT, "trim": "minimal"})
+    assert isinstance(values, dict) and values["settings"]["trim"] == "minimal"
+    expected = VerifierContext(**CONTEXT, trim="minimal").settings()
+    assert values["settings"] == expected.model_dump(mode="json")
+    outcome = client.runs.wait(
+        None, GRAPH, input=INPUT, context={"trim": "shortest"}, raise_error=False
+    )
+    assert isinstance(outcome, dict) and "__error__" in outcome, outcome
+    error = outcome["__error__"]
+    assert error["error"] == "SettingsError"
+    (line,) = error["message"].splitlines()
+    assert line.startswith("trim:") and "'natural'" in line and "'minimal'" in line

@@ -36,6 +36,7 @@ from planverify.cli.options import (
     TemperatureOption,
     TimeoutOption,
     TpmOption,
+    TrimOption,
 )
 from planverify.eval.cache import DEFAULT_CACHE, SQLiteCache
 from planverify.eval.grid import Cell, Mode, Run, is_model, plan_runs, run_cells
@@ -47,6 +48,7 @@ from planverify.llm.models import ModelSpecError
 from planverify.llm.params import parse_params
 from planverify.records.episode import Episode, EpisodeError, iter_jsonl
 from planverify.records.jsonl import expect
+from planverify.records.trim import DEFAULT_TRIM
 from planverify.runs.console import err, printable, say
 from planverify.runs.console import out as console
 from planverify.runs.progress import PlainProgress, Tally
@@ -211,6 +213,7 @@ def eval_command(
     max_retries: MaxRetriesOption = 5,
     temperature: TemperatureOption = None,
     model_param: ModelParamOption = None,
+    trim: TrimOption = DEFAULT_TRIM,
     langsmith_dataset: Annotated[
         str | None,
         typer.Option(
@@ -235,10 +238,7 @@ def eval_command(
 
     from planverify.llm.calls import CallLimits
 
-    wants_cache = any(map(is_model, judges)) or (
-        "iterative" in modes and any(map(is_model, planners))
-    )
-    store = SQLiteCache(cache) if wants_cache and not no_cache else None
+    store = None if no_cache else _model_cache(cache, judges, planners, modes)
     try:
         try:
             limits = CallLimits(
@@ -261,6 +261,7 @@ def eval_command(
                 base_url=base_url,
                 temperature=temperature,
                 model_params=params,
+                trim=trim,
             )
         except (ModelSpecError, ValueError) as exc:
             raise _fail(str(exc)) from None
@@ -284,6 +285,7 @@ def eval_command(
         planners=list(dict.fromkeys(r.planner for r in runs if r.mode == "iterative")),
         modes=list(modes),
         max_iterations=max_iterations,
+        trim=trim,
         temperature=temperature,
         model_params=params,
         seed=seed,
@@ -307,6 +309,14 @@ MODES: dict[EvalMode, tuple[Mode, ...]] = {
     EvalMode.iterative: ("iterative",),
     EvalMode.both: ("static", "iterative"),
 }
+
+
+def _model_cache(
+    path: Path, judges: list[str], planners: list[str], modes: tuple[Mode, ...]
+) -> SQLiteCache | None:
+    """The cache of model answers at `path`, when some run calls a model (None otherwise)."""
+    models = any(map(is_model, judges)) or ("iterative" in modes and any(map(is_model, planners)))
+    return SQLiteCache(path) if models else None
 
 
 @dataclass(frozen=True)

@@ -19,14 +19,16 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
+from planverify.cli.options import ReadTrimOption
 from planverify.cli.shared import fail
 from planverify.export.formats import Format
 from planverify.export.write import SplitBy
 from planverify.records.evidence import Evidence
+from planverify.records.trim import TrimPolicy
 from planverify.runs.console import err, literal, out, say
 
 if TYPE_CHECKING:
-    from planverify.export import ExportReport, Options
+    from planverify.export import Curation, ExportReport, Options
 
 
 def episode_inputs(arguments: list[str], episodes: list[str] | None) -> tuple[Path, list[str]]:
@@ -116,9 +118,11 @@ def export_command(
             "--min-evidence",
             help="Keep only removals and insertions at this evidence level or stronger "
             "(proven > goal-text > heuristic): removals below it are undone (the step stays "
-            "in the plan), insertions below it left out. Decisions still overrule.",
+            "in the plan), insertions below it left out. Applied after --trim; decisions "
+            "still overrule.",
         ),
     ] = None,
+    trim: ReadTrimOption = None,
 ) -> None:
     """Export curated data: cleaned episodes, SFT chats, preference pairs or recovery blocks."""
     from planverify.cli.shared import writing
@@ -168,8 +172,22 @@ def export_command(
             license=license,
             read=read,
             min_evidence=min_evidence,
+            trim=trim,
         )
     curation = report.curation
+    _tell(curation, results_path)
+    if not report.written.files:
+        raise fail(f"{curation.describe()}: no {fmt} row to write; {output} is left as it was", 1)
+    where = ", ".join(str(p) for p in report.written.files[:4])
+    if len(report.written.files) > 4:
+        where += f" and {len(report.written.files) - 4} more"
+    out.print(literal(f"{curation.describe()}; wrote {report.rows} {fmt} row(s) to {where}"))
+    if curation.skipped_inputs:
+        raise typer.Exit(1)
+
+
+def _tell(curation: Curation, results_path: Path) -> None:
+    """What the export skipped, could not apply, marked or left out: a line each."""
     for problem in curation.skipped_inputs:
         say(err, "skipped", "red", str(problem))
     for note in curation.unmatched_decisions:
@@ -193,14 +211,6 @@ def export_command(
         else:
             what = f"{count} ({reason}), e.g. {examples}"
         say(err, "left out:", "yellow", what)
-    if not report.written.files:
-        raise fail(f"{curation.describe()}: no {fmt} row to write; {output} is left as it was", 1)
-    where = ", ".join(str(p) for p in report.written.files[:4])
-    if len(report.written.files) > 4:
-        where += f" and {len(report.written.files) - 4} more"
-    out.print(literal(f"{curation.describe()}; wrote {report.rows} {fmt} row(s) to {where}"))
-    if curation.skipped_inputs:
-        raise typer.Exit(1)
 
 
 def _export(
@@ -217,6 +227,7 @@ def _export(
     license: str,
     read: list[Path],
     min_evidence: Evidence | None,
+    trim: TrimPolicy | None,
 ) -> ExportReport:
     """Run the export; its errors as one-line exits (see the module docstring)."""
     from planverify.export import CurationError, export_results
@@ -243,6 +254,7 @@ def _export(
             else f"planverify export RESULTS --episodes ... --format {fmt}",
             inputs=read,
             min_evidence=min_evidence,
+            trim=trim,
         )
     except (OutputClash, UnusableFile) as exc:
         raise fail(str(exc)) from None

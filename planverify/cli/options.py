@@ -1,5 +1,5 @@
-"""Command-line options that `verify` and `eval` share: the model server, call limits and
-request parameters (Typer reads the help and bounds from these annotations; the bounds are those
+"""Command-line options that commands share: the model server, call limits, request parameters
+and trim policies (Typer reads the help and bounds from these annotations; the bounds are those
 every run's settings are validated with, `planverify.graphs.context.VerifierContext`)."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from typing import Annotated, Literal
 import typer
 
 from planverify.graphs.context import MIN_RPS, MIN_TIMEOUT
+from planverify.records.trim import TrimPolicy
 
 BaseUrlOption = Annotated[
     str | None,
@@ -58,5 +59,22 @@ JudgeOutputOption = Annotated[
     Literal["text", "structured"],
     typer.Option(
         help="How model judges answer: text (the ACTION/ANNOTATION protocol) or structured."
+    ),
+]
+TrimOption = Annotated[
+    TrimPolicy,
+    typer.Option(
+        help="Trim policy: natural removes only what the demonstrator would not have meant; "
+        "minimal also removes every other step the goal does without (searches, devices "
+        "switched off and on). Results carry both readings (score and export choose one).",
+    ),
+]
+ReadTrimOption = Annotated[
+    TrimPolicy | None,
+    typer.Option(
+        help="Read the results under this trim policy (natural or minimal), with no new "
+        "verification; default: the policy each result was verified under. Applied before "
+        "--min-evidence, which then undoes every removal below its level, so a step minimal "
+        "removes at a weaker level stays in the plan.",
     ),
 ]

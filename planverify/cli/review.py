@@ -103,5 +103,13 @@ def review_command(
             f"({site.bytes_first_view / 1e3:.0f} kB for the first view); open {index.as_uri()}"
         )
     )
+    optional = sum(entry.optional for entry in entries)
+    if optional:
+        out.print(
+            literal(
+                f"{optional} optional step(s): kept under natural, removed under minimal; the "
+                f"site opens on {site.trim}"
+            )
+        )
     if skipped or mismatched:
         raise typer.Exit(1)

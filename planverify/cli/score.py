@@ -9,6 +9,7 @@ import orjson
 import typer
 from rich.table import Table
 
+from planverify.cli.options import ReadTrimOption
 from planverify.cli.shared import (
     check_clash,
     check_output,
@@ -47,9 +48,10 @@ def score(
             "--min-evidence",
             help="Score only removals and insertions at this evidence level or stronger "
             "(proven > goal-text > heuristic); those below count as not made: the step kept, "
-            "the insertion left out.",
+            "the insertion left out. Applied after --trim.",
         ),
     ] = None,
+    trim: ReadTrimOption = None,
 ) -> None:
     """Recall, precision and F1 of results against labels, overall, per error type and per task."""
     from planverify.metrics import infer_mode, score_results
@@ -76,8 +78,10 @@ def score(
             mode = infer_mode(outcomes)
         except ValueError as exc:
             raise fail(f"{exc} (or pass --mode)") from None
-    scored = score_results(episodes, outcomes, mode=mode, min_evidence=min_evidence)
+    scored = score_results(episodes, outcomes, mode=mode, min_evidence=min_evidence, trim=trim)
     title = f"{mode} scores, {scored.overall.episodes} episodes"
+    if trim is not None:
+        title += f", trim {trim}"
     if min_evidence is not None:
         title += f", evidence {min_evidence} or stronger"
         out.print(literal(f"evidence: {BELOW_LEVEL.format(level=min_evidence)}"))

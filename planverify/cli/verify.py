@@ -24,6 +24,7 @@ from planverify.cli.options import (
     TemperatureOption,
     TimeoutOption,
     TpmOption,
+    TrimOption,
 )
 from planverify.cli.shared import (
     DEFAULT_CHECKPOINT,
@@ -40,6 +41,7 @@ from planverify.llm.models import ModelSpecError
 from planverify.llm.params import parse_params
 from planverify.records.evidence import LEVELS
 from planverify.records.result import GoalSource, VerificationResult
+from planverify.records.trim import DEFAULT_TRIM
 from planverify.records.usage import unknown_note
 from planverify.runs.batch import BatchReport, OutputStopped
 from planverify.runs.console import err, literal, out, say
@@ -246,6 +248,7 @@ def verify(
             help="Check the Judge's flags and the Planner's insertions by simulation, vetoing those that lose a goal condition or cannot happen (default: when the episode has a scene or a goal spec).",
         ),
     ] = None,
+    trim: TrimOption = DEFAULT_TRIM,
 ) -> None:
     """Verify plans: flag unneeded steps, add missing ones, loop until the Judge has no objections."""
     if goal == "infer" and planner == "rules":
@@ -297,6 +300,7 @@ def verify(
         "base_url": base_url,
         "goal_source": goal,
         "certify": certify,
+        "trim": trim,
         "temperature": temperature,
         "model_params": params,
     }

@@ -31,6 +31,7 @@ from planverify.export.write import SplitBy, Written, card, group, jsonl, parque
 from planverify.records.episode import Episode, EpisodeError
 from planverify.records.evidence import Evidence
 from planverify.records.result import VerificationResult
+from planverify.records.trim import TrimPolicy
 from planverify.stores.files import OutputClash, clash, write_atomically
 
 MARKER = ".planverify-export.json"  # in a folder export wrote: the files it wrote there
@@ -80,6 +81,7 @@ def export_results(
     command: str = "planverify export",
     inputs: Sequence[Path] = (),
     min_evidence: Evidence | None = None,
+    trim: TrimPolicy | None = None,
 ) -> ExportReport:
     """Write one export format; see the module docstring.
 
@@ -90,12 +92,13 @@ def export_results(
     (never an input, nor a file export did not write). Raises `CurationError` when
     results were computed on other content than the episodes given, and `OutputClash` (before
     writing anything) when a file it would write is one of `inputs`. When no row is made,
-    nothing is written (`report.written.files` is empty). With `min_evidence`, removals below
+    nothing is written (`report.written.files` is empty). With `trim`, the results are read
+    under that trim policy (none is verified again), then with `min_evidence` removals below
     that evidence level are undone and insertions below it left out (`curate`).
     """
     if fmt not in FORMATS:
         raise CurationError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
-    curation = curate(results, episodes, decisions, min_evidence=min_evidence)
+    curation = curate(results, episodes, decisions, min_evidence=min_evidence, trim=trim)
     report = ExportReport(curation)
     made = list(rows(fmt, curation.curated, options or Options()))
     if not made:

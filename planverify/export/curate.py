@@ -23,10 +23,12 @@ from pydantic import BaseModel, Field, StrictInt, ValidationError, model_validat
 
 from planverify.export.feasible import Impossible, impossible_steps, made_impossible
 from planverify.records.episode import Episode, EpisodeError
-from planverify.records.evidence import Evidence, levels_from
+from planverify.records.evidence import Evidence
 from planverify.records.jsonl import UnusableFile, expect, first_error, load_json, read_all
 from planverify.records.notation import parse_action
+from planverify.records.reading import as_read
 from planverify.records.result import VerificationResult, plan_of
+from planverify.records.trim import TrimPolicy
 
 DECISIONS_FORMAT = "planverify-decisions"  # the `format` of a decisions file
 DECISIONS_VERSION: Literal[2] = 2  # the version written; version 1 is read too
@@ -148,6 +150,7 @@ class Curated:
     restored: set[int] = field(default_factory=set)  # input steps removed below the min level
     withheld: set[int] = field(default_factory=set)  # positions in `inserted` below it
     min_evidence: Evidence | None = None  # the level removals and insertions had to reach
+    trim: TrimPolicy | None = None  # the trim policy its verdicts are read under
     impossible: list[Impossible] = field(default_factory=list)  # steps decisions made impossible
 
     @property
@@ -232,6 +235,7 @@ class Curation:
     unmatched_decisions: list[str] = field(default_factory=list)  # why some were not applied
     skipped_inputs: list[EpisodeError] = field(default_factory=list)
     min_evidence: Evidence | None = None  # removals and insertions below it were undone
+    trim: TrimPolicy | None = None  # the trim policy results were read under (None: their own)
 
     @property
     def restored(self) -> int:
@@ -261,6 +265,8 @@ class Curation:
             text += "; left out: " + ", ".join(
                 f"{reason} {count}" for reason, count in sorted(self.left_out.items())
             )
+        if self.trim is not None:
+            text += f"; read under trim {self.trim}"
         if self.min_evidence is not None:
             text += (
                 f"; below {self.min_evidence}: {self.restored} removal(s) undone, "
@@ -292,17 +298,20 @@ def curate(
     decisions: Sequence[Decision] = (),
     *,
     min_evidence: Evidence | None = None,
+    trim: TrimPolicy | None = None,
 ) -> Curation:
     """Pair results with their episodes by id and content and apply decisions.
 
-    With `min_evidence`, removals below that evidence level are undone (the step stays in the
-    plan) and insertions below it left out, before decisions, which overrule them as they
+    With `trim`, each result is read under that trim policy (`VerificationResult.under`; None:
+    the one it ran under). Then, with `min_evidence`, removals below that evidence level are
+    undone (the step stays in the plan) and insertions below it left out
+    (`planverify.records.reading.as_read`), before decisions, which overrule them as they
     overrule verdicts. Raises `CurationError` when some results were computed on other content
     than the episodes with their ids (it names them). Results with status `error`, results
     without an episode, and episodes without a result are left out and counted.
     """
     by_id: dict[str, Episode] = {}
-    curation = Curation(min_evidence=min_evidence)
+    curation = Curation(min_evidence=min_evidence, trim=trim)
     for item in episodes:
         if isinstance(item, EpisodeError):
             curation.skipped_inputs.append(item)
@@ -325,7 +334,7 @@ def curate(
         elif result.status == "error":
             curation.leave_out("status error", result.id)
         else:
-            pairs.append((episode, result))
+            pairs.append((episode, as_read(result, trim=trim)))
     if other:
         raise CurationError(
             f"{len(other)} result(s) were computed on other content than the episodes with "
@@ -338,7 +347,8 @@ def curate(
     for decision in decisions:
         by_episode.setdefault(decision.id, []).append(decision)
     for episode, result in pairs:
-        made = judged(Curated(episode=episode, result=result, kept=[]), min_evidence)
+        fresh = Curated(episode=episode, result=result, kept=[], trim=trim or result.trim)
+        made = judged(fresh, min_evidence)
         chosen = by_episode.pop(result.id, [])
         judged_kept, judged_dropped = list(made.kept), set(made.dropped)
         curation.decisions += apply(made, chosen, curation)
@@ -356,21 +366,33 @@ def curate(
 
 def judged(item: Curated, min_evidence: Evidence | None) -> Curated:
     """The item's plan as the Judge left it (a static result's is the input), with removals
-    below `min_evidence` undone and insertions below it left out."""
+    below `min_evidence` undone and insertions below it left out (`as_read`)."""
     result = item.result
     item.min_evidence = min_evidence
     static = result.stop_reason == "static"
-    if min_evidence is not None:
-        wanted = levels_from(min_evidence)
+    view = as_read(result, min_evidence=min_evidence)
+    if not static:
         item.restored = {
             v.index
-            for v in result.verdicts
-            if v.verdict == "remove" and v.evidence not in wanted and not static
+            for v, seen in zip(result.verdicts, view.verdicts, strict=True)
+            if v.verdict == "remove" and seen.verdict == "keep"
         }
-        item.withheld = {k for k, x in enumerate(result.inserted) if x.evidence not in wanted}
-    item.kept = [static or v.verdict == "keep" or v.index in item.restored for v in result.verdicts]
+    item.withheld = _left_out(result.inserted, view.inserted)
+    item.kept = [static or v.verdict == "keep" for v in view.verdicts]
     item.dropped = set(item.withheld)
     return item
+
+
+def _left_out(every: Sequence[object], some: Sequence[object]) -> set[int]:
+    """Positions in `every` of the items `some` (an ordered selection of them) leaves out."""
+    out: set[int] = set()
+    k = 0
+    for position, thing in enumerate(every):
+        if k < len(some) and some[k] == thing:
+            k += 1
+        else:
+            out.add(position)
+    return out
 
 
 def apply(item: Curated, decisions: Sequence[Decision], curation: Curation) -> int:

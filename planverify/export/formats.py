@@ -95,6 +95,7 @@ def episode_row(item: Curated) -> dict[str, Any]:
         ],
         "decisions": item.decided,
         "min_evidence": item.min_evidence,
+        "trim": item.trim,
         "impossible": marks(item),
     }
     if labels is not None:

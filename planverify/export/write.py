@@ -225,6 +225,7 @@ def schema(fmt: Format, rows: Sequence[dict[str, Any]]) -> tuple[Any, set[str]]:
             ("inserted", pa.list_(inserted)),
             ("decisions", pa.int64()),
             ("min_evidence", pa.string()),
+            ("trim", pa.string()),
             ("impossible", _impossible(pa)),
             ("labels", pa.string()),  # JSON text: the input's labels, on its indices
         ]
@@ -372,6 +373,12 @@ def evidence_section(fmt: Format, curation: Curation) -> list[str]:
             "only a reviewer's decision removed).",
             "",
         ]
+    policy = curation.trim
+    lines.append(
+        "Trim policy: each result's own (no `--trim`)."
+        if policy is None
+        else f"Trim policy: `{policy}` (`--trim {policy}`), applied before the level below."
+    )
     floor = curation.min_evidence
     if floor is None:
         lines.append("Level used: all (no `--min-evidence`): changes at every level were kept.")

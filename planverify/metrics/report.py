@@ -31,8 +31,10 @@ from planverify.metrics.plan import (
     score_plan,
 )
 from planverify.records.episode import Episode
-from planverify.records.evidence import LEVELS, Evidence, levels_from
+from planverify.records.evidence import LEVELS, Evidence
+from planverify.records.reading import as_read
 from planverify.records.result import VerificationResult
+from planverify.records.trim import TrimPolicy, labels_under
 
 # --------------------------------------------------------------------------- aggregates
 
@@ -187,6 +189,7 @@ class Report(BaseModel):
     plan_level: dict[str, Scores] | None = None  # "with_motion", "without_motion": episodes
     # with a `clean` plan only (None when none has one)
     min_evidence: Evidence | None = None  # only changes at or above this level were scored
+    trim: TrimPolicy | None = None  # the trim policy results were read under (None: their own)
 
 
 def score_results(
@@ -198,8 +201,13 @@ def score_results(
     seed: int = 0,
     confidence: float = 0.95,
     min_evidence: Evidence | None = None,
+    trim: TrimPolicy | None = None,
 ) -> Report:
     """Score results against annotated episodes, pairing them by id.
+
+    With `trim`, each result is read under that trim policy first (`VerificationResult.under`:
+    none is verified again; None: the policy it ran under), then filtered by `min_evidence`
+    (`planverify.records.reading.as_read`).
 
     With `min_evidence`, only removals and insertions at or above that evidence level are
     scored: those below it are treated as if they had not been made (the step is kept, the
@@ -234,8 +242,8 @@ def score_results(
     """
     report_notes: list[str] = []
     by_id: dict[str, VerificationResult] = {}
-    if min_evidence is not None:
-        results = (result.only(levels_from(min_evidence)) for result in results)
+    if trim is not None or min_evidence is not None:
+        results = (as_read(r, trim=trim, min_evidence=min_evidence) for r in results)
     for result in results:
         if result.id in by_id:
             report_notes.append(f"result {result.id}: repeated id, the first one is used")
@@ -255,7 +263,9 @@ def score_results(
         elif episode.id not in by_id:
             missing.append(episode.id)
         else:
-            scored.append(score_episode(episode, by_id[episode.id], mode=mode))
+            result = by_id[episode.id]
+            policy = trim or result.trim
+            scored.append(score_episode(episode_under(episode, policy), result, mode=mode))
 
     def group(items: Sequence[Counts], key: str, *, typed: bool = True) -> Scores:
         return summarize(
@@ -297,6 +307,7 @@ def score_results(
         if planned
         else None,
         min_evidence=min_evidence,
+        trim=trim,
     )
 
 
@@ -425,6 +436,8 @@ def format_report(report: Report) -> str:
     for key, value in (report.plan_level or {}).items():
         rows.append((f"plan level {key.replace('_', ' ')}", value))
     out = [f"mode: {report.mode}, episodes scored: {report.overall.episodes}"]
+    if report.trim is not None:
+        out.append(f"trim: results read under {report.trim}")
     if report.min_evidence is not None:
         out.append(f"evidence: {BELOW_LEVEL.format(level=report.min_evidence)}")
     for name, s in rows:
@@ -446,6 +459,25 @@ def format_report(report: Report) -> str:
                 f"{name}: {len(ids)} ({', '.join(ids[:5])}{', ...' if len(ids) > 5 else ''})"
             )
     return "\n".join(out)
+
+
+def episode_under(episode: Episode, trim: TrimPolicy) -> Episode:
+    """An annotated episode as a trim policy scores it: the labels that are errors under it
+    (`labels_under`), and under `natural` the clean plan those labels make, since the steps only
+    `minimal` removes belong to it. A `clean` that maps each policy to its plan (the `natural`
+    annotation files) gives the policy's own."""
+    labels = episode.labels or []
+    kept = labels_under(labels, trim)
+    clean = (episode.model_extra or {}).get("clean")
+    if len(kept) == len(labels) and not isinstance(clean, dict):
+        return episode
+    data = episode.model_dump(mode="json", exclude_none=True)
+    data["labels"] = [label.model_dump(mode="json", exclude_none=True) for label in kept]
+    if isinstance(clean, dict):
+        data["clean"] = clean[trim]
+    elif trim == "natural":
+        data["clean"] = gold_plan(episode.model_copy(update={"labels": kept}))
+    return Episode.model_validate(data)
 
 
 def gold_plan(episode: Episode) -> list[str]:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from planverify.records.episode import Episode
+from planverify.world.repair import Reviewer
 
 ANNOTATION_KEYS = ("labels", "injected", "clean")
 """Record keys that annotate an episode (the ground truth), never part of a verifier's input."""
@@ -19,6 +20,43 @@ ACTING_PLACES = frozenset(
 )
 """Receptacles that can act on what is put in them (a running tap washes and fills, a lit
 burner cooks): a wrong place there may do the task's work, so a misplacement never goes there."""
+
+
+def mark_minimal_only(episode: Episode) -> Episode:
+    """The episode with each labelled open-and-close of a container that the trim table reads
+    as a search (`Reviewer.trim_blocks` on the plan as corrupted, as the rules Judge and
+    certify read it) marked as an error under the `minimal` trim policy only: `"policy":
+    "minimal"` and `"optional": "search"`, as in the hand-annotated files."""
+    labels = episode.labels or []
+    removed = {
+        label.index for label in labels if label.type == "REMOVE" and label.index is not None
+    }
+    opened = [i for i in removed if episode.actions[i].startswith("Driver.Open(")]
+    if not opened:
+        return episode
+    reviewer = Reviewer(episode.actions, episode.scene, None)
+    marked: set[int] = set()
+    for i in opened:
+        name = reviewer.actions[i].objects[0]
+        close = next(
+            (
+                j
+                for j in range(i + 1, len(episode.actions))
+                if reviewer.actions[j].verb == "Close"
+                and reviewer.actions[j].objects[:1] == (name,)
+            ),
+            None,
+        )
+        block = {i} if close is None else {i, close}  # (certify completes an open with its close)
+        if (block, "search") in reviewer.trim_blocks(block):
+            marked |= block & removed
+    if not marked:
+        return episode
+    data = episode.model_dump(mode="json", exclude_none=True)
+    for label in data["labels"]:
+        if label.get("type") == "REMOVE" and label.get("index") in marked:
+            label |= {"policy": "minimal", "optional": "search"}
+    return Episode.model_validate(data)
 
 
 @dataclass

@@ -58,7 +58,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, get_args
 
-from planverify.noise.common import ACTING_PLACES, CorruptSummary
+from planverify.noise.common import ACTING_PLACES, CorruptSummary, mark_minimal_only
 from planverify.records.episode import Episode, InjectedError, Label
 from planverify.records.notation import Action, escape_text, object_type
 from planverify.world.mentions import mentions_type
@@ -474,7 +474,7 @@ def corrupt_episode(
     data["clean"] = list(episode.actions)
     corrupted = Episode.model_validate(data)
     corrupted.validate_labels()
-    return corrupted
+    return mark_minimal_only(corrupted)
 
 
 def corrupt_many(

@@ -12,10 +12,12 @@ the removals of a `minimal` run), so one results file answers for both (`Verific
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Literal, get_args
 
 from pydantic import BaseModel
 
+from planverify.records.episode import Label
 from planverify.records.evidence import Evidence
 
 TrimPolicy = Literal["natural", "minimal"]
@@ -29,3 +31,11 @@ class OptionalNote(BaseModel):
     kind: str  # the kind of step `natural` keeps (a domain's table names them, e.g. "search")
     reason: str  # why `minimal` removes it: the goal does without it
     evidence: Evidence  # how sure that removal is (planverify.records.evidence)
+
+
+def labels_under(labels: Sequence[Label], trim: TrimPolicy) -> list[Label]:
+    """The labels that are errors under a trim policy: under `minimal` all of them; under
+    `natural` those without `"policy": "minimal"` (steps `natural` keeps as optional)."""
+    if trim == "minimal":
+        return list(labels)
+    return [label for label in labels if (label.model_extra or {}).get("policy") != "minimal"]

@@ -14,6 +14,14 @@ browser (localStorage), under a digest of the result they were made on (`Entry.r
 so that a site of other results for the same episodes does not take them up, and downloaded as a
 JSON file that `planverify export --decisions` applies.
 
+Results carry the steps only the `minimal` trim policy removes (`Verdict.optional`) whichever
+policy they ran under, so the site shows both: a switch reads every result under `natural`
+(such steps kept, marked optional with their kind and reason) or `minimal` (removed, still
+marked), and the counts, summary and refined plans follow it. It opens on the policy the
+results ran under. Both readings come from `VerificationResult.under`; the page only shows them.
+A decision names a step and the verdict the reviewer chose, so it means the same under either
+policy; one on an optional step also names the step's kind (`optional`), for people reading it.
+
 The site goes into a new or empty folder, or one it was written to before: `MARKER` lists the
 files review wrote there, and a rebuild deletes only those. A folder with other files is refused.
 
@@ -42,7 +50,8 @@ from planverify.records.evidence import LEVELS
 from planverify.records.history import Iteration
 from planverify.records.jsonl import UnusableFile, expect, read_all
 from planverify.records.notation import NotationError, parse_action
-from planverify.records.result import VerificationResult
+from planverify.records.result import Verdict, VerificationResult
+from planverify.records.trim import DEFAULT_TRIM, TRIM_POLICIES, TrimPolicy
 from planverify.review.charts import bar_chart, column_chart
 
 ASSETS = ("review.css", "review.js")
@@ -73,6 +82,16 @@ class Entry:
         """A digest of the record as written: the site keeps a reviewer's decisions under it,
         so that they never apply to another result of the same episode."""
         return hashlib.sha256(orjson.dumps(self.raw, option=orjson.OPT_SORT_KEYS)).hexdigest()[:16]
+
+    @cached_property
+    def views(self) -> dict[TrimPolicy, VerificationResult]:
+        """The result read under each trim policy (`VerificationResult.under`)."""
+        return {trim: self.result.under(trim) for trim in TRIM_POLICIES}
+
+    @property
+    def optional(self) -> int:
+        """Steps with an optional note: kept under `natural`, removed under `minimal`."""
+        return sum(v.optional is not None for v in self.result.verdicts)
 
     @property
     def vetoes(self) -> int:
@@ -108,6 +127,7 @@ class Site:
     bytes_total: int = 0  # everything written
     files: int = 0
     mismatched: list[str] = field(default_factory=list)  # results on other content than inputs
+    trim: TrimPolicy = DEFAULT_TRIM  # the trim policy the site opens on
 
 
 def read_entries(path: Path) -> list[Entry]:
@@ -164,23 +184,46 @@ def edits_shown(record: Iteration) -> list[list[str | None]]:
     ]
 
 
+def verdict_shown(verdict: Verdict) -> dict[str, Any]:
+    """A verdict's fate for the page: `v`, and `e` (level) and `r` (reason) when it has them."""
+    shown: dict[str, Any] = {"v": verdict.verdict}
+    if verdict.evidence is not None:
+        shown["e"] = verdict.evidence
+    if verdict.reason:
+        shown["r"] = verdict.reason
+    return shown
+
+
+def steps_shown(entry: Entry) -> list[dict[str, Any]]:
+    """The input steps for the page, each with its verdict as the run made it; a step with an
+    optional note also has the note (`o`) and its verdict under each trim policy (`t`)."""
+    result = entry.result
+    steps = []
+    for k, verdict in enumerate(result.verdicts):
+        step = {**_step(verdict.action), **verdict_shown(verdict)}
+        if verdict.iteration is not None:
+            step["it"] = verdict.iteration
+        if verdict.optional is not None:
+            note = verdict.optional
+            step["o"] = {"kind": note.kind, "reason": note.reason, "e": note.evidence}
+        under = {trim: entry.views[trim].verdicts[k] for trim in TRIM_POLICIES}
+        if verdict.optional is not None or any(v != verdict for v in under.values()):
+            # the page swaps these in: absent keys are cleared (a kept step has no level)
+            step["t"] = {
+                trim: {"v": None, "e": None, "r": None, **verdict_shown(v)}
+                for trim, v in under.items()
+            }
+        steps.append(step)
+    if not steps:  # failed results have no verdicts: show the input plan
+        steps = [{**_step(line), "v": "keep"} for line in result.original]
+    return steps
+
+
 def episode_data(entry: Entry) -> dict[str, Any]:
     """Everything an episode page shows."""
     result = entry.result
     settings = result.settings
-    steps = []
-    for verdict in result.verdicts:
-        step = _step(verdict.action)
-        step["v"] = verdict.verdict
-        if verdict.evidence is not None:
-            step["e"] = verdict.evidence
-        if verdict.reason:
-            step["r"] = verdict.reason
-        if verdict.iteration is not None:
-            step["it"] = verdict.iteration
-        steps.append(step)
-    if not steps:  # failed results have no verdicts: show the input plan
-        steps = [{**_step(line), "v": "keep"} for line in result.original]
+    steps = steps_shown(entry)
     passes = []
     raw_history = entry.raw.get("history") or []
     for k, record in enumerate(result.history):
@@ -216,6 +259,7 @@ def episode_data(entry: Entry) -> dict[str, Any]:
         "judge": settings.judge if settings else None,
         "planner": settings.planner if settings else None,
         "mode": settings.mode if settings else None,
+        "trim": result.trim,
         "cost": result.cost_usd,
         "steps": steps,
         "inserted": [
@@ -242,7 +286,11 @@ INDEX_COLUMNS = (
     "result",
     "goal",
     "levels",
-)
+    "trim",
+    "optional",
+    *TRIM_POLICIES,
+)  # `refined`, `removed` and `levels` as the run made them; `natural` and `minimal`: the same
+# three under that policy (`view_counts`), which the page shows
 
 
 def index_row(entry: Entry) -> list[Any]:
@@ -265,7 +313,16 @@ def index_row(entry: Entry) -> list[Any]:
         entry.result_key,
         goal,
         changes_by_level(result),
+        result.trim,
+        entry.optional,
+        *(view_counts(entry.views[trim]) for trim in TRIM_POLICIES),
     ]
+
+
+def view_counts(result: VerificationResult) -> list[Any]:
+    """`[refined, removed, levels]` of a result as one trim policy reads it."""
+    removed = sum(v.verdict == "remove" for v in result.verdicts)
+    return [len(result.refined), removed, changes_by_level(result)]
 
 
 def changes_by_level(result: VerificationResult) -> list[int]:
@@ -278,59 +335,35 @@ def changes_by_level(result: VerificationResult) -> list[int]:
 # --- summary ----------------------------------------------------------------------------------
 
 
-def summary_html(entries: Sequence[Entry]) -> str:
-    """The batch summary and its charts, as HTML (every text escaped)."""
-    ok = [e for e in entries if e.result.status == "ok"]
-    removed = sum(sum(v.verdict == "remove" for v in e.result.verdicts) for e in ok)
-    by_level = Counter(v.evidence for e in ok for v in e.result.verdicts if v.verdict == "remove")
-    inserted = sum(len(e.result.inserted) for e in ok)
-    before = sum(len(e.result.original) for e in ok)
-    after = sum(len(e.result.refined) for e in ok)
-    changed = sum(e.result.refined != e.result.original for e in ok)
-    passes = sum(e.result.iterations for e in ok) / len(ok) if ok else 0.0
-    costs = [e.result.cost_usd for e in entries if e.result.usage]
-    cost = f"${sum(c for c in costs if c is not None):,.2f}"
-    cost_note = (
-        "no model calls"
-        if not costs
-        else ("some models unpriced" if any(c is None for c in costs) else "")
-    )
-    vetoes = sum(e.vetoes for e in entries)
+def summary_html(entries: Sequence[Entry], trim: TrimPolicy = DEFAULT_TRIM) -> str:
+    """The batch summary and its charts, as HTML (every text escaped): once under each trim
+    policy, the one of `trim` shown until the page's switch chooses (`data-trim`)."""
     judges = Counter(
         f"{e.result.settings.judge} / {e.result.settings.planner}"
         for e in entries
         if e.result.settings
     )
-    figures = [
-        ("episodes", f"{len(entries):,}", f"{len(ok):,} ok, {len(entries) - len(ok):,} error"),
-        ("changed", f"{changed:,}", f"{100 * changed / len(ok):.0f}% of ok" if ok else ""),
-        (
-            "steps removed",
-            f"{removed:,}",
-            f"of {before:,}; {before:,} → {after:,}; "
-            + ", ".join(f"{level} {by_level[level]:,}" for level in LEVELS),
-        ),
-        ("steps inserted", f"{inserted:,}", ""),
-        ("mean Judge passes", f"{passes:.2f}", ""),
-        ("vetoed critiques", f"{vetoes:,}", ""),
-        ("cost", cost, cost_note),
-    ]
-    cards = "".join(
-        f'<div class="figure"><div class="value">{html.escape(value)}</div>'
-        f'<div class="label">{html.escape(label)}</div>'
-        + (f'<div class="note">{html.escape(note)}</div>' if note else "")
-        + "</div>"
-        for label, value, note in figures
+    made_with = ", ".join(f"{name} ({count:,})" for name, count in judges.most_common(3))
+    line = f'<p class="made">Judge / planner: {html.escape(made_with)}</p>' if made_with else ""
+    views = "".join(
+        f'<div class="trim-view" data-trim="{policy}"{"" if policy == trim else " hidden"}>'
+        f"{summary_view(entries, policy)}</div>"
+        for policy in TRIM_POLICIES
     )
+    return f'<section class="summary">{views}{line}</section>'
+
+
+def summary_view(entries: Sequence[Entry], trim: TrimPolicy) -> str:
+    """The summary's figures and charts with every result read under `trim`."""
+    read = [(e, e.views[trim]) for e in entries]
+    ok = [(e, r) for e, r in read if r.status == "ok"]
     per_task: Counter[str] = Counter()
-    for e in ok:
+    for e, r in ok:
         per_task[e.meta("task") or "(no task family)"] += sum(
-            v.verdict == "remove" for v in e.result.verdicts
+            v.verdict == "remove" for v in r.verdicts
         )
-    stops = Counter(
-        (e.result.stop_reason or "unknown") if e.result.status == "ok" else "error" for e in entries
-    )
-    iterations = Counter(e.result.iterations for e in ok)
+    stops = Counter((r.stop_reason or "unknown") if r.status == "ok" else "error" for _, r in read)
+    iterations = Counter(r.iterations for _, r in ok)
     charts = [
         ("Removed steps per task family", bar_chart(per_task.most_common(12))),
         ("Stop reasons", bar_chart(stops.most_common())),
@@ -343,9 +376,53 @@ def summary_html(entries: Sequence[Entry]) -> str:
         f'<figure class="chart"><figcaption>{html.escape(title)}</figcaption>{svg}</figure>'
         for title, svg in charts
     )
-    made_with = ", ".join(f"{name} ({count:,})" for name, count in judges.most_common(3))
-    line = f'<p class="made">Judge / planner: {html.escape(made_with)}</p>' if made_with else ""
-    return f'<section class="summary"><div class="figures">{cards}</div>{line}<div class="charts">{chart_html}</div></section>'
+    return f'<div class="figures">{figures_html(read)}</div><div class="charts">{chart_html}</div>'
+
+
+def figures_html(read: Sequence[tuple[Entry, VerificationResult]]) -> str:
+    """The summary's figure cards, of results as one trim policy reads them."""
+    ok = [r for _, r in read if r.status == "ok"]
+    removed = sum(sum(v.verdict == "remove" for v in r.verdicts) for r in ok)
+    by_level = Counter(v.evidence for r in ok for v in r.verdicts if v.verdict == "remove")
+    kinds = Counter(v.optional.kind for r in ok for v in r.verdicts if v.optional is not None)
+    before = sum(len(r.original) for r in ok)
+    after = sum(len(r.refined) for r in ok)
+    changed = sum(r.refined != r.original for r in ok)
+    passes = sum(r.iterations for r in ok) / len(ok) if ok else 0.0
+    costs = [r.cost_usd for _, r in read if r.usage]
+    cost = f"${sum(c for c in costs if c is not None):,.2f}"
+    cost_note = (
+        "no model calls"
+        if not costs
+        else ("some models unpriced" if any(c is None for c in costs) else "")
+    )
+    figures = [
+        ("episodes", f"{len(read):,}", f"{len(ok):,} ok, {len(read) - len(ok):,} error"),
+        ("changed", f"{changed:,}", f"{100 * changed / len(ok):.0f}% of ok" if ok else ""),
+        (
+            "steps removed",
+            f"{removed:,}",
+            f"of {before:,}; {before:,} → {after:,}; "
+            + ", ".join(f"{level} {by_level[level]:,}" for level in LEVELS),
+        ),
+        (
+            "optional steps",
+            f"{kinds.total():,}",
+            "kept under natural, removed under minimal"
+            + "".join(f"; {kind} {count:,}" for kind, count in kinds.most_common(4)),
+        ),
+        ("steps inserted", f"{sum(len(r.inserted) for r in ok):,}", ""),
+        ("mean Judge passes", f"{passes:.2f}", ""),
+        ("vetoed critiques", f"{sum(e.vetoes for e, _ in read):,}", ""),
+        ("cost", cost, cost_note),
+    ]
+    return "".join(
+        f'<div class="figure"><div class="value">{html.escape(value)}</div>'
+        f'<div class="label">{html.escape(label)}</div>'
+        + (f'<div class="note">{html.escape(note)}</div>' if note else "")
+        + "</div>"
+        for label, value, note in figures
+    )
 
 
 # --- the site ---------------------------------------------------------------------------------
@@ -387,19 +464,32 @@ def earlier_files(directory: Path) -> list[str]:
     return files
 
 
+def ran_under(entries: Sequence[Entry]) -> TrimPolicy:
+    """The trim policy most of these results ran under (`natural` when as many ran under each)."""
+    counts = Counter(e.result.trim for e in entries)
+    return max(TRIM_POLICIES, key=lambda trim: (counts[trim], trim == DEFAULT_TRIM))
+
+
 def build_site(
-    entries: Sequence[Entry], directory: Path, *, title: str, mismatched: Sequence[str] = ()
+    entries: Sequence[Entry],
+    directory: Path,
+    *,
+    title: str,
+    mismatched: Sequence[str] = (),
+    trim: TrimPolicy | None = None,
 ) -> Site:
     """Write the site into `directory`: a new or empty folder, or one an earlier site was
     written to (`SiteRefused` otherwise). Of the earlier site's files, those this one does not
-    write again are removed; no other file is touched."""
+    write again are removed; no other file is touched. The site opens on trim policy `trim`
+    (default: the one the results ran under, `ran_under`)."""
+    trim = trim or ran_under(entries)
     earlier = earlier_files(directory)
     files = site_files(entries)
     directory.mkdir(parents=True, exist_ok=True)
     mark(directory, MARKER, MARKER_FORMAT, [*earlier, *files])  # a build cut short knows all
     for folder in ("assets", "data/e"):
         (directory / folder).mkdir(parents=True, exist_ok=True)
-    site = Site(directory=directory, entries=list(entries), mismatched=list(mismatched))
+    site = Site(directory=directory, entries=list(entries), mismatched=list(mismatched), trim=trim)
     written: list[Path] = []
     for name in ASSETS:
         target = directory / "assets" / name
@@ -416,6 +506,9 @@ def build_site(
                 "columns": list(INDEX_COLUMNS),
                 "rows": [index_row(e) for e in entries],
                 "levels": list(LEVELS),
+                "trim": trim,
+                "trims": list(TRIM_POLICIES),
+                "ran": dict(Counter(e.result.trim for e in entries)),
                 "format": DECISIONS_FORMAT,
                 "version": DECISIONS_VERSION,
             },
@@ -423,7 +516,7 @@ def build_site(
     )
     written.append(index)
     html_file = directory / "index.html"
-    html_file.write_text(page(title, summary_html(entries), len(entries)), encoding="utf-8")
+    html_file.write_text(page(title, summary_html(entries, trim), len(entries)), encoding="utf-8")
     written.append(html_file)
     site.bytes_first_view = sum(p.stat().st_size for p in written)
     for entry in entries:

@@ -34,6 +34,7 @@ from planverify.llm.costs import Spend
 from planverify.llm.errors import ProviderUnreachable
 from planverify.records.episode import Episode
 from planverify.records.result import GoalSource, VerificationResult
+from planverify.records.trim import DEFAULT_TRIM, TrimPolicy
 
 GRAPH_ID = "planverify"  # the graph's name in langgraph.json
 NAMESPACE = uuid.UUID("5b1f0f1e-8a55-4d0c-9a8a-6c3c1f7d2e10")  # thread ids are uuid5 in it
@@ -190,6 +191,7 @@ class RemoteVerifier:
         base_url: str | None = None,
         goal_source: GoalSource = "given",
         certify: bool | None = None,
+        trim: TrimPolicy = DEFAULT_TRIM,
         api_key: str | None = None,
         timeout: float = 300.0,
         limits: CallLimits | None = None,
@@ -214,6 +216,7 @@ class RemoteVerifier:
             base_url=base_url,
             goal_source=goal_source,
             certify=certify,
+            trim=trim,
             temperature=temperature,
             model_params=dict(model_params or {}),
         )

@@ -41,6 +41,13 @@ check they passed (`Certified.check`); a vetoed flag names the smallest set that
 block of flagged steps, then with the fewest accepted blocks) and why. An insertion is vetoed when it
 cannot happen where it is placed, or changes nothing because its effect already holds.
 
+**The trim policy (version 3).** The principle above (the rules Judge's own caution is no
+evidence against another Judge) holds under `minimal`. Under `natural`, the default, an accepted
+block of a kind the trim table keeps (`planverify.world.repair.keep.NATURAL_KEEPS`: a search, a
+running device switched off and on around loading) is vetoed, with the kind as the reason: the
+policy defines what is noise, so a model Judge is held to the same definition as the rules Judge.
+The table is read through the same `trim_blocks` as the search's put-back, so both agree.
+
 >>> from planverify.records.critique import Critique, Flag
 >>> from planverify.world import ground
 >>> plan = ["Driver.PickUp('Cup')", "Driver.PutAOnB('Cup', 'SinkBasin')",
@@ -60,11 +67,13 @@ from typing import NamedTuple
 
 from planverify.records.critique import Critique, Flag, Veto
 from planverify.records.notation import parse_action
+from planverify.records.trim import DEFAULT_TRIM, TrimPolicy
 from planverify.world import Grounding, simulate
 from planverify.world.repair import WORK_BUDGET, Reviewer, steps_named
+from planverify.world.repair.keep import NATURAL_KEEPS
 from planverify.world.trace import rank
 
-CERTIFY_VERSION = "2"  # changes whenever certify can decide a flag or an insertion otherwise
+CERTIFY_VERSION = "3"  # changes whenever certify can decide a flag or an insertion otherwise
 EXACT_LIMIT = 12  # candidate blocks up to which every union of them is tried (2**12 at most)
 PARTNERS = {"PickUp": "PutAOnB", "Open": "Close", "ToggleOn": "ToggleOff"}
 
@@ -272,9 +281,16 @@ class Certified(NamedTuple):
     check: str | None  # the joint check the accepted flags passed (None: none accepted)
 
 
-def certify_flags(plan: Sequence[str], critique: Critique, grounding: Grounding) -> Certified:
+def certify_flags(
+    plan: Sequence[str],
+    critique: Critique,
+    grounding: Grounding,
+    *,
+    trim: TrimPolicy = DEFAULT_TRIM,
+) -> Certified:
     """The critique with only the flags the simulator accepts (and the steps that complete
-    them), the vetoes of the others, and the check the accepted ones passed."""
+    them), the vetoes of the others, and the check the accepted ones passed. Under `natural`,
+    accepted blocks the trim policy keeps are vetoed too (`_kept_by_trim`)."""
     if not critique.flags:
         return Certified(critique, [], None)
     reviewer = Reviewer(plan, grounding.scene, grounding.spec, grounding.focus)
@@ -286,9 +302,16 @@ def certify_flags(plan: Sequence[str], critique: Critique, grounding: Grounding)
     ]
     decision = _Decision(reviewer, frozenset(s for s in reasons if reviewer.judged(s)))
     accepted = decision.decide()
+    kept = _kept_by_trim(reviewer, decision, accepted) if trim == "natural" else {}
+    vetoes += [
+        Veto(kind="flag", action=plan[step], step=step, reason=_kept_reason(kind))
+        for step, kind in sorted(kept.items())
+        if step in decision.flagged
+    ]
+    accepted = accepted - kept.keys()
     vetoes += [
         Veto(kind="flag", action=plan[step], step=step, reason=decision.why_vetoed(step, accepted))
-        for step in sorted(decision.flagged - accepted)
+        for step in sorted(decision.flagged - accepted - kept.keys())
     ]
     vetoes.sort(key=lambda veto: veto.step or 0)
     flags = []
@@ -302,6 +325,24 @@ def certify_flags(plan: Sequence[str], critique: Critique, grounding: Grounding)
         flags.append(Flag(step=step, action=plan[step], reason=reason, evidence=level))
     check = decision.why_accepted(accepted) if accepted else None
     return Certified(critique.model_copy(update={"flags": flags}), vetoes, check)
+
+
+def _kept_by_trim(reviewer: Reviewer, decision: _Decision, accepted: Steps) -> dict[int, str]:
+    """The accepted steps the `natural` trim policy keeps, with their kind: the parts of each
+    accepted block that the trim table names (`Reviewer.trim_blocks`)."""
+    kept: dict[int, str] = {}
+    for block in decision.blocks:
+        if block <= accepted:
+            for part, kind in reviewer.trim_blocks(block):
+                kept.update(dict.fromkeys(part, kind))
+    return kept
+
+
+def _kept_reason(kind: str) -> str:
+    return (
+        f"the natural trim policy keeps it as optional: {NATURAL_KEEPS[kind]} "
+        "(--trim minimal removes it)"
+    )
 
 
 def certify_insertion(

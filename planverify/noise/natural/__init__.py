@@ -68,7 +68,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
-from planverify.noise.common import CorruptSummary
+from planverify.noise.common import CorruptSummary, mark_minimal_only
 from planverify.noise.natural.changes import GoalChange, change_goal, rename_line, renames_for
 from planverify.noise.natural.detours import (
     make_detour,
@@ -202,7 +202,7 @@ def natural_episode(
     data["clean"] = clean
     mistaken = Episode.model_validate(data)
     mistaken.validate_labels()
-    return mistaken
+    return mark_minimal_only(mistaken)
 
 
 def natural_many(

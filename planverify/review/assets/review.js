@@ -7,8 +7,12 @@
   var STORE = "planverify-review-decisions-v2";  // v1 kept decisions by episode, not by result
   var PAGE = 100;
   var PV = (window.PV = { data: null, episodes: {}, waiting: {} });
-  var state = { sort: "n", desc: false, page: 0, filtered: [], cursor: 0, current: null };
+  var state = { sort: "n", desc: false, page: 0, filtered: [], cursor: 0, current: null, trim: null };
   var col = {};
+  // Row columns that follow the trim switch: a row has them under each policy, in the column
+  // named after it (`natural`, `minimal`), at these positions.
+  var VIEWED = { refined: 0, removed: 1, levels: 2 };
+  function viewed(row, k) { return row[col[state.trim]][VIEWED[k]]; }
 
   // ---- small helpers ---------------------------------------------------------------------
   function $(id) { return document.getElementById(id); }
@@ -31,12 +35,13 @@
   // same positions, and must not take them up.
   function key(id, result, what) { return id + "\u0000" + result + "\u0000" + what; }
   function decided(ep, what) { return decisions[key(ep.id, ep.result, what)] || null; }
-  function decide(ep, what, verdict, action, note) {
+  function decide(ep, what, verdict, action, note, optional) {
     var k = key(ep.id, ep.result, what);
     if (verdict === null) delete decisions[k];
     else decisions[k] = { id: ep.id, result: ep.result, input_digest: ep.digest, verdict: verdict, action: action, note: note || null,
                           index: what.charAt(0) === "s" ? +what.slice(1) : null,
                           inserted: what.charAt(0) === "i" ? +what.slice(1) : null,
+                          optional: optional || null,
                           at: new Date().toISOString() };
     try { localStorage.setItem(STORE, JSON.stringify(decisions)); } catch (e) { alert("Could not save the decision: " + e); }
     updateDecided();
@@ -66,6 +71,7 @@
       var index = typeof d.index === "number" ? d.index : d.step;
       if (typeof index === "number") { out.index = index; out.step = index + 1; } else out.inserted = d.inserted;
       if (d.note) out.note = d.note;
+      if (d.optional) out.optional = d.optional;  // for people reading it: export ignores it
       return out;
     });
     return JSON.stringify({ format: PV.data.format, version: PV.data.version, site: PV.data.title, decisions: list }, null, 2);
@@ -85,7 +91,10 @@
     data.columns.forEach(function (name, i) { col[name] = i; });
     start();
   };
-  function value(row, k) { return k === "decided" ? countFor(row) : row[col[k]]; }
+  function value(row, k) {
+    if (k === "decided") return countFor(row);
+    return Object.prototype.hasOwnProperty.call(VIEWED, k) ? viewed(row, k) : row[col[k]];
+  }
   function fillSelect(id, k) {
     var seen = new Map();  // values come from the data: "constructor" or "__proto__" are values too
     PV.data.rows.forEach(function (r) { var v = r[col[k]]; if (v !== null && v !== undefined) seen.set(v, (seen.get(v) || 0) + 1); });
@@ -103,8 +112,8 @@
       if (task && r[col.task] !== task) return false;
       if (split && r[col.split] !== split) return false;
       if (stop && r[col.stop] !== stop) return false;
-      if (level >= 0 && !r[col.levels][level]) return false;
-      if (changed && !(r[col.removed] || r[col.inserted])) return false;
+      if (level >= 0 && !viewed(r, "levels")[level]) return false;
+      if (changed && !(viewed(r, "removed") || r[col.inserted])) return false;
       if (withDecisions && !countFor(r)) return false;
       if (q && String(r[col.id]).toLowerCase().indexOf(q) < 0 && String(r[col.goal] || "").toLowerCase().indexOf(q) < 0) return false;
       return true;
@@ -136,8 +145,10 @@
       tr.appendChild(el("td", null, r[col.task] || "–"));
       tr.appendChild(el("td", null, r[col.split] || "–"));
       var stopCell = el("td"); stopCell.appendChild(el("span", "pill stop-" + r[col.stop], r[col.stop] || "–")); tr.appendChild(stopCell);
-      tr.appendChild(el("td", "num", r[col.steps] + " → " + r[col.refined]));
-      tr.appendChild(el("td", "num" + (r[col.removed] ? " removed-n" : " muted"), r[col.removed]));
+      tr.appendChild(el("td", "num", r[col.steps] + " → " + viewed(r, "refined")));
+      var removed = viewed(r, "removed");
+      tr.appendChild(el("td", "num removed-cell" + (removed ? " removed-n" : " muted"), removed));
+      tr.appendChild(el("td", "num optional-cell" + (r[col.optional] ? " optional-n" : " muted"), r[col.optional]));
       tr.appendChild(el("td", "num" + (r[col.inserted] ? " inserted-n" : " muted"), r[col.inserted]));
       tr.appendChild(el("td", "num", r[col.iterations]));
       tr.appendChild(el("td", "num" + (r[col.vetoes] ? "" : " muted"), r[col.vetoes]));
@@ -148,7 +159,7 @@
       frag.appendChild(tr);
     });
     body.textContent = "";
-    if (!page.length) { var td = el("td", "muted", "No episode matches."); td.colSpan = 12; var tr0 = el("tr"); tr0.appendChild(td); frag.appendChild(tr0); }
+    if (!page.length) { var td = el("td", "muted", "No episode matches."); td.colSpan = 13; var tr0 = el("tr"); tr0.appendChild(td); frag.appendChild(tr0); }
     body.appendChild(frag);
     $("shown").textContent = rows.length === PV.data.rows.length ? rows.length + " episodes" : rows.length + " of " + PV.data.rows.length + " episodes";
     renderPager();
@@ -207,8 +218,10 @@
     }
     return null;
   }
-  function finalPlan(ep) {
-    var kept = ep.steps.map(function (s, i) {
+  // A step as the chosen trim policy reads it: the site wrote its verdict under each (`t`).
+  function stepIn(s) { return s.t ? Object.assign({}, s, s.t[state.trim]) : s; }
+  function finalPlan(ep, steps) {
+    var kept = steps.map(function (s, i) {
       var d = decided(ep, "s" + i);
       var keep = ep.mode === "static" || s.v === "keep";
       return d ? d.verdict === "keep" : keep;
@@ -221,7 +234,7 @@
     });
     var plan = [];
     (after[-1] || []).forEach(function (x) { plan.push({ inserted: x }); });
-    ep.steps.forEach(function (s, i) {
+    steps.forEach(function (s, i) {
       if (kept[i]) plan.push({ step: s, i: i });
       (after[i] || []).forEach(function (x) { plan.push({ inserted: x }); });
     });
@@ -247,8 +260,19 @@
     li.appendChild(body);
     return { li: li, body: body };
   }
+  // A step only the minimal trim policy removes: marked with its kind whether shown kept or
+  // removed; when kept, why minimal would remove it.
+  function markOptional(made, s, why) {
+    if (!s.o) return;
+    made.li.classList.add("optional");
+    var tag = el("span", "pill optional", "optional · " + s.o.kind);
+    tag.title = "Kept under the natural trim policy, removed under minimal";
+    made.body.insertBefore(tag, made.body.firstChild.nextSibling);
+    if (why) made.body.appendChild(el("div", "reason optional-reason", "Minimal removes it: " + s.o.reason + "  · " + s.o.e));
+  }
   function renderEpisode(ep) {
     state.current = ep.n;
+    var steps = ep.steps.map(stepIn);
     var view = $("episode-view");
     view.textContent = "";
     var head = el("div", "ep-head");
@@ -261,7 +285,7 @@
     head.appendChild(el("h1", null, ep.id));
     if (ep.goal) head.appendChild(el("p", "ep-goal", ep.goal));
     var meta = el("div", "meta");
-    [["task family", ep.task], ["split", ep.split], ["stop", ep.stop || ep.status], ["Judge passes", ep.iterations],
+    [["task family", ep.task], ["split", ep.split], ["stop", ep.stop || ep.status], ["Judge passes", ep.iterations], ["ran under", ep.trim],
      ["judge / planner", ep.judge ? ep.judge + " / " + ep.planner : null], ["cost", ep.cost === null ? null : money(ep.cost)]]
       .forEach(function (m) { if (m[1] !== null && m[1] !== undefined) { var s = el("span", "tag"); s.appendChild(el("b", null, m[0] + " ")); s.appendChild(document.createTextNode(String(m[1]))); meta.appendChild(s); } });
     head.appendChild(meta);
@@ -272,6 +296,7 @@
     var legend = el("div", "legend");
     legend.appendChild(el("span", "l-removed", "removed by the Judge, with its reason"));
     legend.appendChild(el("span", "l-inserted", "inserted by the Planner"));
+    legend.appendChild(el("span", "l-optional", "optional, with its kind and reason: only minimal removes it (" + (state.trim === "minimal" ? "removed here" : "kept here") + ")"));
     legend.appendChild(el("span", "l-overruled", "overruled by you"));
     legend.appendChild(el("span", "l-help", "Keep / Remove / Reject on a step overrules the verdict; decisions stay in this browser."));
     var chosen = $("f-evidence").value;
@@ -285,7 +310,7 @@
     });
     legend.appendChild(pick);
     view.appendChild(legend);
-    var levels = ep.steps.map(function (s) { return s.e; }).filter(Boolean).concat(ep.inserted.map(function (x) { return x[4]; }));
+    var levels = steps.map(function (s) { return s.e; }).filter(Boolean).concat(ep.inserted.map(function (x) { return x[4]; }));
     if (chosen) {
       var shown = levels.filter(function (e) { return e === chosen; }).length;
       view.appendChild(el("p", "level-note", "Showing " + chosen + " changes: " + shown + " of " + levels.length + "; the others are dimmed."));
@@ -296,14 +321,17 @@
       if (chosen && e !== chosen) li.classList.add("off-level");
     }
 
-    var fp = finalPlan(ep);
+    var fp = finalPlan(ep, steps);
     var cols = el("div", "plans");
     // original
     var left = el("section", "plan original");
     var removedCount = fp.kept.filter(function (k) { return !k; }).length;
-    var lh = el("h2", null, "Original plan "); lh.appendChild(el("span", "count", ep.steps.length + " steps, " + removedCount + " removed")); left.appendChild(lh);
+    var optionalCount = steps.filter(function (s) { return s.o; }).length;
+    var lh = el("h2", null, "Original plan ");
+    lh.appendChild(el("span", "count", steps.length + " steps, " + removedCount + " removed" + (optionalCount ? ", " + optionalCount + " optional" : "")));
+    left.appendChild(lh);
     var ol = el("ol", "steps");
-    ep.steps.forEach(function (s, i) {
+    steps.forEach(function (s, i) {
       var d = decided(ep, "s" + i);
       var judgeKeeps = ep.mode === "static" || s.v === "keep";
       var keep = fp.kept[i];
@@ -311,13 +339,14 @@
       if (d) li.classList.add("overruled");
       if (s.r && (!judgeKeeps || ep.mode === "static")) body.appendChild(el("div", "reason", (ep.mode === "static" ? "Judge proposes removing: " : "") + s.r + (s.it ? "  · pass " + s.it : "")));
       level(li, body, s.e);
+      markOptional(made, s, s.v === "keep");
       if (d) body.appendChild(el("div", "decision-note", d.verdict === "keep" ? "Kept by the reviewer (the Judge removed it)" : "Removed by the reviewer"));
       if (!s.who) {
         var b = el("button", "decide " + (d ? "undo" : keep ? "to-remove" : "to-keep"), d ? "Undo" : keep ? "Remove" : "Keep");
         b.type = "button";
         b.title = d ? "Back to the Judge's verdict" : keep ? "Overrule: remove this step" : "Overrule: keep this step";
         b.addEventListener("click", function () {
-          decide(ep, "s" + i, d ? null : (keep ? "remove" : "keep"), s.a);
+          decide(ep, "s" + i, d ? null : (keep ? "remove" : "keep"), s.a, null, s.o ? s.o.kind : null);
           renderEpisode(ep);
         });
         li.appendChild(b);
@@ -332,7 +361,12 @@
     right.appendChild(el("p", "numbering", "Numbered as in the refined plan; the original step's number beside it."));
     var rl = el("ol", "steps");
     fp.plan.forEach(function (x, position) {
-      if (x.step) { rl.appendChild(line(x.step, position + 1, "", "was " + (x.i + 1)).li); return; }
+      if (x.step) {
+        var kept = line(x.step, position + 1, "", "was " + (x.i + 1));
+        markOptional(kept, x.step, false);
+        rl.appendChild(kept.li);
+        return;
+      }
       var item = x.inserted.ins, k = x.inserted.k;
       var added = line({ a: item[1] }, position + 1, "inserted", "new");
       if (item[2]) added.body.appendChild(el("div", "reason", item[2] + "  · pass " + item[3]));
@@ -422,15 +456,40 @@
     else if (ev.key === "Enter" && state.filtered[state.cursor]) location.hash = "e=" + state.filtered[state.cursor][col.n];
     else if (ev.key === "/") { ev.preventDefault(); $("search").focus(); }
   }
-  // Episodes with removals or insertions at a level (a row's `levels`: counts per level).
+  // Episodes with removals or insertions at a level (a row's `levels`: counts per level), as
+  // the chosen trim policy reads them.
   function fillLevels() {
     var select = $("f-evidence");
+    PV.data.levels.forEach(function (name) { var o = el("option"); o.value = name; select.appendChild(o); });
+    labelLevels();
+  }
+  function labelLevels() {
     PV.data.levels.forEach(function (name, k) {
-      var n = PV.data.rows.filter(function (r) { return r[col.levels][k] > 0; }).length;
-      var o = el("option", null, "with " + name + " changes (" + n + ")"); o.value = name; select.appendChild(o);
+      var n = PV.data.rows.filter(function (r) { return viewed(r, "levels")[k] > 0; }).length;
+      $("f-evidence").options[k + 1].textContent = "with " + name + " changes (" + n + ")";
+    });
+  }
+  // The trim switch: every count, the summary and the episode page follow it.
+  function setTrim(trim) {
+    state.trim = trim;
+    document.documentElement.dataset.trim = trim;
+    document.querySelectorAll("#trim button").forEach(function (b) { b.setAttribute("aria-pressed", String(b.dataset.trim === trim)); });
+    document.querySelectorAll(".summary .trim-view").forEach(function (v) { v.hidden = v.dataset.trim !== trim; });
+    labelLevels();
+    applyFilters();
+    if (state.current !== null && PV.episodes[state.current]) renderEpisode(PV.episodes[state.current]);
+  }
+  function fillTrim() {
+    var ran = Object.keys(PV.data.ran).map(function (t) { return t + " (" + PV.data.ran[t] + ")"; }).join(", ");
+    $("trim").title = "Trim policy the site reads the results under; they ran under " + ran;
+    document.querySelectorAll("#trim button").forEach(function (b) {
+      b.addEventListener("click", function () { if (b.dataset.trim !== state.trim) setTrim(b.dataset.trim); });
     });
   }
   function start() {
+    state.trim = PV.data.trim;
+    document.documentElement.dataset.trim = state.trim;
+    fillTrim();
     fillSelect("f-task", "task"); fillSelect("f-split", "split"); fillSelect("f-stop", "stop"); fillLevels();
     ["search", "f-task", "f-split", "f-stop", "f-evidence", "f-changed", "f-decided"].forEach(function (id) {
       $(id).addEventListener(id === "search" ? "input" : "change", function () { state.page = 0; state.cursor = 0; applyFilters(); });
@@ -438,7 +497,7 @@
     document.querySelectorAll("#grid th").forEach(function (th) {
       th.addEventListener("click", function () {
         var k = th.dataset.key;
-        state.desc = state.sort === k ? !state.desc : ["removed", "inserted", "vetoes", "cost", "iterations", "steps", "decided"].indexOf(k) >= 0;
+        state.desc = state.sort === k ? !state.desc : ["removed", "optional", "inserted", "vetoes", "cost", "iterations", "steps", "decided"].indexOf(k) >= 0;
         state.sort = k; applyFilters();
       });
     });
@@ -448,7 +507,7 @@
     window.addEventListener("hashchange", route);
     window.addEventListener("storage", function () { decisions = loadStore(); updateDecided(); });
     updateDecided();
-    applyFilters();
+    setTrim(state.trim);
     route();
     window.PV_FIRST_RENDER_MS = performance.now();
     document.documentElement.dataset.ready = "1";

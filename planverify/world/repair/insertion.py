@@ -240,6 +240,11 @@ class Insertion(Plan):
                 best = (key, option, gains)
         return None if best is None else (best[1], best[2])
 
+    def _changes_nothing(self, step: int) -> bool:
+        """Whether a step cannot happen or changes nothing (a second open of an open door)."""
+        outcome = self.trace.outcomes[self.trace.position(step)]
+        return bool(outcome.problem) or outcome.changed is False
+
     def replace_misplaced(self) -> None:
         """A device switched on while the object the goal wants worked on was just set down on
         a surface (a plate put on the counter, the faucet turned on and off, the plate picked
@@ -256,7 +261,8 @@ class Insertion(Plan):
                 continue
             pos = self.trace.position(step)
             put = self._previous_interaction(pos)
-            while put is not None and self._switch_to_same(put):  # it goes, so it is no step
+            while put is not None and (self._switch_to_same(put) or self._changes_nothing(put)):
+                # it goes, so it is no step
                 put = self._previous_interaction(self.trace.position(put))
             if put is None or self.actions[put].verb != "PutAOnB" or not self.judged(put):
                 continue

@@ -4,18 +4,32 @@ and the plan without it meets the goal no less (`_find_removable`); where the pl
 condition that doing nothing would not, only what is useless whatever the goal goes.
 
 What a block is comes from `patterns` and `presumptions`; what to do with each kind of block is
-decided here, so a policy that keeps more (or fewer) kinds belongs beside `_policy`."""
+decided here: the keep rules (`_policy`) that no trim policy removes, and the trim table
+(`NATURAL_KEEPS`, `trim_kind`): the kinds of removable block that the `natural` trim policy keeps
+as optional, which the search's put-back and certify read alike."""
 
 from __future__ import annotations
 
 from collections.abc import Collection
 
+from planverify.records.notation import MOTION_VERBS
 from planverify.world.repair.kinds import SURFACES
 from planverify.world.repair.patterns import Patterns
 from planverify.world.rules import BASINS
+from planverify.world.state import CONTAINERS, SOME
 from planverify.world.trace import rank
 
 RESTORING = frozenset({"Close", "ToggleOff"})  # verbs that only put a state back
+SEARCHED = CONTAINERS - {"Microwave"}  # opening a microwave checks what cooks, it seeks nothing
+SOUGHT = frozenset({"PickUp", "Slice"})  # steps that find the object a search looked for
+LOADING = frozenset({"PickUp", "PutAOnB", "PourFromAIntoB"})  # steps that load or unload
+
+# The trim table: what the goal does without only because the simulator is generous or the
+# Driver could not know where things are. `minimal` removes these, `natural` keeps them.
+NATURAL_KEEPS: dict[str, str] = {
+    "search": "a container opened while looking for an object the plan takes next",
+    "device_around_loading": "a running device switched off and on again around loading it",
+}
 
 
 class KeepRules(Patterns):
@@ -32,6 +46,120 @@ class KeepRules(Patterns):
         if self._handles_goal_objects(block):
             return "goal"
         return None
+
+    def trim_blocks(self, block: Collection[int]) -> list[tuple[set[int], str]]:
+        """The parts of a block the search removes that are of a kind in the trim table
+        (`NATURAL_KEEPS`), each with its kind: its opening and closing of containers when that
+        is a search, and a running device switched off and on again around loading. The rest
+        of the block every trim policy removes."""
+        parts: list[tuple[set[int], str]] = []
+        opened = {
+            s
+            for s in block
+            if self.actions[s].verb in ("Open", "Close")
+            and self._kind_of(s, self.actions[s].objects[0]) in SEARCHED
+        }
+        if self._opens_something(opened) and self._searching(opened):
+            parts.append((opened, "search"))
+        switched = {s for s in block if self.actions[s].verb in ("ToggleOff", "ToggleOn")}
+        if len(switched) == 2 and self._around_loading(switched):
+            parts.append((switched, "device_around_loading"))
+        return parts
+
+    def _opens_something(self, steps: Collection[int]) -> bool:
+        """Whether some step among these opens a container that was closed."""
+        return any(
+            self.actions[s].verb == "Open"
+            and self.trace.outcomes[self.trace.position(s)].changed is not False
+            and not self.trace.outcomes[self.trace.position(s)].problem
+            for s in steps
+        )
+
+    def _kind_of(self, step: int, name: str) -> str | None:
+        """The type of the object a step names, as the state before it knows it."""
+        state = self.state_at(self.trace.position(step))
+        return state.kind_at(state.key(name))
+
+    def _searching(self, block: Collection[int]) -> bool:
+        """Whether opening (and closing) these containers, with nothing taken or put, comes
+        before the plan takes an object it has not named yet: the Driver looking for where that
+        object is. Opening something to put down what is in hand there is no search, nor is
+        looking once every object the plan takes is found."""
+        first = min(self.trace.position(s) for s in block)
+        if any(self._used_while_open(s) for s in block if self.actions[s].verb == "Open"):
+            return False  # something taken from it or put in it: it was opened for that
+        held = self.state_at(first).held
+        names = {self.actions[s].objects[0] for s in block}
+        later = [  # what the Driver does next, besides closing what the block opened
+            step
+            for step in self.order[first + 1 :]
+            if step not in block
+            and self.active(step)
+            and self.actions[step].verb not in MOTION_VERBS
+            and not (self.actions[step].verb == "Close" and self.actions[step].objects[0] in names)
+        ]
+        if held is not None and later and self.actions[later[0]].verb == "PutAOnB":
+            return False  # looking for where to put what is in hand
+        return any(
+            self.actions[step].verb in SOUGHT
+            and self._near(first, self.actions[step].objects[0], forward=False) is None
+            for step in later
+        )
+
+    def _used_while_open(self, opener: int) -> bool:
+        """Whether anything is taken from, or put into, the container an open step opens
+        before the plan closes it again."""
+        pos = self.trace.position(opener)
+        name = self.actions[opener].objects[0]
+        key = self.state_at(pos).key(name)
+        for later in range(pos + 1, len(self.order)):
+            action = self.actions[self.order[later]]
+            if not self.active(self.order[later]) or not action.objects:
+                continue
+            if action.verb == "Close" and action.objects[0] == name:
+                return False
+            if action.verb in ("PutAOnB", "PourFromAIntoB") and action.objects[-1] == name:
+                return True
+            if action.verb == "PickUp":
+                now = self.state_at(later)
+                taken = now.key(action.objects[0])
+                where = now.get(taken).loc if taken is not None else None
+                if where is None or where in (key, SOME + (self.state_at(pos).kind_at(key) or "")):
+                    return True  # from it, or from a place not known (maybe from it)
+        return False
+
+    def _around_loading(self, block: Collection[int]) -> bool:
+        """Whether a block switches a running device off and on again, with something loaded
+        into or taken from what it acts on while it is off, or loaded right before (a mug put in
+        a running coffee machine): what a careful person does, though the simulated device
+        would have acted all along."""
+        steps = sorted(block, key=self.trace.position)
+        verbs = [self.actions[s].verb for s in steps]
+        if verbs != ["ToggleOff", "ToggleOn"]:
+            return False
+        off, on = (self.trace.position(s) for s in steps)
+        if not self._switched_back(off, block):
+            return False
+        state = self.state_at(off)
+        device = state.key(self.actions[steps[0]].objects[0])
+        if device is None:
+            return False
+        acted = set(self._acted_on(state, device)) | {device}
+        before = self._previous_interaction(off)
+        span = list(range(off + 1, on))
+        if before is not None:
+            span.insert(0, self.trace.position(before))
+        for pos in span:
+            action = self.actions[self.order[pos]]
+            if action.verb not in LOADING or not self.active(self.order[pos]):
+                continue
+            now = self.state_at(pos)
+            target = action.objects[-1] if action.verb != "PickUp" else action.objects[0]
+            key = now.key(target)
+            place = now.get(key).loc if key is not None and action.verb == "PickUp" else key
+            if place in acted or (place in now.objects and now.get(place).loc in acted):
+                return True
+        return False
 
     def _removable(self, block: set[int]) -> bool:
         """Whether a block can go. The same block comes up again under the same order (a pair

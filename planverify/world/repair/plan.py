@@ -86,6 +86,9 @@ class Plan:
         self.idle_units = self.sim.trace([]).units  # what the goal gets from doing nothing
         self._index()
         self.removed: dict[int, str] = {}
+        # removed steps of a kind the `natural` trim policy keeps: step -> (kind, its block)
+        self.trim_kinds: dict[int, tuple[str, int]] = {}
+        self.optional: dict[int, str] = {}  # removed steps `natural` keeps, put back: their kind
         self.added: dict[int, tuple[int, str]] = {}  # step id -> (input position it follows, why)
         # what each removal's and insertion's proof rests on: (uses the goal, states known)
         self.grounds: dict[int, tuple[bool, bool]] = {}

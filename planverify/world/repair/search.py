@@ -225,12 +225,16 @@ class Reviewer(KeepRules, Insertion):
             why = self._removal_reason(block)
             known = self._known_effects(block) and not self._presumed(block)
             grounds = (not self._goal_free(block), known)
+            parts = self.trim_blocks(block)
             for step in block:
                 if step in self.added:  # an insertion the removal makes needless
                     del self.added[step]
                     continue
                 self.removed[step] = why
                 self.grounds[step] = grounds
+            for part, kind in parts:
+                for step in (s for s in part if s < self.n):
+                    self.trim_kinds[step] = (kind, min(part))
             start = min(self.trace.position(s) for s in block)
             for step in block:
                 for name in self.actions[step].objects[:1]:
@@ -240,6 +244,60 @@ class Reviewer(KeepRules, Insertion):
             self._apply(block)
             start = min(start, len(self.order))
             removed = True
+
+    def put_back(self) -> None:
+        """Make the plan `natural`'s: put back each removed block of a kind the trim table keeps
+        (`NATURAL_KEEPS`), in plan order, where the plan with it still runs and meets the goal
+        no less. Its steps stay removals of `minimal` (`optional`, with their kind). A second
+        simulation only where such a block was removed."""
+        blocks: dict[int, list[int]] = {}
+        for step, (_, block) in self.trim_kinds.items():
+            if step in self.removed and step not in self.optional:
+                blocks.setdefault(block, []).append(step)
+        for steps in sorted(blocks.values(), key=min):
+            kind = self.trim_kinds[steps[0]][0]
+            order = self._order_with(steps)
+            trace = self.sim.trace(order)
+            if trace.impossible - self.trace.impossible or not no_worse(
+                trace.units, self.trace.units
+            ):
+                continue
+            before = self.order, self.trace
+            self.order, self.trace = order, trace
+            self._index()
+            if (set(steps), kind) not in self.trim_blocks(steps):  # what made it so went too
+                self.order, self.trace = before
+                self._index()
+                continue
+            for step in steps:
+                self.optional[step] = kind
+
+    def _order_with(self, steps: Collection[int]) -> list[int]:
+        """The order with removed input steps back where they stood (before the first input
+        step after them; insertions that follow the input step before them stay before)."""
+        order = list(self.order)
+        for step in sorted(steps):
+            at = next(
+                (i for i, s in enumerate(order) if s < self.n and s > step),
+                len(order),
+            )
+            order.insert(at, step)
+        return order
+
+    def _minimal_motion(self) -> None:
+        """After `natural`'s motion pass: the motion that goes once the put-back blocks go too
+        is `minimal`'s alone, of the kind of the put-back step nearest it; the order returns
+        to `natural`'s."""
+        natural, before = list(self.order), set(self.removed)
+        self.order = [s for s in natural if s not in self.optional]
+        self._retrace()
+        self.remove_noop_motion()
+        put = sorted(self.optional)
+        for step in set(self.removed) - before:
+            nearest = min(put, key=lambda s: abs(s - step))
+            self.optional[step] = self.optional[nearest]
+        self.order = [s for s in natural if s not in self.removed or s in self.optional]
+        self._retrace()
 
     def _known_effects(self, block: Collection[int]) -> bool:
         """Whether the states a block's proof used were known: a scene, and no step of the block
@@ -316,22 +374,25 @@ class Reviewer(KeepRules, Insertion):
         self.remove()
         if self.prune_added():
             self.remove()  # what the pruned steps gave an effect to may now go
+        self.put_back()
         self.remove_noop_motion()  # motion the removals left with no interaction between
+        if self.optional:
+            self._minimal_motion()
         result = Review(units=list(self.trace.units), cut_short=self.exhausted())
-        groups: dict[str, list[int]] = {}
+        groups: dict[tuple[str, str | None], list[int]] = {}
         for step, why in self.removed.items():
-            groups.setdefault(why, []).append(step)
-        evidence = self._evidence() if any("still holds" in why for why in groups) else {}
+            groups.setdefault((why, self.optional.get(step)), []).append(step)
+        evidence = self._evidence() if any("still holds" in why for why, _ in groups) else {}
         cited = "; ".join(
             f"{text}, by step {self._input_number(step)}"
             for text, step in list(evidence.items())[:2]
         )
-        for why, steps in groups.items():
+        for (why, kind), steps in groups.items():
             if cited and why.endswith("still holds"):
                 why = f"{why}: {cited}"
             uses_goal = any(self.grounds.get(s, (True, False))[0] for s in steps)
             known = all(self.grounds.get(s, (True, False))[1] for s in steps)
-            result.removals.append(Removal(tuple(sorted(steps)), why, uses_goal, known))
+            result.removals.append(Removal(tuple(sorted(steps)), why, uses_goal, known, kind))
         result.removals.sort(key=lambda r: r.steps)
         for step, (after, why) in self.added.items():
             uses_goal, known = self.grounds.get(step, (True, False))

@@ -17,6 +17,7 @@ class Removal:
     reason: str
     uses_goal: bool = True  # the proof needs the goal (False: useless whatever the goal)
     known: bool = True  # every state the proof used was known (a scene, no unknown effect)
+    optional: str | None = None  # a kind the `natural` trim policy keeps (`keep.NATURAL_KEEPS`)
 
 
 @dataclass
@@ -40,11 +41,11 @@ class Review:
     achieved_by: dict[str, int] = field(default_factory=dict)  # condition -> plan position
     cut_short: bool = False  # the search spent its budget before it was done
 
-    def repaired(self, lines: Sequence[str]) -> list[str]:
-        """The plan with the removals made and the proposals inserted where they go (as the
-        rules Planner applies them). A review of it finds nothing more: the repair is
-        idempotent."""
-        dropped = {s for r in self.removals for s in r.steps}
+    def repaired(self, lines: Sequence[str], *, natural: bool = False) -> list[str]:
+        """The plan with the removals made (under `natural`, those it keeps stay) and the
+        proposals inserted where they go (as the rules Planner applies them). A review of it
+        finds nothing more under that trim policy: the repair is idempotent."""
+        dropped = {s for r in self.removals if r.optional is None or not natural for s in r.steps}
         inserted: dict[int, list[str]] = {}
         for proposal in self.proposals:
             inserted.setdefault(proposal.after, []).append(proposal.action)

@@ -1,0 +1,133 @@
+"""The trim policies in the rules Judge and certify: each kind `natural` keeps as optional and
+each kind both policies remove, the certify veto under `natural`, a flag the Judge also inserts
+back, and the round trip between policies through one results file."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+
+from planverify import verify_plan
+from planverify.agents.base import JudgeReply
+from planverify.agents.rules import judge_plan
+from planverify.records.critique import Critique, Flag, Missing
+from planverify.records.episode import Scene
+from planverify.records.trim import TrimPolicy
+from planverify.world import ground
+from planverify.world.certify import certify_flags
+
+from .scenes import CLOSED, OFF, ON, fixture, item, scene
+
+RINSE = "Rinse the mug."
+SINK = scene(
+    fixture("CounterTop", "CounterTop"),
+    fixture("Sink", "Sink"),
+    fixture("SinkBasin", "SinkBasin", on=["Sink"]),
+    fixture("Faucet", "Faucet", on=["Sink"], receptacle=False, **ON),
+    fixture("Fridge", "Fridge", **CLOSED),
+    fixture("Microwave", "Microwave", on=["CounterTop"], **OFF, **CLOSED),
+    fixture("CoffeeMachine", "CoffeeMachine", on=["CounterTop"], **OFF),
+    item("Mug", "Mug", receptacle=True, dirty=True),
+)
+GROUNDING = ground(RINSE, [], SINK, task=None, teach_task=None)
+TAKE, RINSE_IT = "Driver.PickUp('Mug')", "Driver.PutAOnB('Mug', 'SinkBasin')"
+OFF_TAP, ON_TAP = "Driver.ToggleOff('Faucet')", "Driver.ToggleOn('Faucet')"
+OPEN, CLOSE = "Driver.Open('Fridge')", "Driver.Close('Fridge')"
+
+KEPT_KINDS = {
+    "search before taking the mug": ([OPEN, CLOSE, TAKE, RINSE_IT], [0, 1], "search"),
+    "running tap off and on around loading": (
+        [TAKE, OFF_TAP, RINSE_IT, ON_TAP],
+        [1, 3],
+        "device_around_loading",
+    ),
+}
+REMOVED_KINDS = {
+    "tap off and straight on, nothing loaded": [OFF_TAP, ON_TAP, TAKE, RINSE_IT],
+    "fridge opened with the mug in hand, then put down": [TAKE, OPEN, CLOSE, RINSE_IT],
+    "fridge opened once nothing is left to take": [TAKE, RINSE_IT, OPEN, CLOSE],
+    "microwave looked into": [
+        "Driver.Open('Microwave')",
+        "Driver.Close('Microwave')",
+        TAKE,
+        RINSE_IT,
+    ],
+}
+
+
+def critique(plan: list[str], trim: TrimPolicy) -> Critique:
+    return judge_plan(RINSE, plan, GROUNDING, trim=trim)
+
+
+@pytest.mark.parametrize("name", KEPT_KINDS)
+def test_natural_keeps_as_optional_what_minimal_removes(name: str) -> None:
+    plan, steps, kind = KEPT_KINDS[name]
+    natural, minimal = critique(plan, "natural"), critique(plan, "minimal")
+    assert natural.flags == []
+    assert [(f.step, f.optional and f.optional.kind) for f in natural.optional] == [
+        (s, kind) for s in steps
+    ]
+    assert [(f.step, f.optional and f.optional.kind) for f in minimal.flags] == [
+        (s, kind) for s in steps
+    ]
+    assert minimal.optional == []
+    assert all(f.optional and f.optional.reason == f.reason for f in minimal.flags)
+
+
+@pytest.mark.parametrize("name", REMOVED_KINDS)
+def test_both_policies_remove_what_no_demonstrator_meant(name: str) -> None:
+    plan = REMOVED_KINDS[name]
+    natural, minimal = critique(plan, "natural"), critique(plan, "minimal")
+    assert [f.step for f in natural.flags] == [f.step for f in minimal.flags]
+    assert len(natural.flags) == 2
+    assert natural.optional == [] and all(f.optional is None for f in minimal.flags)
+
+
+def test_under_natural_certify_vetoes_a_search_a_model_judge_flags() -> None:
+    plan, steps, _ = KEPT_KINDS["search before taking the mug"]
+    flagged = Critique(flags=[Flag(step=s, action=plan[s], reason="not needed") for s in steps])
+    natural = certify_flags(plan, flagged, GROUNDING, trim="natural")
+    minimal = certify_flags(plan, flagged, GROUNDING, trim="minimal")
+    assert natural.critique.flags == []
+    assert [v.step for v in natural.vetoes] == steps
+    assert all("natural trim policy keeps it" in v.reason for v in natural.vetoes)
+    assert [f.step for f in minimal.critique.flags] == steps and minimal.vetoes == []
+
+
+class FlagsAndPutsBack:
+    """A `Judge` that flags step 2 and asks for the same step after step 1: where it stood."""
+
+    name = "puts-back"
+
+    async def ajudge(self, goal: str, plan: Sequence[str], scene: Scene | None) -> JudgeReply:
+        if len(plan) < 3:
+            return JudgeReply(Critique())
+        again = Missing(description="walk there", action=plan[1], after=0)
+        flag = Flag(step=1, action=plan[1], reason="walks")
+        return JudgeReply(Critique(flags=[flag], missing=[again]))
+
+
+def test_a_step_flagged_and_inserted_back_where_it_stands_is_kept() -> None:
+    plan = [TAKE, "Driver.Move(1.0)", RINSE_IT]
+    result = verify_plan(plan, RINSE, judge=FlagsAndPutsBack())
+    assert [v.verdict for v in result.verdicts] == ["keep", "keep", "keep"]
+    assert result.inserted == [] and result.refined == plan
+    assert result.history[0].edits == []
+    assert "inserted back" in result.history[0].dropped[-1].why
+
+
+@pytest.mark.parametrize("name", [*KEPT_KINDS, *REMOVED_KINDS])
+def test_one_results_file_answers_for_both_policies(name: str) -> None:
+    plan = KEPT_KINDS[name][0] if name in KEPT_KINDS else REMOVED_KINDS[name]
+    scene_data = SINK.model_dump(mode="json")
+    natural = verify_plan(plan, RINSE, scene=scene_data, trim="natural")
+    minimal = verify_plan(plan, RINSE, scene=scene_data, trim="minimal")
+    assert natural.under("minimal").refined == minimal.refined
+    assert minimal.under("natural").refined == natural.refined
+    assert [v.verdict for v in natural.under("minimal").verdicts] == [
+        v.verdict for v in minimal.verdicts
+    ]
+    removed_natural = {v.index for v in natural.verdicts if v.verdict == "remove"}
+    removed_minimal = {v.index for v in minimal.verdicts if v.verdict == "remove"}
+    assert removed_natural <= removed_minimal  # every natural removal is a minimal removal

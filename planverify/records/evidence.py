@@ -31,7 +31,9 @@ Evidence = Literal["proven", "goal-text", "heuristic"]
 LEVELS: tuple[Evidence, ...] = get_args(Evidence)  # strongest first: the order, defined once
 WEAKEST: Evidence = LEVELS[-1]  # the level of anything nothing better is known of
 GoalOrigin = Literal["teach_task", "vh_goal", "text"]  # where a goal spec was read from
-TASK_DEFINITIONS: frozenset[GoalOrigin] = frozenset({"teach_task", "vh_goal"})  # task-definition grade
+TASK_DEFINITIONS: frozenset[GoalOrigin] = frozenset(
+    {"teach_task", "vh_goal"}
+)  # task-definition grade
 MEANINGS: dict[Evidence, str] = {
     "proven": "the simulator shows the step impossible, or useless (needed, for an insertion) "
     "for a goal taken from a task definition (TEACh's or VirtualHome's), and every state it used "

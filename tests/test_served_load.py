@@ -28,7 +28,7 @@ pytestmark = [dev.pytestmark, pytest.mark.usefixtures("no_proxy")]
 no_proxy = dev.no_proxy
 
 LONG = 40_000  # actions of the long run: a plan far longer than any real one
-HEALTH_BOUND = 3.0  # seconds a health check may take while the long run is in flight
+SHARE = 0.25  # the most of the long run's own time that one health check may wait
 ID = "apple-slices-bowl"
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "episodes.jsonl"
 
@@ -50,13 +50,13 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 def health_time(url: str) -> float:
-    """Seconds `/ok` takes to answer (a failed or slower answer counts as the bound's double)."""
+    """Seconds `/ok` takes to answer (a failed answer counts as infinitely slow)."""
     started = time.monotonic()
     try:
-        with urllib.request.urlopen(f"{url}/ok", timeout=2 * HEALTH_BOUND) as answer:
+        with urllib.request.urlopen(f"{url}/ok", timeout=600) as answer:
             answer.read()
     except OSError:
-        return 2 * HEALTH_BOUND
+        return float("inf")
     return time.monotonic() - started
 
 
@@ -70,16 +70,20 @@ def test_health_checks_answer_while_a_long_plan_is_verified(served: str) -> None
             outcome["record"] = sdk.runs.wait(None, dev.GRAPH, input=given, context=context)
 
     runner = threading.Thread(target=long_run)
+    started = time.monotonic()
     runner.start()
     waits: list[float] = []
     while runner.is_alive() and len(waits) < 600:  # at most about five minutes of checks
         waits.append(health_time(served))
         time.sleep(0.5)
     runner.join(timeout=600)
+    took = time.monotonic() - started
     record = VerificationResult.model_validate(outcome["record"])
     assert record.status == "ok" and len(record.original) == LONG
     assert len(waits) >= 3, "the run ended before the checks could say anything"
-    assert max(waits) < HEALTH_BOUND, f"a health check waited {max(waits):.1f} s"
+    # relative to the run itself, so a slow machine slows both: were the Judge's work on the
+    # server's event loop, a check would wait for most of the run
+    assert max(waits) < SHARE * took, f"a health check waited {max(waits):.1f} of {took:.1f} s"
 
 
 async def test_a_deadline_stops_the_judges_work_not_only_the_wait(

@@ -62,6 +62,8 @@ figures: figures-cheap
 	$(FIGURE) bench_latency -- $(RUN)/bench_latency.py --repeat 3
 	$(FIGURE) bench_concurrency -- $(RUN)/bench_concurrency.py --slots 1 4 8
 	$(FIGURE) bench_review -- $(RUN)/bench_review.py --count 3000
+	$(FIGURE) vh_quality -- $(RUN)/vh_quality.py --seed 1
+	$(FIGURE) vh_quality_held_out -- $(RUN)/vh_quality.py --seed 1 --held-out
 
 # Opt-in: the model path against a real model server on loopback (../shared/tools/local-llm builds
 # llama-cpp-python once, about 5 minutes, then serves a small model). Not part of `make test`.

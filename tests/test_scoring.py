@@ -389,7 +389,13 @@ def test_a_perfect_verifier_scores_one_on_corrupted_episodes() -> None:
         )
         static.append(result(ep, removed=drop, history=[Iteration(iteration=1, critique=critique)]))
     for mode, results in (("iterative", iterative), ("static", static)):
-        report = score_results(annotated, results, mode=mode, resamples=100)  # type: ignore[arg-type]
+        report = score_results(  # every label removed: the minimal reading
+            annotated,
+            results,
+            mode=mode,
+            resamples=100,
+            trim="minimal",  # type: ignore[arg-type]
+        )
         c = report.overall.counts
         assert c.fp == c.fn == 0 and c.tp == sum(len(ep.labels or []) for ep in annotated)
         assert report.overall.recall == report.overall.precision == report.overall.f1 == 1.0

@@ -124,8 +124,10 @@ class KeepRules(Patterns):
                 now = self.state_at(later)
                 taken = now.key(action.objects[0])
                 where = now.get(taken).loc if taken is not None else None
-                if where is None or where in (key, SOME + (self.state_at(pos).kind_at(key) or "")):
-                    return True  # from it, or from a place not known (maybe from it)
+                if where in (key, SOME + (self.state_at(pos).kind_at(key) or "")):
+                    return True
+                if where is None and self._next_interaction(pos) == self.order[later]:
+                    return True  # from a place not known, first thing after the open: from it
         return False
 
     def _around_loading(self, block: Collection[int]) -> bool:

@@ -65,6 +65,7 @@ _NEGATED = re.compile(
 
 _MARKUP = re.compile(r"\*+|__|`+")
 _LEADER = re.compile(r"^(?:[-+\u2022]\s+|>\s*|#{1,6}\s+(?!(?:remove|missing)\b))+", re.I)
+_LEADER_FIRST = frozenset("-+\u2022>#")  # the characters a `_LEADER` match can start with
 _HEADING = re.compile(r"#{1,6}\s+(?!(?:remove|missing)\b)", re.I)
 _QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
 _CLOSERS = {"'": "'", '"': '"', "(": ")", "[": "]"}
@@ -175,8 +176,13 @@ class StepResolver:
 
 
 def _clean_line(line: str) -> str:
-    line = _MARKUP.sub("", line.translate(_QUOTES)).strip()
-    return _LEADER.sub("", line).strip()
+    line = line.translate(_QUOTES)
+    if "*" in line or "__" in line or "`" in line:  # the only text `_MARKUP` matches
+        line = _MARKUP.sub("", line)
+    line = line.strip()
+    if line[:1] in _LEADER_FIRST:  # `_LEADER` matches only from one of these
+        line = _LEADER.sub("", line)
+    return line.strip()
 
 
 def _tag_body(before: str, after: str) -> str:
@@ -199,7 +205,7 @@ def _negated(before: str) -> bool:
 
 def _split_missing(line: str) -> tuple[str, list[str]]:
     """The line without its #MISSING tags, and the (non-negated) texts they carry."""
-    tags = list(_MISSING.finditer(line))
+    tags = list(_MISSING.finditer(line)) if "#" in line else []
     texts = []
     for k, tag in enumerate(tags):
         end = tags[k + 1].start() if k + 1 < len(tags) else len(line)
@@ -210,6 +216,7 @@ def _split_missing(line: str) -> tuple[str, list[str]]:
     return rest.rstrip(" '\"([").strip(), texts
 
 
+@lru_cache(maxsize=1 << 16)  # a pass re-reads the lines of the pass before, mostly unchanged
 def _head(line: str, after_note: bool) -> tuple[int | None, str | None, str] | None:
     """(number, action, rest) when the line starts a block, else None."""
     number: int | None = None

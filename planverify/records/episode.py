@@ -270,15 +270,21 @@ def _without_late_defaults(scene: Mapping[str, Any]) -> Mapping[str, Any]:
     objects = scene.get("objects")
     if not isinstance(objects, list):
         return scene
-    return {
-        **scene,
-        "objects": [
-            {k: v for k, v in o.items() if not (k in _LATE_FIELDS and v == [])}
-            if isinstance(o, Mapping)
-            else o
-            for o in objects
-        ],
-    }
+    return {**scene, "objects": [_object_without_late_defaults(o) for o in objects]}
+
+
+def _object_without_late_defaults(obj: Any) -> Any:
+    """One scene object without its empty late fields: the object itself when it has none, else
+    a copy with them deleted (cheaper than rebuilding each object key by key)."""
+    if not isinstance(obj, Mapping):
+        return obj
+    late = [k for k in _LATE_FIELDS if k in obj and obj[k] == []]
+    if not late and isinstance(obj, dict):
+        return obj
+    copy = dict(obj)
+    for key in late:
+        del copy[key]
+    return copy
 
 
 _LATE_FIELDS = frozenset({"within"})  # SceneObject fields newer than the first stored digests

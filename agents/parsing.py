@@ -176,7 +176,8 @@ class StepResolver:
 
 
 def _clean_line(line: str) -> str:
-    line = line.translate(_QUOTES)
+    if not line.isascii():  # the quotes `_QUOTES` replaces are not ASCII
+        line = line.translate(_QUOTES)
     if "*" in line or "__" in line or "`" in line:  # the only text `_MARKUP` matches
         line = _MARKUP.sub("", line)
     line = line.strip()

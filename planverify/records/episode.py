@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -98,12 +99,17 @@ class Label(BaseModel):
 def action_lines(actions: list[str]) -> list[str]:
     """The actions, stripped; `ValueError` naming the first one that is not a single line in
     the notation (`Agent.Verb(args)`)."""
+    return list(_action_lines(tuple(actions)))
+
+
+@lru_cache(maxsize=256)  # a run's state is validated again at every step, with the same plan
+def _action_lines(actions: tuple[str, ...]) -> tuple[str, ...]:
     for i, line in enumerate(actions):
         try:
             parse_action(line)
         except NotationError as exc:
             raise ValueError(f"action {i + 1}: {exc}") from None
-    return [line.strip() for line in actions]
+    return tuple(line.strip() for line in actions)
 
 
 def single_lines(actions: list[str]) -> list[str]:

@@ -143,8 +143,9 @@ class StepResolver:
     """
 
     def __init__(self, plan: Sequence[str]) -> None:
-        self.plan = [canonical(line) or line for line in plan]
-        self._keys = [_key(line) for line in plan]
+        lines, keys = _plan_keys(tuple(plan))
+        self.plan = list(lines)
+        self._keys = keys
         self.cursor = -1
 
     def resolve(self, number: int | None, action: str | None) -> int | str:
@@ -173,6 +174,12 @@ class StepResolver:
             return "the action occurs several times and the reference is ambiguous"
         self.cursor = index
         return index
+
+
+@lru_cache(maxsize=256)  # one plan is resolved several times a pass, and again next pass
+def _plan_keys(plan: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A plan's steps as `StepResolver` shows them (canonical) and compares them (`_key`)."""
+    return tuple(canonical(line) or line for line in plan), tuple(_key(line) for line in plan)
 
 
 def _clean_line(line: str) -> str:

@@ -255,10 +255,13 @@ def input_digest(
     >>> a == input_digest(goal="g2", actions=["Driver.Move(1.0)"], scene=None, task=None, teach_task=None)
     False
     """
-    if isinstance(scene, BaseModel):
-        scene = scene.model_dump(mode="json")
-    if isinstance(scene, Mapping):
-        scene = _without_late_defaults(scene)
+    if isinstance(scene, Scene):
+        scene = _scene_content(scene)
+    else:
+        if isinstance(scene, BaseModel):
+            scene = scene.model_dump(mode="json")
+        if isinstance(scene, Mapping):
+            scene = _without_late_defaults(scene)
     content = {
         "goal": goal,
         "actions": [line.strip() for line in actions],
@@ -268,6 +271,22 @@ def input_digest(
     }
     content.update({k: v for k, v in (("domain", domain), ("program", program)) if v is not None})
     return hashlib.sha256(orjson.dumps(content, option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
+_SCENE_CONTENT: dict[int, tuple[Scene, Mapping[str, Any]]] = {}  # the last scenes', by identity
+
+
+def _scene_content(scene: Scene) -> Mapping[str, Any]:
+    """What a scene contributes to a digest, computed once per scene object: a run digests its
+    input twice (the result's digest, and the graph's own record of it)."""
+    cached = _SCENE_CONTENT.get(id(scene))
+    if cached is not None and cached[0] is scene:
+        return cached[1]
+    content = _without_late_defaults(scene.model_dump(mode="json"))
+    if len(_SCENE_CONTENT) >= 256:
+        _SCENE_CONTENT.clear()
+    _SCENE_CONTENT[id(scene)] = (scene, content)
+    return content
 
 
 def _without_late_defaults(scene: Mapping[str, Any]) -> Mapping[str, Any]:

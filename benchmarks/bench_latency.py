@@ -20,7 +20,7 @@ Prints:
   under the trim policy given by --trim; the Judge flags a plan's first Move, then finds nothing
   in the plan without it, so an episode takes two passes when that flag is certified. Wall time, the ideal (model calls made x
   latency / concurrency) and their ratio, --repeat times. --profile FILE writes a cProfile of
-  the last run.
+  the last run; --pin-limit holds the adaptive call limit at the cap.
 
 With a fixed latency every episode waits in step with the others, so their CPU bursts coincide;
 `--jitter 0.5` spreads the latency (same mean) as real providers do.
@@ -35,7 +35,7 @@ Usage: python benchmarks/bench_latency.py [--episodes 500] [--latency 0.1] [--co
        [--repeat 1] [--jitter 0] [--memory-episodes 3000] [--breakdown] [--postgres URL]
        [--asyncio]
        python benchmarks/bench_latency.py --real 2000 [--trim natural|minimal] [--repeat 1]
-       [--grounding] [--games DIR] [--profile FILE]
+       [--grounding] [--games DIR] [--profile FILE] [--pin-limit]
 """
 
 from __future__ import annotations
@@ -357,6 +357,16 @@ async def run_real(
     return elapsed, cpu, model.calls, sum(r.iterations for r in results), digest.hexdigest()
 
 
+def pin_call_limit() -> None:
+    """Hold the adaptive limit of model calls in flight at its cap, for this process: it starts
+    there and never decreases (as `Durability` does for the graph, nothing in planverify is
+    changed; the module's settings are replaced)."""
+    from planverify.llm import concurrency
+
+    setattr(concurrency, "starts_at_cap", lambda key: True)  # noqa: B010
+    setattr(concurrency, "GROWN", float("inf"))  # noqa: B010
+
+
 def real(args: argparse.Namespace) -> None:
     """The --real workload, --repeat times; a cProfile of the last run with --profile."""
     records = game_records(args.games)
@@ -433,11 +443,19 @@ def main() -> None:
     parser.add_argument("--grounding", action="store_true", help="--real: a grounded Judge")
     parser.add_argument("--games", type=Path, default=SHARED / "teach" / "games")
     parser.add_argument("--profile", metavar="FILE", help="--real: cProfile of the last run")
+    parser.add_argument(
+        "--pin-limit",
+        action="store_true",
+        help="--real: the adaptive call limit held at --concurrency (what the ratio would be "
+        "if the limit did not read event-loop delay as a slower server)",
+    )
     parser.add_argument("--memory-only", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     global PLAIN_ASYNCIO
     PLAIN_ASYNCIO = args.asyncio
     if args.real:
+        if args.pin_limit:
+            pin_call_limit()
         real(args)
         return
     if args.memory_only:

@@ -283,7 +283,7 @@ def _scene_content(scene: Scene) -> Mapping[str, Any]:
     if cached is not None and cached[0] is scene:
         return cached[1]
     content = _without_late_defaults(scene.model_dump(mode="json"))
-    if len(_SCENE_CONTENT) >= 256:
+    if len(_SCENE_CONTENT) >= 64:  # a batch digests each input twice, close together
         _SCENE_CONTENT.clear()
     _SCENE_CONTENT[id(scene)] = (scene, content)
     return content

@@ -66,6 +66,7 @@ _NEGATED = re.compile(
 
 _MARKUP = re.compile(r"\*+|__|`+")
 _LEADER = re.compile(r"^(?:[-+\u2022]\s+|>\s*|#{1,6}\s+(?!(?:remove|missing)\b))+", re.I)
+_LEADER_FIRST = frozenset("-+\u2022>#")  # the characters a `_LEADER` match can start with
 _HEADING = re.compile(r"#{1,6}\s+(?!(?:remove|missing)\b)", re.I)
 _QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
 _CLOSERS = {"'": "'", '"': '"', "(": ")", "[": "]"}
@@ -143,8 +144,9 @@ class StepResolver:
     """
 
     def __init__(self, plan: Sequence[str]) -> None:
-        self.plan = [canonical(line) or line for line in plan]
-        self._keys = [_key(line) for line in plan]
+        lines, keys = _plan_keys(tuple(plan))
+        self.plan = list(lines)
+        self._keys = keys
         self.cursor = -1
 
     def resolve(self, number: int | None, action: str | None) -> int | str:
@@ -175,9 +177,21 @@ class StepResolver:
         return index
 
 
+@lru_cache(maxsize=256)  # one plan is resolved several times a pass, and again next pass
+def _plan_keys(plan: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A plan's steps as `StepResolver` shows them (canonical) and compares them (`_key`)."""
+    return tuple(canonical(line) or line for line in plan), tuple(_key(line) for line in plan)
+
+
 def _clean_line(line: str) -> str:
-    line = _MARKUP.sub("", line.translate(_QUOTES)).strip()
-    return _LEADER.sub("", line).strip()
+    if not line.isascii():  # the quotes `_QUOTES` replaces are not ASCII
+        line = line.translate(_QUOTES)
+    if "*" in line or "__" in line or "`" in line:  # the only text `_MARKUP` matches
+        line = _MARKUP.sub("", line)
+    line = line.strip()
+    if line[:1] in _LEADER_FIRST:  # `_LEADER` matches only from one of these
+        line = _LEADER.sub("", line)
+    return line.strip()
 
 
 def _tag_body(before: str, after: str) -> str:
@@ -200,7 +214,7 @@ def _negated(before: str) -> bool:
 
 def _split_missing(line: str) -> tuple[str, list[str]]:
     """The line without its #MISSING tags, and the (non-negated) texts they carry."""
-    tags = list(_MISSING.finditer(line))
+    tags = list(_MISSING.finditer(line)) if "#" in line else []
     texts = []
     for k, tag in enumerate(tags):
         end = tags[k + 1].start() if k + 1 < len(tags) else len(line)
@@ -211,6 +225,7 @@ def _split_missing(line: str) -> tuple[str, list[str]]:
     return rest.rstrip(" '\"([").strip(), texts
 
 
+@lru_cache(maxsize=1 << 16)  # a pass re-reads the lines of the pass before, mostly unchanged
 def _head(line: str, after_note: bool) -> tuple[int | None, str | None, str] | None:
     """(number, action, rest) when the line starts a block, else None."""
     number: int | None = None

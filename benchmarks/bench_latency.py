@@ -13,7 +13,14 @@ Prints:
 - the framework's own time per Judge pass (latency 0, so model time is excluded), likewise;
 - checkpoint bytes per Judge pass for a 50-step plan;
 - peak RSS of a run of --memory-episodes episodes with SQLite, in a fresh process;
-- with --breakdown, where the time per episode goes without a checkpointer.
+- with --breakdown, where the time per episode goes without a checkpointer;
+- with --real N, only this instead: N real TEACh episodes with their scenes (the shared games,
+  train and valid_seen, cycled to reach N; each episode a separate object, built before the
+  clock starts), no checkpointer, certify as the CLI decides for them (on: they have a scene),
+  under the trim policy given by --trim; the Judge flags a plan's first Move, then finds nothing
+  in the plan without it, so an episode takes two passes when that flag is certified. Wall time, the ideal (model calls made x
+  latency / concurrency) and their ratio, --repeat times. --profile FILE writes a cProfile of
+  the last run; --pin-limit holds the adaptive call limit at the cap.
 
 With a fixed latency every episode waits in step with the others, so their CPU bursts coincide;
 `--jitter 0.5` spreads the latency (same mean) as real providers do.
@@ -27,12 +34,18 @@ measures asyncio's own loop instead.
 Usage: python benchmarks/bench_latency.py [--episodes 500] [--latency 0.1] [--concurrency 32]
        [--repeat 1] [--jitter 0] [--memory-episodes 3000] [--breakdown] [--postgres URL]
        [--asyncio]
+       python benchmarks/bench_latency.py --real 2000 [--trim natural|minimal] [--repeat 1]
+       [--grounding] [--games DIR] [--profile FILE] [--pin-limit]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import cProfile
+import hashlib
+import inspect
+import json
 import random
 import re
 import resource
@@ -49,15 +62,20 @@ from typing import Any
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
+from pydantic import Field
 
 from planverify.agents.base import JudgeReply
 from planverify.agents.judge import judge_messages
 from planverify.agents.parsing import parse_judge_text
 from planverify.api import Verifier, open_checkpointer
 from planverify.eventloop import runner
+from planverify.inputs.teach import expand_inputs, load_game
 from planverify.llm.calls import CallLimits
 from planverify.records.episode import Episode, Scene
+from planverify.records.trim import DEFAULT_TRIM, TRIM_POLICIES
 from planverify.runs.batch import run_batch
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 
 PLAIN_ASYNCIO = False  # --asyncio: asyncio's own event loop instead of the CLI's (uvloop)
 
@@ -71,11 +89,12 @@ _STEP = re.compile(r"^(\d+)\. (.+)$", re.M)
 MODES = ("sync", "async", "exit")
 
 
-def judge_answer(messages: Sequence[BaseMessage]) -> str:
-    """The Judge's text-protocol answer: the first Move of the plan shown is flagged."""
+def judge_answer(messages: Sequence[BaseMessage], *, flag: bool = True) -> str:
+    """The Judge's text-protocol answer: the first Move of the plan shown is flagged (none with
+    `flag` off)."""
     plan = str(messages[-1].content).split("<plan>")[1].split("</plan>")[0]
     lines = []
-    flagged = False
+    flagged = not flag
     for number, action in _STEP.findall(plan):
         note = "needed"
         if not flagged and ".Move(" in action:
@@ -88,12 +107,18 @@ class SlowJudgeModel(GenericFakeChatModel):
     """Waits `latency` seconds (asyncio.sleep), then answers as a Judge; counts its calls.
 
     With `jitter` j each wait is drawn uniformly from latency * [1 - j, 1 + j] (same mean).
+    With `once`, a plan is not flagged when it is the one left by removing the Move flagged
+    before (so a real plan of many Moves also takes two passes: one flag, then none).
     """
 
     messages: Iterator[Any] = iter(())  # unused: answers are computed from the prompt
     latency: float = 0.1
     jitter: float = 0.0
     calls: int = 0
+    once: bool = False
+    expected: set[str] = Field(
+        default_factory=set
+    )  # with `once`: plans that follow a flag, answered without one
 
     def _wait(self) -> float:
         return self.latency * random.uniform(1 - self.jitter, 1 + self.jitter)
@@ -101,10 +126,23 @@ class SlowJudgeModel(GenericFakeChatModel):
     def _result(self, messages: list[BaseMessage]) -> ChatResult:
         self.calls += 1
         message = AIMessage(
-            judge_answer(messages),
+            self._answer(messages),
             usage_metadata={"input_tokens": 300, "output_tokens": 100, "total_tokens": 400},
         )
         return ChatResult(generations=[ChatGeneration(message=message)])
+
+    def _answer(self, messages: Sequence[BaseMessage]) -> str:
+        if not self.once:
+            return judge_answer(messages)
+        plan = _STEP.findall(str(messages[-1].content).split("<plan>")[1].split("</plan>")[0])
+        actions = [action for _, action in plan]
+        if "\n".join(actions) in self.expected:
+            self.expected.discard("\n".join(actions))
+            return judge_answer(messages, flag=False)
+        moves = [n for n, action in enumerate(actions) if ".Move(" in action]
+        if moves:
+            self.expected.add("\n".join(actions[: moves[0]] + actions[moves[0] + 1 :]))
+        return judge_answer(messages)
 
     def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
         time.sleep(self._wait())
@@ -258,6 +296,111 @@ class CannedJudge:
         return JudgeReply(self.seen[key].model_copy(deep=True))
 
 
+def game_records(games: Path) -> list[dict[str, Any]]:
+    """The episodes of the games with a scene, as records."""
+    loaded = [load_game(path) for path in expand_inputs([games])]
+    records = [e.model_dump(mode="json", exclude_none=True) for e in loaded if e.scene]
+    if not records:
+        sys.exit(f"no TEACh games with a scene under {games}; pass --games DIR")
+    return records
+
+
+def real_episodes(records: list[dict[str, Any]], count: int) -> list[Episode]:
+    """`count` episodes of the records, cycled, each its own object (ids unique)."""
+    out = []
+    for n in range(count):
+        record = dict(records[n % len(records)])
+        cycle = n // len(records)
+        if cycle:
+            record["id"] = f"{record['id']}#{cycle}"
+        out.append(Episode.model_validate(record))
+    return out
+
+
+def trimmed_verifier(trim: str, **kwargs: Any) -> Verifier:
+    """A `Verifier` under this trim policy: by its `trim` argument where it takes one, else set on
+    its context (and the settings recomputed from it) before any episode runs."""
+    if "trim" in inspect.signature(Verifier).parameters:
+        return Verifier(**{**kwargs, "trim": trim})
+    verifier = Verifier(**kwargs)
+    if trim != DEFAULT_TRIM:
+        verifier.context = verifier.context.model_copy(update={"trim": trim})
+        verifier.settings = verifier.context.settings()
+        verifier.key = verifier.settings.key
+    return verifier
+
+
+async def run_real(
+    items: list[Episode], latency: float, concurrency: int, trim: str, grounding: bool
+) -> tuple[float, float, int, int, str]:
+    """Verify the real episodes: wall and CPU time, model calls, Judge passes, and a digest of
+    the verdicts (as `verdict_digest.py` reduces a result) to show a speed-up moved none."""
+    model = SlowJudgeModel(latency=latency, once=True)
+    verifier = trimmed_verifier(
+        trim,
+        judge=model,
+        planner="rules",
+        grounding=grounding,
+        limits=CallLimits(concurrency=concurrency),
+    )
+    started, cpu = time.perf_counter(), time.process_time()
+    report = await run_batch(
+        verifier, items, total=len(items), limit=None, output=None, concurrency=concurrency
+    )
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
+    results = report.results
+    assert all(r.status == "ok" for r in results), [r.error for r in results if r.error][:1]
+    digest = hashlib.sha256()
+    for result in sorted(results, key=lambda r: r.id):
+        data = result.model_dump(mode="json", exclude={"settings", "usage", "cost_usd"})
+        digest.update(json.dumps(data, sort_keys=True, ensure_ascii=False).encode() + b"\n")
+    return elapsed, cpu, model.calls, sum(r.iterations for r in results), digest.hexdigest()
+
+
+def pin_call_limit() -> None:
+    """Hold the adaptive limit of model calls in flight at its cap, for this process: it starts
+    there and never decreases (as `Durability` does for the graph, nothing in planverify is
+    changed; the module's settings are replaced)."""
+    from planverify.llm import concurrency
+
+    setattr(concurrency, "starts_at_cap", lambda key: True)  # noqa: B010
+    setattr(concurrency, "GROWN", float("inf"))  # noqa: B010
+
+
+def real(args: argparse.Namespace) -> None:
+    """The --real workload, --repeat times; a cProfile of the last run with --profile."""
+    records = game_records(args.games)
+    items = real_episodes(records, args.real)
+    loop = "asyncio" if args.asyncio or runner.loop_factory() is None else "uvloop"
+    print(
+        f"{len(items)} real episodes with scenes, {args.latency * 1000:.0f} ms per call, "
+        f"concurrency {args.concurrency}, trim {args.trim}, grounding {args.grounding}, "
+        f"{loop} event loop"
+    )
+    arun(
+        run_real(
+            real_episodes(records, 64), args.latency, args.concurrency, args.trim, args.grounding
+        )
+    )
+    for n in range(args.repeat):
+        profile = cProfile.Profile() if args.profile and n == args.repeat - 1 else None
+        if profile:
+            profile.enable()
+        wall, cpu, calls, passes, digest = arun(
+            run_real(items, args.latency, args.concurrency, args.trim, args.grounding)
+        )
+        if profile:
+            profile.disable()
+            profile.dump_stats(args.profile)
+        ideal = calls * args.latency / args.concurrency
+        ratio = f"ratio {wall / ideal:.3f}, " if ideal else ""
+        print(
+            f"  wall {wall:.2f} s, ideal {ideal:.2f} s ({calls} calls, {passes} Judge passes), "
+            f"{ratio}CPU {1000 * cpu / len(items):.2f} ms per episode; verdicts {digest[:16]}"
+        )
+        items = real_episodes(records, args.real)  # nothing carried over between runs
+
+
 def breakdown(count: int, concurrency: int) -> None:
     """Time per episode without a checkpointer, latency 0, layer by layer."""
 
@@ -293,10 +436,28 @@ def main() -> None:
     parser.add_argument(
         "--asyncio", action="store_true", help="asyncio's own event loop, not the CLI's uvloop"
     )
+    parser.add_argument(
+        "--real", type=int, metavar="N", help="only the workload of N real TEACh episodes"
+    )
+    parser.add_argument("--trim", choices=TRIM_POLICIES, default=DEFAULT_TRIM)
+    parser.add_argument("--grounding", action="store_true", help="--real: a grounded Judge")
+    parser.add_argument("--games", type=Path, default=SHARED / "teach" / "games")
+    parser.add_argument("--profile", metavar="FILE", help="--real: cProfile of the last run")
+    parser.add_argument(
+        "--pin-limit",
+        action="store_true",
+        help="--real: the adaptive call limit held at --concurrency (what the ratio would be "
+        "if the limit did not read event-loop delay as a slower server)",
+    )
     parser.add_argument("--memory-only", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     global PLAIN_ASYNCIO
     PLAIN_ASYNCIO = args.asyncio
+    if args.real:
+        if args.pin_limit:
+            pin_call_limit()
+        real(args)
+        return
     if args.memory_only:
         memory_run(args.memory_only, args.concurrency)
         return

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -98,12 +99,17 @@ class Label(BaseModel):
 def action_lines(actions: list[str]) -> list[str]:
     """The actions, stripped; `ValueError` naming the first one that is not a single line in
     the notation (`Agent.Verb(args)`)."""
+    return list(_action_lines(tuple(actions)))
+
+
+@lru_cache(maxsize=256)  # a run's state is validated again at every step, with the same plan
+def _action_lines(actions: tuple[str, ...]) -> tuple[str, ...]:
     for i, line in enumerate(actions):
         try:
             parse_action(line)
         except NotationError as exc:
             raise ValueError(f"action {i + 1}: {exc}") from None
-    return [line.strip() for line in actions]
+    return tuple(line.strip() for line in actions)
 
 
 def single_lines(actions: list[str]) -> list[str]:
@@ -249,10 +255,13 @@ def input_digest(
     >>> a == input_digest(goal="g2", actions=["Driver.Move(1.0)"], scene=None, task=None, teach_task=None)
     False
     """
-    if isinstance(scene, BaseModel):
-        scene = scene.model_dump(mode="json")
-    if isinstance(scene, Mapping):
-        scene = _without_late_defaults(scene)
+    if isinstance(scene, Scene):
+        scene = _scene_content(scene)
+    else:
+        if isinstance(scene, BaseModel):
+            scene = scene.model_dump(mode="json")
+        if isinstance(scene, Mapping):
+            scene = _without_late_defaults(scene)
     content = {
         "goal": goal,
         "actions": [line.strip() for line in actions],
@@ -264,21 +273,43 @@ def input_digest(
     return hashlib.sha256(orjson.dumps(content, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 
+_SCENE_CONTENT: dict[int, tuple[Scene, Mapping[str, Any]]] = {}  # the last scenes', by identity
+
+
+def _scene_content(scene: Scene) -> Mapping[str, Any]:
+    """What a scene contributes to a digest, computed once per scene object: a run digests its
+    input twice (the result's digest, and the graph's own record of it)."""
+    cached = _SCENE_CONTENT.get(id(scene))
+    if cached is not None and cached[0] is scene:
+        return cached[1]
+    content = _without_late_defaults(scene.model_dump(mode="json"))
+    if len(_SCENE_CONTENT) >= 64:  # a batch digests each input twice, close together
+        _SCENE_CONTENT.clear()
+    _SCENE_CONTENT[id(scene)] = (scene, content)
+    return content
+
+
 def _without_late_defaults(scene: Mapping[str, Any]) -> Mapping[str, Any]:
     """A scene without the empty values of fields added after digests were first stored (an
     object's `within`), so that a record written before them keeps its digest."""
     objects = scene.get("objects")
     if not isinstance(objects, list):
         return scene
-    return {
-        **scene,
-        "objects": [
-            {k: v for k, v in o.items() if not (k in _LATE_FIELDS and v == [])}
-            if isinstance(o, Mapping)
-            else o
-            for o in objects
-        ],
-    }
+    return {**scene, "objects": [_object_without_late_defaults(o) for o in objects]}
+
+
+def _object_without_late_defaults(obj: Any) -> Any:
+    """One scene object without its empty late fields: the object itself when it has none, else
+    a copy with them deleted (cheaper than rebuilding each object key by key)."""
+    if not isinstance(obj, Mapping):
+        return obj
+    late = [k for k in _LATE_FIELDS if k in obj and obj[k] == []]
+    if not late and isinstance(obj, dict):
+        return obj
+    copy = dict(obj)
+    for key in late:
+        del copy[key]
+    return copy
 
 
 _LATE_FIELDS = frozenset({"within"})  # SceneObject fields newer than the first stored digests

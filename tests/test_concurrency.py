@@ -33,6 +33,7 @@ class Server:
     estimator: LimitEstimator  # the limit under test
     budget: Budget = LONG  # the client's timeouts
     tokens: int | None = None  # output tokens reported per answer
+    saturated: bool = False  # the client was busy on the CPU through every call
     now: float = 0.0  # the fake clock
     free: list[float] = field(default_factory=list)  # when each slot is free again
     due: list[tuple[float, float, int, int]] = field(default_factory=list)  # (end, sent, n, epoch)
@@ -54,7 +55,7 @@ class Server:
         for _ in range(answers):
             end, sent, inflight, epoch = heapq.heappop(self.due)
             self.now = end
-            sample = Sample(end - sent, self.tokens, inflight, epoch)
+            sample = Sample(end - sent, self.tokens, inflight, epoch, self.saturated)
             self.latencies.append(sample.latency)
             self.estimator.answered(sample, self.budget)
             self.limits.append(self.estimator.limit)
@@ -75,6 +76,30 @@ def test_a_four_slot_server_settles_at_four_or_just_above() -> None:
     settled = server.limits[100:]
     assert min(settled) >= 3 and max(settled) <= 6
     assert sum(limit >= 4 for limit in settled) > 0.8 * len(settled)
+
+
+def test_latency_grown_while_the_client_was_busy_lowers_nothing() -> None:
+    # the same four-slot server, but every answer came while this process was busy on the CPU:
+    # the delay may be the client's own, so the limit is not cut (it still rises while flat)
+    busy = Server(slots=4, service=1.0, estimator=LimitEstimator(cap=8), saturated=True)
+    busy.run(200)
+    assert busy.limits[-1] == 8 and sorted(busy.limits) == busy.limits
+
+
+def test_a_client_busy_through_a_call_marks_its_sample_saturated() -> None:
+    times = iter([0.0, 1.0])
+    cpu = iter([5.0, 5.95, 10.0, 10.1])
+    gate = CallGate(LimitEstimator(cap=2), clock=lambda: next(times), cpu_clock=lambda: next(cpu))
+    seen: list[Sample] = []
+    gate.estimator.answered = lambda sample, budget: seen.append(sample)  # type: ignore[method-assign]
+    ticket = gate._take()
+    ticket.sent()
+    ticket.answered(None, LONG)
+    times = iter([2.0, 3.0])
+    ticket = gate._take()
+    ticket.sent()
+    ticket.answered(None, LONG)
+    assert [s.saturated for s in seen] == [True, False]
 
 
 def test_a_one_slot_server_mostly_gets_one_call_and_never_waits_past_the_timeout() -> None:

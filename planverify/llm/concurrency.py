@@ -26,6 +26,10 @@ How the limit moves (`LimitEstimator`), a gradient in the style of TCP Vegas:
 - Ratio at least `GROWN`: calls queue on the server, so the limit drops to `limit / ratio`,
   the number the server actually served at once (Little's law), and waits `CALM_ROUNDS` flat
   rounds before it probes upward again.
+- A call during whose flight this process was busy on the CPU almost all the time (`SATURATED`
+  of the wall time, `Sample.saturated`) says nothing about the server: its answer may have
+  waited for the event loop, not for the server. A round mostly of such samples lowers nothing
+  (it may still raise), so a busy client does not read its own delay as a loaded server.
 - A timeout, 429 or 503 halves the limit at once (once per round: calls sent before a decrease
   do not decrease it again).
 - Never above the cap (`--concurrency`), and never to a value the server might not answer in
@@ -67,6 +71,7 @@ BASELINE_SAMPLES = 64  # answers the no-load baseline is the minimum of
 HIGH_SAMPLES = 16  # answers whose slowest latency the timeout guard uses
 MAX_ROUND = 8  # most answers in one round
 JITTER = 0.05  # seconds added to every latency before comparing (see `Sample.cost`)
+SATURATED = 0.9  # share of a call's flight this process spent on the CPU: its latency is ours
 
 
 # Providers' own cloud endpoints: the provider names of specs without a base URL, and the hosts
@@ -116,6 +121,7 @@ class Sample:
     tokens: int | None  # output tokens of the answer, when the provider reported them
     inflight: int  # calls in flight when it was sent, itself included
     epoch: int  # the estimator's epoch when it was sent
+    saturated: bool = False  # this process was busy on the CPU for nearly all of its flight
 
     @property
     def cost(self) -> float:
@@ -180,8 +186,9 @@ class LimitEstimator:
         assert baseline is not None
         ratio = statistics.fmean(s.cost for s in self.round) / baseline if baseline else 1.0
         busy = sum(s.inflight >= self.limit for s in self.round) * 2 >= len(self.round)
+        ours = sum(s.saturated for s in self.round) * 2 > len(self.round)
         self.round = []
-        if ratio >= GROWN:
+        if ratio >= GROWN and not ours:
             self._set(max(1, round(self.limit / ratio)))
         elif ratio <= FLAT and busy:
             self.parallel = max(self.parallel, self.limit)
@@ -217,17 +224,20 @@ class Ticket:
     inflight: int = 0  # calls in flight when it was let through, itself included
     epoch: int = 0  # the estimator's epoch then
     start: float | None = None  # when it was sent
+    start_cpu: float = 0.0  # this process's CPU time then
     open: bool = True  # still holds its slot
 
     def sent(self) -> None:
         """The call goes out now: its latency counts from here."""
-        self.start = self.gate.clock()
+        self.start, self.start_cpu = self.gate.clock(), self.gate.cpu_clock()
 
     def answered(self, tokens: int | None, budget: Budget) -> None:
         """The call was answered (`tokens`: output tokens when reported)."""
         if self.start is not None:
             latency = self.gate.clock() - self.start
-            sample = Sample(latency, tokens, self.inflight, self.epoch)
+            busy = self.gate.cpu_clock() - self.start_cpu
+            saturated = latency > 0 and busy >= SATURATED * latency
+            sample = Sample(latency, tokens, self.inflight, self.epoch, saturated)
             self.gate.finish(self, lambda e: e.answered(sample, budget))
         else:
             self.release()
@@ -274,6 +284,7 @@ class CallGate:
 
     estimator: LimitEstimator  # decides the limit
     clock: Callable[[], float] = time.monotonic  # replaced in tests
+    cpu_clock: Callable[[], float] = time.process_time  # this process's CPU time (tests: fake)
     inflight: int = 0  # calls holding a slot
     waiters: deque[_Waiter] = field(default_factory=deque)  # calls waiting, oldest first
     lock: threading.Lock = field(default_factory=threading.Lock)  # runs in threads share gates

@@ -21,6 +21,7 @@ from typing import Any, Protocol
 
 from planverify.records.critique import Critique, Veto
 from planverify.records.episode import Episode, EpisodeError, Scene
+from planverify.records.result import RunSettings
 from planverify.records.trim import TrimPolicy
 
 MODULES: dict[str, str] = {
@@ -141,3 +142,13 @@ def domain_versions(name: str | None) -> dict[str, str]:
         return {}
     version = domain_of(name).version()
     return {domain_name(name): version} if version is not None else {}
+
+
+def settings_for(settings: RunSettings, name: str | None) -> RunSettings:
+    """A run's settings as recorded on a result of the domain's: for any domain but TEACh,
+    with its package's version (`domains`, so a result is never reused under another version);
+    for TEACh, the run's own (its key unchanged)."""
+    versions = domain_versions(name)
+    if not versions:
+        return settings
+    return RunSettings.model_validate({**settings.model_dump(), "domains": versions})

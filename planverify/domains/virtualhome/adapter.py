@@ -28,6 +28,7 @@ NOTATION = (
     "(1.11)`, `[PUTBACK] <mug> (1.45) <table> (1.20)`; ID is the object's node in the scene."
 )
 MISSES_GOAL = "left out: misses its own goal"  # a program the simulator says fails its goal
+NO_GOAL = "left out: no vh_goal"  # a program without goal conditions: no label can be checked
 
 
 class VirtualHome:
@@ -87,8 +88,9 @@ class VirtualHome:
     ) -> Iterator[Episode]:
         """Annotated copies of programs: one labelled error each (`corrupt.corrupt_program`),
         or none for a `clean_fraction` share, drawn per program from the seed and its id. Records
-        without `program`, and programs that do not meet their own goal, are left out (counted
-        in `summary.changes`); `errors_per_episode` only says whether any error is wanted."""
+        without `program`, programs without a `vh_goal` and programs that do not meet their own
+        goal are left out (counted in `summary.changes`); `errors_per_episode` only says
+        whether any error is wanted."""
         tally = summary if summary is not None else CorruptSummary()
         for episode in episodes:
             tally.read += 1
@@ -112,6 +114,8 @@ def _annotated(episode: Episode, seed: int, clean_fraction: float, errors: bool)
     if episode.program is None or episode.domain != "virtualhome":
         return "left out: no VirtualHome program"
     scene = load_scene(episode.program)
+    if scene.goal is None:
+        return NO_GOAL
     if not runs_to_goal(scene, episode.actions):
         return MISSES_GOAL
     data = episode.model_dump(mode="json", exclude_none=True)

@@ -77,6 +77,11 @@ class Domain(Protocol):
         veto (with why) per flag it refuses."""
         ...
 
+    def first_problem(self, case: Case) -> str | None:
+        """Why the domain's simulator cannot carry out the plan (its first impossible step),
+        or None when it can (or when nothing is known to run it in)."""
+        ...
+
     def prompt_facts(self, case: Case) -> str:
         """Facts from the domain's scene for a model Judge's prompt, one line each."""
         ...

@@ -18,7 +18,7 @@ from planverify.noise import corrupt_many
 from planverify.records.critique import Critique, Veto
 from planverify.records.episode import Episode, EpisodeError
 from planverify.records.trim import TrimPolicy
-from planverify.world import Grounding, ground
+from planverify.world import Grounding, ground, simulate
 from planverify.world.certify import certify_flags
 from planverify.world.facts import facts
 
@@ -54,6 +54,13 @@ class Teach:
     ) -> tuple[Critique, list[Veto]]:
         certified = certify_flags(case.lines, critique, grounding_of(case), trim=trim)
         return certified.critique, certified.vetoes
+
+    def first_problem(self, case: Case) -> str | None:
+        _, outcomes = simulate(list(case.lines), case.scene)
+        for i, outcome in enumerate(outcomes):
+            if outcome.problem is not None:
+                return f"step {i + 1} ({case.lines[i]}): {outcome.problem}"
+        return None
 
     def prompt_facts(self, case: Case) -> str:
         return "\n".join(facts(list(case.lines), grounding_of(case)))

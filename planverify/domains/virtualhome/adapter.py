@@ -17,7 +17,7 @@ from planverify.domains.virtualhome.corrupt import corrupt_program
 from planverify.domains.virtualhome.data import PackageMissing, package_version
 from planverify.domains.virtualhome.records import iter_records
 from planverify.domains.virtualhome.repair import runs_to_goal
-from planverify.domains.virtualhome.replay import load_scene
+from planverify.domains.virtualhome.replay import load_scene, trace
 from planverify.noise import CorruptSummary
 from planverify.records.critique import Critique, Veto
 from planverify.records.episode import Episode, EpisodeError
@@ -59,6 +59,15 @@ class VirtualHome:
             else:
                 vetoes.append(Veto(kind="flag", action=flag.action, step=flag.step, reason=why))
         return kept, vetoes
+
+    def first_problem(self, case: Case) -> str | None:
+        if case.program is None:
+            return None
+        run = trace(case.lines, load_scene(case.program).start)
+        if run.completed:
+            return None
+        last = run.results[-1]
+        return f"step {last.index + 1} ({case.lines[last.index]}): {last.reason}"
 
     def prompt_facts(self, case: Case) -> str:
         if case.program is None:

@@ -87,7 +87,8 @@ class Domain(Protocol):
         ...
 
     def object_names(self, case: Case) -> dict[str, str]:
-        """The objects of the case's scene: id (as text) -> name, for a person reviewing it."""
+        """The objects of the case's scene that its plan names: id (as text) -> name, for a
+        person reviewing it (every object of the scene when the plan is empty)."""
         ...
 
     def records(self, source: Path | None) -> Iterator[Episode | EpisodeError]:

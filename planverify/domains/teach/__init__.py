@@ -17,6 +17,7 @@ from planverify.domains import Case
 from planverify.noise import corrupt_many
 from planverify.records.critique import Critique, Veto
 from planverify.records.episode import Episode, EpisodeError
+from planverify.records.notation import parse_action
 from planverify.records.trim import TrimPolicy
 from planverify.world import Grounding, ground, simulate
 from planverify.world.certify import certify_flags
@@ -68,7 +69,12 @@ class Teach:
     def object_names(self, case: Case) -> dict[str, str]:
         if case.scene is None:
             return {}
-        return {o.id: o.name or o.type for o in case.scene.objects}
+        named = {name for line in case.lines for name in parse_action(line).objects}
+        return {
+            o.id: o.name or o.type
+            for o in case.scene.objects
+            if not case.lines or (o.name or o.type) in named
+        }
 
     def records(self, source: Path | None) -> Iterator[Episode | EpisodeError]:
         from planverify.inputs.teach import iter_games

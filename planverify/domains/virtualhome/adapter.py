@@ -6,6 +6,7 @@ A thin layer over `domain` (judge, certify, prompt facts, object names), `record
 
 from __future__ import annotations
 
+import contextlib
 import random
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -15,6 +16,7 @@ from planverify.domains import Case, DomainUnavailable
 from planverify.domains.virtualhome import domain
 from planverify.domains.virtualhome.corrupt import corrupt_program
 from planverify.domains.virtualhome.data import PackageMissing, package_version
+from planverify.domains.virtualhome.notation import NotationError, parse_step
 from planverify.domains.virtualhome.records import iter_records
 from planverify.domains.virtualhome.repair import runs_to_goal
 from planverify.domains.virtualhome.replay import load_scene, trace
@@ -77,7 +79,12 @@ class VirtualHome:
     def object_names(self, case: Case) -> dict[str, str]:
         if case.program is None:
             return {}
-        return {str(node): name for node, name in sorted(domain.object_names(case.program).items())}
+        named = _named_nodes(case.lines)
+        return {
+            str(node): name
+            for node, name in sorted(domain.object_names(case.program).items())
+            if not case.lines or node in named
+        }
 
     def records(self, source: Path | None) -> Iterator[Episode | EpisodeError]:
         try:
@@ -116,6 +123,14 @@ class VirtualHome:
             else:
                 tally.clean += 1
             yield made
+
+
+def _named_nodes(lines: Iterable[str]) -> set[int]:
+    nodes: set[int] = set()
+    for line in lines:
+        with contextlib.suppress(NotationError):
+            nodes.update(argument.node for argument in parse_step(line).arguments)
+    return nodes
 
 
 def _annotated(episode: Episode, seed: int, clean_fraction: float, errors: bool) -> Episode | str:

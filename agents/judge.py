@@ -163,7 +163,8 @@ class ModelJudge:
         """The Judge's critique of a plan; with grounding on, the prompt gets the simulator's
         facts: `facts` when given (another domain's, one per line), else TEACh's."""
         if facts is not None:
-            block = facts_block(facts.splitlines()) if self.grounding else ""
+            lines = [line.removeprefix("- ") for line in facts.splitlines()]
+            block = facts_block(lines) if self.grounding else ""
         else:
             known = grounding if grounding is not None else Grounding(scene, None)
             block = grounding_block(plan, known) if self.grounding else ""

@@ -177,8 +177,10 @@ def annotated(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = folder / "annotated.jsonl"
     done = runner.invoke(
         app,
-        ["corrupt", str(inputs), "-o", str(out), "--generator", "virtualhome", "--seed", "1"]
-        + ["--clean-fraction", "0"],
+        [
+            *("corrupt", str(inputs), "-o", str(out), "--generator", "virtualhome"),
+            *("--seed", "1", "--clean-fraction", "0"),
+        ],
     )
     assert done.exit_code == 0, done.output
     assert "3 with errors" in done.stdout

@@ -86,6 +86,19 @@ def test_the_contracts_keep_domains_apart_and_behind_the_registry() -> None:
     assert set(concrete) <= set(packages)
 
 
+def test_the_teach_adapter_gives_the_rules_judges_critique() -> None:
+    import asyncio
+
+    from planverify.agents.rules import RulesJudge
+    from planverify.domains import Case
+
+    goal = "Make a mug of coffee."
+    case = Case(lines=COFFEE_PLAN, goal=goal)
+    reply = asyncio.run(RulesJudge().ajudge(goal, COFFEE_PLAN))
+    assert domain_of("teach").critique(case, "natural") == reply.critique
+    assert [f.step for f in reply.critique.flags] == [1, 2]
+
+
 # --- TEACh is as it was ------------------------------------------------------------------------
 
 

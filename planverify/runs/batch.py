@@ -135,8 +135,10 @@ def keep_earlier_ok(
     merged: list[VerificationResult] = []
     for result in results:
         ok = earlier.get((result.id, result.input_digest)) if result.status == "error" else None
-        wanted = result.settings.key if result.settings is not None else key
-        if ok is not None and ok.settings is not None and ok.settings.key == wanted:
+        wanted = result.settings.key if result.settings is not None else key  # its domain's
+        if ok is not None and ok.settings is not None and ok.settings.key != wanted:
+            ok = None
+        if ok is not None:
             kept.append(result.id)
         merged.append(ok or result)
     return merged, kept

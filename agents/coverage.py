@@ -23,12 +23,20 @@ from planverify.agents.base import as_data
 from planverify.agents.parsing import add_flag, canonical
 from planverify.prompts import render
 from planverify.records.critique import Critique, Missing
-from planverify.records.notation import parse_action
+from planverify.records.notation import NotationError, parse_action
 
 
 def driver_steps(plan: Sequence[str]) -> list[int]:
-    """The 0-based steps a Judge must judge: every step that is not dialogue."""
-    return [i for i, line in enumerate(plan) if not parse_action(line).is_dialogue]
+    """The 0-based steps a Judge must judge: every step that is not dialogue (a line of
+    another domain's notation is a step)."""
+    return [i for i, line in enumerate(plan) if not _dialogue(line)]
+
+
+def _dialogue(line: str) -> bool:
+    try:
+        return parse_action(line).is_dialogue
+    except NotationError:
+        return False
 
 
 def left_out(

@@ -54,7 +54,11 @@ class JudgeVerdict(BaseModel):
 
 def grounding_block(plan: Sequence[str], grounding: Grounding) -> str:
     """The simulator's facts about a plan, as a delimited data block for the Judge prompt."""
-    known = facts(list(plan), grounding)
+    return facts_block(facts(list(plan), grounding))
+
+
+def facts_block(known: Sequence[str]) -> str:
+    """Facts, one per line, as a delimited data block for the Judge prompt (empty: none)."""
     if not known:
         return ""
     body = "\n".join(f"- {as_data(line)}" for line in known)
@@ -154,9 +158,16 @@ class ModelJudge:
         *,
         grounding: Grounding | None = None,
         vetoes: Sequence[str] = (),
+        facts: str | None = None,
     ) -> JudgeReply:
-        known = grounding if grounding is not None else Grounding(scene, None)
-        block = grounding_block(plan, known) if self.grounding else ""
+        """The Judge's critique of a plan; with grounding on, the prompt gets the simulator's
+        facts: `facts` when given (another domain's, one per line), else TEACh's."""
+        if facts is not None:
+            lines = [line.removeprefix("- ") for line in facts.splitlines()]
+            block = facts_block(lines) if self.grounding else ""
+        else:
+            known = grounding if grounding is not None else Grounding(scene, None)
+            block = grounding_block(plan, known) if self.grounding else ""
         block += vetoes_block(vetoes)
         messages = judge_messages(goal, plan, block)
         schema = JudgeVerdict if self.output == "structured" else None

@@ -121,10 +121,12 @@ def canonical(line: str) -> str | None:
 
 @lru_cache(maxsize=1 << 16)
 def _key(line: str) -> str:
-    """What two copies of one step share: the canonical text, with motion amounts as numbers."""
+    """What two copies of one step share: the canonical text, with motion amounts as numbers
+    (a line outside the notation, such as another domain's, as written, with the angle quotes
+    `as_data` put in its prompt read back as `<` and `>`)."""
     action = _parse(line)
     if action is None:
-        return line.strip()
+        return line.strip().replace("\u2039", "<").replace("\u203a", ">")
     if action.known and action.amount is not None:
         return f"{action.agent}.{action.verb}({float(action.amount)!r})"
     return str(action)

@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, Field
 
+from planverify.domains import Case, domain_of, is_default
 from planverify.records.episode import Episode, Scene
 from planverify.records.notation import NotationError, parse_action
 from planverify.records.result import VerificationResult
@@ -99,10 +100,16 @@ def _mean(values: Sequence[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
+def _problem(plan: Sequence[str], episode: Episode | None) -> str | None:
+    """`first_problem` in the episode's own domain (TEACh's simulator, or its domain's)."""
+    if episode is None or is_default(episode.domain):
+        return first_problem(plan, episode.scene if episode is not None else None)
+    return domain_of(episode.domain).first_problem(Case(lines=plan, program=episode.program))
+
+
 def _flow(result: VerificationResult, episode: Episode | None) -> EpisodeFlow:
-    scene = episode.scene if episode is not None else None
     before = result.original or (episode.actions if episode is not None else [])
-    problem = first_problem(result.refined, scene)
+    problem = _problem(result.refined, episode)
     return EpisodeFlow(
         id=result.id,
         status=result.status,
@@ -112,7 +119,7 @@ def _flow(result: VerificationResult, episode: Episode | None) -> EpisodeFlow:
         length_before=plan_length(before),
         length_after=plan_length(result.refined),
         executable=problem is None,
-        executable_before=first_problem(before, scene) is None,
+        executable_before=_problem(before, episode) is None,
         problem=problem,
     )
 

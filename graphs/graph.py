@@ -22,12 +22,14 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command, RetryPolicy, interrupt
 
 from planverify.agents import ModelJudge, RulesJudge, resolve_judge, resolve_planner
-from planverify.agents.base import Insertion, Judge, JudgeReply, Planner
+from planverify.agents.base import Insertion, Judge, JudgeReply, Planner, PlannerReply
 from planverify.agents.coverage import spans
 from planverify.agents.parsing import StepResolver, add_flag
 from planverify.agents.planner import commander_goal, drop_repeats
+from planverify.domains import Domain, is_default
 from planverify.eventloop.runner import run_sync
 from planverify.graphs.context import OutputMode, VerifierContext, settings_of
+from planverify.graphs.domains import certify_reply, judge_reply, named_insertions, other_domain
 from planverify.graphs.edits import (
     grade,
     insert_steps,
@@ -41,7 +43,7 @@ from planverify.graphs.state import PlanState, VerifyInput
 from planverify.llm.calls import CallLimits
 from planverify.llm.errors import ModelCallFailed, retryable
 from planverify.llm.params import ModelOptions
-from planverify.records.critique import Critique, Veto
+from planverify.records.critique import Critique, Missing, Veto
 from planverify.records.episode import input_digest
 from planverify.records.history import Iteration, OptionalStep, Step, StopReason
 from planverify.records.notation import diagnose, dialogue_lines, parse_action
@@ -122,7 +124,11 @@ async def prepare(
         scene=state.scene,
         task=state.task,
         teach_task=state.teach_task,
+        domain=state.domain,
+        program=state.program,
     )
+    if not is_default(state.domain):  # another domain's notation: its lines are kept as given
+        return Command(update=_prepared(digest, list(state.actions), [], []), goto="judge")
     actions = [parse_action(line) for line in state.actions]
     lines = [str(a) for a in actions]
     warnings = [
@@ -133,16 +139,22 @@ async def prepare(
     dialogue = dialogue_lines(actions)
     if len(dialogue) == len(actions):
         warnings.append("the plan has no Driver actions: nothing to verify")
-    update = {
+    update = _prepared(digest, lines, dialogue, warnings)
+    given = bool(state.goal and state.goal.strip())
+    use_given = settings_of(runtime.context).goal_source == "given" and given
+    return Command(update=update, goto="judge" if use_given else "goal")
+
+
+def _prepared(
+    digest: str, lines: list[str], dialogue: list[str], warnings: list[str]
+) -> dict[str, Any]:
+    return {
         "input_digest": digest,
         "actions": lines,
         "plan": [Step(action=line, origin=i) for i, line in enumerate(lines)],
         "dialogue": dialogue,
         "warnings": warnings,
     }
-    given = bool(state.goal and state.goal.strip())
-    use_given = settings_of(runtime.context).goal_source == "given" and given
-    return Command(update=update, goto="judge" if use_given else "goal")
 
 
 async def goal(state: PlanState, runtime: Runtime[VerifierContext]) -> dict[str, Any]:
@@ -230,6 +242,8 @@ async def judge(
     A plan without Driver actions (empty, or dialogue only) has nothing to judge: no model call.
     """
     settings = settings_of(runtime.context)
+    if (domain := other_domain(state)) is not None:
+        return await _judge_other(domain, state, settings)
     lines = state.lines()
     grounding = grounding_of(state)
     vetoes: list[Veto] = []
@@ -258,6 +272,39 @@ async def judge(
             reply.critique, vetoes, certified = certify_flags(
                 lines, reply.critique, grounding, trim=settings.trim
             )
+    return _judged(state, settings, reply, vetoes, certified, note=grounding.note)
+
+
+async def _judge_other(
+    domain: Domain, state: PlanState, settings: VerifierContext
+) -> Command[Literal["review", "converge"]]:
+    """The Judge pass for a plan of another domain than TEACh (`graphs.domains`)."""
+    vetoes: list[Veto] = []
+    certified: str | None = None
+    if not state.plan:
+        return _judged(state, settings, JudgeReply(Critique()), vetoes, certified)
+    verifier = judge_of(settings)
+    reply = await judge_reply(domain, verifier, state, settings)
+    reply.critique = checked(reply.critique, state.lines())
+    if not isinstance(verifier, RulesJudge):
+        reply.critique, vetoes, certified = await certify_reply(
+            domain, state, reply.critique, settings
+        )
+    return _judged(state, settings, reply, vetoes, certified)
+
+
+def _judged(
+    state: PlanState,
+    settings: VerifierContext,
+    reply: JudgeReply,
+    vetoes: list[Veto],
+    certified: str | None,
+    *,
+    note: str | None = None,
+) -> Command[Literal["review", "converge"]]:
+    """The state update of a Judge pass, and where the loop goes next (`note`: why the goal
+    could not be read, said on the first pass)."""
+    lines = state.lines()
     iteration = state.iteration + 1
     uncovered = sorted({i for i in reply.uncovered if 0 <= i < len(lines)})
     record = Iteration(
@@ -281,8 +328,8 @@ async def judge(
         "usage": {"judge": reply.usage} if reply.usage.calls else {},
     }
     warnings = [w for w in reply.warnings if w not in state.warnings]
-    if iteration == 1 and grounding.note:
-        warnings.insert(0, f"{grounding.note}: steps are judged by the objects the text names")
+    if iteration == 1 and note:
+        warnings.insert(0, f"{note}: steps are judged by the objects the text names")
     if uncovered:
         warnings.append(
             f"Judge pass {iteration} left steps {spans(uncovered)} unjudged, even when asked "
@@ -384,13 +431,10 @@ async def planner(state: PlanState, runtime: Runtime[VerifierContext]) -> dict[s
     if critique.missing:
         removed = {flag.step for flag in critique.flags}
         missing = shift_missing(critique.missing, removed)
-        reply = await planner_of(settings).ainsert(
-            state.goal or "", [s.action for s in kept], missing
-        )
-        reply = drop_repeats([s.action for s in kept], reply)
+        reply = await _planner_reply(state, settings, [s.action for s in kept], missing)
         insertions = grade(reply.insertions, missing)
-        grounding = grounding_of(state)
-        if certifies(settings, grounding):
+        grounding = grounding_of(state) if is_default(state.domain) else None
+        if grounding is not None and certifies(settings, grounding):
             insertions, refused = certify_insertions(
                 [s.action for s in kept], insertions, grounding
             )
@@ -409,6 +453,17 @@ async def planner(state: PlanState, runtime: Runtime[VerifierContext]) -> dict[s
     record.edits = edits
     update = {"plan": kept, "pending": None, "history": [record], "usage": usage}
     return {**update, "warnings": warnings} if warnings else update
+
+
+async def _planner_reply(
+    state: PlanState, settings: VerifierContext, plan: list[str], missing: list[Missing]
+) -> PlannerReply:
+    """The Planner's insertions for the missing steps (on another domain than TEACh, the very
+    steps its Judge named: `graphs.domains.named_insertions`)."""
+    if not is_default(state.domain):
+        return named_insertions(plan, missing)
+    reply = await planner_of(settings).ainsert(state.goal or "", plan, missing)
+    return drop_repeats(plan, reply)
 
 
 Node: TypeAlias = Callable[[Any, Runtime[VerifierContext]], Coroutine[Any, Any, Any]]

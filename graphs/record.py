@@ -14,6 +14,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from planverify.domains import settings_for
 from planverify.graphs.context import VerifierContext, settings_of
 from planverify.graphs.state import PlanState
 from planverify.llm.costs import Spend
@@ -28,7 +29,7 @@ def result_of(state: PlanState, context: VerifierContext) -> VerificationResult:
     """The record of a finished state, with the settings and cost of the run's context, as the
     local `Verifier` makes it."""
     result = VerificationResult.from_state(state)
-    result.settings = context.settings()
+    result.settings = settings_for(context.settings(), state.domain)
     spend = Spend(
         {
             "judge": result.settings.judge,

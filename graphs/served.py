@@ -83,6 +83,8 @@ def error_record(
         scene=values.get("scene"),
         task=values.get("task"),
         teach_task=values.get("teach_task"),
+        domain=values.get("domain"),
+        program=values.get("program"),
     )
     record = VerificationResult(
         id=str(values.get("episode_id") or "episode"),

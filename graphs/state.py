@@ -5,17 +5,18 @@ from __future__ import annotations
 import operator
 from typing import Annotated, Any
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, ValidationInfo, field_validator
 
 from planverify.records.critique import Critique, Dropped, Veto
-from planverify.records.episode import Scene, action_lines
+from planverify.records.episode import Domain, Scene, action_lines, single_lines
 from planverify.records.history import Edit, Iteration, Step, StopReason, merge_history
 from planverify.records.usage import TokenUsage, add_usage
 
 
 class VerifyInput(BaseModel):
     """A robot's plan to verify: its actions (required), and optionally its goal, an id, the
-    scene's initial object states, its task family and TEACh's task definition."""
+    scene's initial object states, its task family, TEACh's task definition, and the domain
+    and VirtualHome program when it is not TEACh's."""
 
     episode_id: str = Field(
         default="episode", description="Identifies the plan in the result (its `id`)."
@@ -24,6 +25,12 @@ class VerifyInput(BaseModel):
         default=None,
         description="What the plan should achieve, in one sentence, e.g. 'Make a mug of "
         "coffee.' When missing, the Commander's words in the plan's dialogue are used.",
+    )
+    domain: Domain | None = Field(
+        default=None,
+        description="The household the plan is for: 'teach' (the default when missing) or "
+        "'virtualhome', whose actions are VirtualHome script lines such as "
+        "'[WALK] <kitchen> (1.11)'.",
     )
     actions: list[str] = Field(
         description="The plan, one action per item in the notation `Agent.Verb(args)`: Driver "
@@ -49,10 +56,18 @@ class VerifyInput(BaseModel):
         "when the plan comes from TEACh.",
     )
 
+    program: str | None = Field(
+        default=None,
+        description="VirtualHome: the installed program (e.g. 'file628_2') whose scene graph "
+        "and goal conditions the plan's object ids refer to.",
+    )
+
     @field_validator("actions")
     @classmethod
-    def _actions_are_lines(cls, value: list[str]) -> list[str]:
-        return action_lines(value)  # which step is wrong, and how
+    def _actions_are_lines(cls, value: list[str], info: ValidationInfo) -> list[str]:
+        if info.data.get("domain") in (None, "teach"):
+            return action_lines(value)  # which step is wrong, and how
+        return single_lines(value)  # another domain reads its own notation
 
 
 class PlanState(VerifyInput):

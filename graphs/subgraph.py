@@ -2,8 +2,8 @@
 
     parent.add_node("verify", graph)
 
-Its input is the parent's `actions` and `goal` (and `scene`, `task`, `teach_task` and
-`episode_id` when the parent has them); its output is only `refined`, `verdicts`, `inserted` and
+Its input is the parent's `actions` and `goal` (and `scene`, `task`, `teach_task`, `domain`,
+`program` and `episode_id` when the parent has them); its output is only `refined`, `verdicts`, `inserted` and
 `stop_reason`, as plain JSON data (the fields of `VerificationResult` of those names), so the
 loop's own channels (`plan`, `history`, `iteration`, `usage`, `warnings`, ...) never reach the
 parent. It has no checkpointer of its own: under a parent with one, its steps are checkpoints
@@ -61,6 +61,8 @@ class GraphInput(TypedDict, total=False):
     task: str | None  # the task family, e.g. TEACh's 'Coffee'
     teach_task: JSON | None  # TEACh's task definition
     episode_id: str  # names the plan
+    domain: str | None  # the household: 'teach' (when missing) or 'virtualhome'
+    program: str | None  # VirtualHome: the installed program the plan's ids refer to
 
 
 class GraphOutput(TypedDict, total=False):

@@ -28,6 +28,7 @@ from planverify.agents.baseline import BaselineJudge
 from planverify.agents.judge import ModelJudge
 from planverify.agents.planner import ModelPlanner, RulesPlanner
 from planverify.agents.rules import RulesJudge
+from planverify.domains import DomainUnavailable, UnknownDomain, settings_for
 from planverify.eventloop.runner import fewer_collections, run_sync
 from planverify.eventloop.turns import Turns, waiting
 from planverify.graphs.context import VerifierContext
@@ -37,8 +38,8 @@ from planverify.llm.calls import CallLimits
 from planverify.llm.concurrency import describe_gates
 from planverify.llm.costs import Spend
 from planverify.llm.errors import ModelCallFailed, causes, unreachable_provider
-from planverify.records.episode import Episode
-from planverify.records.result import GoalSource, VerificationResult
+from planverify.records.episode import Domain, Episode
+from planverify.records.result import GoalSource, RunSettings, VerificationResult
 from planverify.records.trim import DEFAULT_TRIM, TrimPolicy
 from planverify.records.usage import TokenUsage
 from planverify.stores.files import disk_full
@@ -161,6 +162,7 @@ class Verifier:
         options = self.context.model_options()
         self.settings = self.context.settings()  # what the results are computed under
         self.key = self.settings.key
+        self._domain_settings: dict[str | None, RunSettings] = {}  # by domain (`settings_for`)
         self.context.judge = resolve_judge(
             judge,
             output=judge_output,
@@ -192,13 +194,26 @@ class Verifier:
         """The adaptive limits of model calls in flight, for the progress line (`limit 3/8`)."""
         return describe_gates(self.context.judge, self.context.planner)
 
+    def settings_for(self, domain: str | None) -> RunSettings:
+        """The settings the results of a domain's episodes are computed under: the run's, with
+        the domain's package version (`domains`) for any domain but TEACh (whose settings, and
+        key, are the run's own)."""
+        if domain not in self._domain_settings:
+            self._domain_settings[domain] = settings_for(self.settings, domain)
+        return self._domain_settings[domain]
+
+    def key_for(self, episode: Episode) -> str:
+        """The settings key of an episode's result (the run's `key` for TEACh)."""
+        return self._settings_or_run(episode).key
+
     def config(self, episode: Episode, digest: str | None = None) -> RunnableConfig:
         """The run config of an episode: its thread (id, settings, content), the settings as
         checkpoint metadata (for `planverify show`) and a recursion limit from the cap."""
+        settings = self.settings_for(episode.domain)
         return {
-            "configurable": {"thread_id": thread_id(episode, self.key, digest)},
+            "configurable": {"thread_id": thread_id(episode, settings.key, digest)},
             # checkpoint metadata keeps only scalar values, so the settings travel as JSON text
-            "metadata": {"settings": self.settings.model_dump_json(exclude_none=True)},
+            "metadata": {"settings": settings.model_dump_json(exclude_none=True)},
             "recursion_limit": recursion_limit(self.context.max_iterations),
         }
 
@@ -249,7 +264,7 @@ class Verifier:
                 raise RuntimeError(
                     f"the checkpoint thread of {episode.id!r} holds a run on other content"
                 )
-            result.settings = self.settings
+            result.settings = self.settings_for(episode.domain)
             spend = Spend(self.models)
             spend.add(result.usage)
             result.cost_usd = None if spend.unpriced else spend.cost
@@ -259,10 +274,17 @@ class Verifier:
                 raise  # a full disk stops every episode: the batch stops and says so
             if (down := unreachable_provider(exc)) is not None:
                 self.unreachable = str(down)  # a batch starts no further episode
-            failed = VerificationResult.from_exception(episode, exc, self.settings)
+            failed = VerificationResult.from_exception(episode, exc, self._settings_or_run(episode))
             failed.usage = self._lost_usage(exc)
             failed.cost_usd = 0.0 if failed.usage else None  # no tokens known
             return failed
+
+    def _settings_or_run(self, episode: Episode) -> RunSettings:
+        """The episode's settings, or the run's when its domain cannot say its version."""
+        try:
+            return self.settings_for(episode.domain)
+        except (DomainUnavailable, UnknownDomain):
+            return self.settings
 
     def _lost_usage(self, exc: BaseException) -> dict[str, TokenUsage]:
         """The timed-out attempts of the model call an episode failed on, by role: their tokens
@@ -306,6 +328,8 @@ def graph_input(episode: Episode) -> dict[str, Any]:
         "scene": episode.scene,
         "task": episode.task,
         "teach_task": episode.teach_task,
+        "domain": episode.domain,
+        "program": episode.program,
     }
 
 
@@ -317,6 +341,8 @@ async def averify_plan(
     scene: Mapping[str, Any] | None = None,
     task: str | None = None,
     teach_task: Mapping[str, Any] | None = None,
+    domain: Domain | None = None,
+    program: str | None = None,
     judge: JudgeLike = "rules",
     planner: PlannerLike = "rules",
     max_iterations: int = 5,
@@ -341,6 +367,8 @@ async def averify_plan(
             "scene": scene,
             "task": task,
             "teach_task": teach_task,
+            "domain": domain,
+            "program": program,
         }
     )
     async with open_checkpointer(checkpoint) as saver:
@@ -371,6 +399,8 @@ def verify_plan(
     scene: Mapping[str, Any] | None = None,
     task: str | None = None,
     teach_task: Mapping[str, Any] | None = None,
+    domain: Domain | None = None,
+    program: str | None = None,
     judge: JudgeLike = "rules",
     planner: PlannerLike = "rules",
     max_iterations: int = 5,
@@ -390,6 +420,8 @@ def verify_plan(
 
     The keyword settings are `Verifier`'s; `trim` chooses how much of what the goal does
     without is removed: `natural` (the default) or `minimal` (recorded in `settings.trim`).
+    `domain="virtualhome"` with a `program` verifies VirtualHome script lines against that
+    installed program's scene graph and goal (`planverify.domains`).
 
     >>> result = verify_plan(
     ...     ["Driver.PickUp('Mug')", "Driver.Move(1.0)", "Driver.Move(-1.0)",
@@ -409,6 +441,8 @@ def verify_plan(
             scene=scene,
             task=task,
             teach_task=teach_task,
+            domain=domain,
+            program=program,
             judge=judge,
             planner=planner,
             max_iterations=max_iterations,

@@ -147,7 +147,7 @@ CHOICES = {
     ("eval", "--judge-output"): ["text", "structured"],
     ("eval", "--mode"): ["static", "iterative", "both"],
     ("score", "--mode"): ["auto", "static", "iterative"],
-    ("corrupt", "--generator"): ["injected", "natural"],
+    ("corrupt", "--generator"): ["injected", "natural", "virtualhome"],
     ("export", "--format"): ["episodes", "sft", "preference", "recovery"],
     ("export", "--split-by"): ["task", "split"],
     ("score", "--min-evidence"): ["proven", "goal-text", "heuristic"],
@@ -184,7 +184,8 @@ def test_the_choices_are_what_the_code_knows() -> None:
     from planverify.records.result import GoalSource
     from planverify.records.trim import TRIM_POLICIES
 
-    assert list(get_args(GeneratorName)) == list(GENERATORS) == CHOICES["corrupt", "--generator"]
+    assert list(get_args(GeneratorName)) == list(GENERATORS)
+    assert [*GENERATORS, "virtualhome"] == CHOICES["corrupt", "--generator"]
     assert list(FORMATS) == CHOICES["export", "--format"]
     assert list(get_args(GoalSource)) == CHOICES["verify", "--goal"]
     assert list(LEVELS) == CHOICES["score", "--min-evidence"] == CHOICES["export", "--min-evidence"]

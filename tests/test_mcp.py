@@ -61,10 +61,12 @@ async def test_the_mcp_tool_lists_documented_inputs_and_answers_the_cli_record(
         assert list(schema["properties"]) == [
             "episode_id",
             "goal",
+            "domain",
             "actions",
             "scene",
             "task",
             "teach_task",
+            "program",
         ]
         assert schema["required"] == ["actions"]
         assert all(field.get("description") for field in schema["properties"].values())

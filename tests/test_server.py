@@ -215,7 +215,16 @@ def test_the_graph_is_served_as_an_assistant_with_its_context_schema(
     context = schemas["context_schema"] or {}
     assert {"judge", "planner", "max_iterations", "static"} <= set(context.get("properties", {}))
     fields = schemas["input_schema"]["properties"]
-    assert list(fields) == ["episode_id", "goal", "actions", "scene", "task", "teach_task"]
+    assert list(fields) == [
+        "episode_id",
+        "goal",
+        "domain",
+        "actions",
+        "scene",
+        "task",
+        "teach_task",
+        "program",
+    ]
     assert schemas["input_schema"]["required"] == ["actions"]
     assert all(fields[name].get("description") for name in fields), "every input is documented"
     assert set(schemas["output_schema"]["properties"]) == set(VerificationResult.model_fields)

@@ -375,6 +375,8 @@ def test_the_graph_reads_and_writes_only_its_own_fields() -> None:
         "task",
         "teach_task",
         "episode_id",
+        "domain",
+        "program",
     }
     assert list(graph.get_output_jsonschema()["properties"]) == [
         "refined",

@@ -61,8 +61,7 @@ def convert(
 def convert_virtualhome(inputs: list[str], output: Path, split: str | None) -> None:
     """Every VirtualHome program under one path (by default, the installed package's) as an
     episode record."""
-    from planverify.domains.virtualhome.data import PackageMissing
-    from planverify.domains.virtualhome.records import iter_records
+    from planverify.domains import DomainUnavailable, domain_of
 
     if split is not None:
         raise fail("--split is for TEACh games; VirtualHome programs have no splits")
@@ -75,8 +74,9 @@ def convert_virtualhome(inputs: list[str], output: Path, split: str | None) -> N
     check_clash([output], inputs, None)
     summary = ProgramSummary()
     try:
-        write_episodes(summary.track(iter_records(path)), output, summary)
-    except PackageMissing as exc:
+        records = domain_of("virtualhome").records(path)
+        write_episodes(summary.track(records), output, summary)
+    except DomainUnavailable as exc:
         raise fail(str(exc)) from None
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 
@@ -15,9 +15,12 @@ from planverify.cli.shared import (
     fail,
     writing,
 )
-from planverify.noise import GeneratorName
+from planverify.noise import Generator
 from planverify.records.episode import Episode, EpisodeError, dump_jsonl_line
 from planverify.runs.console import err, literal, out, say
+
+GeneratorChoice = Literal["injected", "natural", "virtualhome"]
+"""`--generator`: TEACh's generators (`planverify.noise.GENERATORS`), then VirtualHome's."""
 
 
 def _range(text: str) -> tuple[int, int]:
@@ -29,6 +32,16 @@ def _range(text: str) -> tuple[int, int]:
     if not 0 <= bounds[0] <= bounds[1]:
         raise fail(f"--errors-per-episode must be LOW..HIGH with 0 <= LOW <= HIGH, not {text!r}")
     return bounds
+
+
+def _virtualhome() -> Generator:
+    """VirtualHome's error generator, through the domain registry."""
+    from planverify.domains import DomainUnavailable, domain_of
+
+    try:
+        return domain_of("virtualhome").corrupt
+    except DomainUnavailable as exc:
+        raise fail(str(exc)) from None
 
 
 def corrupt(
@@ -58,9 +71,11 @@ def corrupt(
         str | None, typer.Option(help="TEACh inputs: keep only games under this directory name.")
     ] = None,
     generator: Annotated[
-        GeneratorName,
+        GeneratorChoice,
         typer.Option(
-            help="injected (the paper's error taxonomy) or natural (human-like mistakes)."
+            help="injected (the paper's error taxonomy) or natural (human-like mistakes), on "
+            "TEACh episodes; virtualhome: one labelled error per VirtualHome program (records "
+            "of `convert --from virtualhome`), checked by its simulator."
         ),
     ] = "injected",
 ) -> None:
@@ -95,8 +110,9 @@ def corrupt(
             yield item
 
     summary = CorruptSummary()
+    make = _virtualhome() if generator == "virtualhome" else GENERATORS[generator]
     with writing(output), replacing(output) as temporary, temporary.open("wb") as sink:
-        for episode in GENERATORS[generator](
+        for episode in make(
             episodes(),
             seed=seed,
             errors_per_episode=bounds,

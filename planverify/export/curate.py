@@ -25,7 +25,6 @@ from planverify.export.feasible import Impossible, impossible_steps, made_imposs
 from planverify.records.episode import Episode, EpisodeError
 from planverify.records.evidence import Evidence
 from planverify.records.jsonl import UnusableFile, expect, first_error, load_json, read_all
-from planverify.records.notation import parse_action
 from planverify.records.reading import as_read
 from planverify.records.result import VerificationResult, plan_of
 from planverify.records.trim import TrimPolicy
@@ -352,7 +351,9 @@ def curate(
         chosen = by_episode.pop(result.id, [])
         judged_kept, judged_dropped = list(made.kept), set(made.dropped)
         curation.decisions += apply(made, chosen, curation)
-        if made.decided:  # the simulator runs only on plans a decision changed
+        # the simulator runs only on plans a decision changed (TEACh's: another domain's
+        # plans are exported unchecked)
+        if made.decided and episode.domain in (None, "teach"):
             before = impossible_steps(result, episode.scene, judged_kept, judged_dropped)
             after = impossible_steps(result, episode.scene, made.kept, made.dropped)
             made.impossible = made_impossible(before, after, made.plan)
@@ -417,7 +418,7 @@ def apply(item: Curated, decisions: Sequence[Decision], curation: Curation) -> i
                     f"{where}: step {index + 1} is {line!r}, not {decision.action!r}"
                 )
                 continue
-            if parse_action(line).is_dialogue:
+            if item.episode.step_of(line).is_dialogue:
                 curation.unmatched_decisions.append(
                     f"{where}: step {index + 1} is dialogue, always kept"
                 )

@@ -15,7 +15,7 @@ none.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -31,6 +31,11 @@ SYSTEM = (
     "line, in the notation Agent.Verb(args), for example Driver.PickUp('Mug') or "
     "Driver.PutAOnB('Mug', 'CoffeeMachine')."
 )
+SYSTEM_SCRIPT = (
+    "You are a household robot in a simulated home. Read the goal, then answer with the steps "
+    "that carry out the task, one per line, as VirtualHome script lines [VERB] <object> (k.ID), "
+    "for example [WALK] <kitchen> (1.11) or [GRAB] <mug> (1.45)."
+)  # the system message of a VirtualHome episode (no dialogue)
 SYSTEM_INTERLEAVED = (
     "You are the Driver, a household robot in a simulated home, talking with the Commander who "
     "knows the task. Answer with the whole episode, one line at a time in the notation "
@@ -112,8 +117,8 @@ def marks(item: Curated) -> list[dict[str, int | str]]:
 # --- chat formats ----------------------------------------------------------------------------
 
 
-def _parsed(lines: list[str]) -> list[tuple[str, Action]]:
-    return [(line, parse_action(line)) for line in lines]
+def _parsed(lines: list[str], read: Callable[[str], Action]) -> list[tuple[str, Action]]:
+    return [(line, read(line)) for line in lines]
 
 
 def user_turn(item: Curated, interleave: bool) -> str:
@@ -123,29 +128,41 @@ def user_turn(item: Curated, interleave: bool) -> str:
     if not interleave:
         spoken = [
             f"{action.agent}: {action.text}"
-            for _, action in _parsed(item.original)
+            for _, action in _parsed(item.original, item.episode.step_of)
             if action.is_dialogue
         ]
         parts.append("Dialogue:\n" + ("\n".join(spoken) if spoken else "(none)"))
     return "\n\n".join(parts)
 
 
-def assistant_turn(plan: list[str], interleave: bool) -> str:
-    """The plan's Driver actions, one per line (with `interleave`, the Say lines too)."""
-    return "\n".join(line for line, action in _parsed(plan) if interleave or not action.is_dialogue)
+def assistant_turn(
+    plan: list[str], interleave: bool, read: Callable[[str], Action] = parse_action
+) -> str:
+    """The plan's Driver actions, one per line (with `interleave`, the Say lines too); `read`
+    reads a line of the episode's notation (`Episode.step_of`)."""
+    steps = _parsed(plan, read)
+    return "\n".join(line for line, action in steps if interleave or not action.is_dialogue)
+
+
+def system_message(item: Curated, interleave: bool) -> str:
+    """The system message for the episode's domain (TEACh's with or without dialogue)."""
+    if item.episode.domain not in (None, "teach"):
+        return SYSTEM_SCRIPT
+    return SYSTEM_INTERLEAVED if interleave else SYSTEM
 
 
 def prompt(item: Curated, interleave: bool) -> list[dict[str, str]]:
     """The system and user messages."""
     return [
-        {"role": "system", "content": SYSTEM_INTERLEAVED if interleave else SYSTEM},
+        {"role": "system", "content": system_message(item, interleave)},
         {"role": "user", "content": user_turn(item, interleave)},
     ]
 
 
 def sft_row(item: Curated, options: Options) -> dict[str, Any]:
     """`{"id", "task", "messages": [system, user, assistant]}`."""
-    answer = {"role": "assistant", "content": assistant_turn(item.plan, options.interleave)}
+    content = assistant_turn(item.plan, options.interleave, item.episode.step_of)
+    answer = {"role": "assistant", "content": content}
     return {
         "id": item.result.id,
         "task": item.task,
@@ -156,14 +173,13 @@ def sft_row(item: Curated, options: Options) -> dict[str, Any]:
 
 def preference_row(item: Curated, options: Options) -> dict[str, Any]:
     """`{"prompt", "chosen", "rejected"}`: the final plan chosen over the input."""
+    read = (options.interleave, item.episode.step_of)
     return {
         "id": item.result.id,
         "task": item.task,
         "prompt": prompt(item, options.interleave),
-        "chosen": [{"role": "assistant", "content": assistant_turn(item.plan, options.interleave)}],
-        "rejected": [
-            {"role": "assistant", "content": assistant_turn(item.original, options.interleave)}
-        ],
+        "chosen": [{"role": "assistant", "content": assistant_turn(item.plan, *read)}],
+        "rejected": [{"role": "assistant", "content": assistant_turn(item.original, *read)}],
         "removed": len(item.removed),
         "inserted": item.insertions,
         "impossible": marks(item),
@@ -207,7 +223,7 @@ def blocks(item: Curated) -> list[list[int]]:
     for i, line in enumerate(item.original):
         if i in removed:
             current.append(i)
-        elif not parse_action(line).is_dialogue and current:
+        elif not item.episode.step_of(line).is_dialogue and current:
             runs.append(current)
             current = []
     if current:
@@ -218,7 +234,7 @@ def blocks(item: Curated) -> list[list[int]]:
 def recovery_rows(item: Curated) -> Iterator[dict[str, Any]]:
     """One record per removed block: context, the block with reasons, and the recovery."""
     original = item.original
-    actions = [parse_action(line) for line in original]
+    actions = [item.episode.step_of(line) for line in original]
     runs = blocks(item)
     for position, run in enumerate(runs):
         undone: set[int] = set()

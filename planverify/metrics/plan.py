@@ -56,7 +56,7 @@ def clean_plan(episode: Episode) -> list[str] | None:
         raise ValueError(f"episode {episode.id}: clean must be a list of action lines")
     try:
         for line in value:
-            parse_action(line)
+            episode.step_of(line)
     except NotationError as exc:
         raise ValueError(f"episode {episode.id}: clean: {exc}") from None
     return [line.strip() for line in value]
@@ -79,11 +79,13 @@ def common_subsequence_length(a: Sequence[str], b: Sequence[str]) -> int:
     return previous[-1]
 
 
-def _plan_steps(lines: Sequence[str], motion: bool) -> list[tuple[int, str]]:
+def _plan_steps(
+    lines: Sequence[str], motion: bool, read: Callable[[str], Action]
+) -> list[tuple[int, str]]:
     """(index, canonical line) of the scored steps: no dialogue, no motion unless `motion`."""
     out = []
     for i, line in enumerate(lines):
-        step = parse_action(line)
+        step = read(line)
         if step.is_dialogue or (not motion and motion_step(step)):
             continue
         out.append((i, str(step)))
@@ -91,7 +93,12 @@ def _plan_steps(lines: Sequence[str], motion: bool) -> list[tuple[int, str]]:
 
 
 def plan_counts(
-    noisy: Sequence[str], clean: Sequence[str], removed: Iterable[int], *, motion: bool = True
+    noisy: Sequence[str],
+    clean: Sequence[str],
+    removed: Iterable[int],
+    *,
+    motion: bool = True,
+    read: Callable[[str], Action] = parse_action,
 ) -> Counts:
     """Plan-level counts of removals from `noisy` (indices into it) against the `clean` plan.
 
@@ -110,8 +117,8 @@ def plan_counts(
     >>> plan_counts(noisy, clean, {1, 4})  # the second put-down is needed
     Counts(tp=1, fp=1, fn=1, tn=1)
     """
-    steps = _plan_steps(noisy, motion)
-    gold = [line for _, line in _plan_steps(clean, motion)]
+    steps = _plan_steps(noisy, motion, read)
+    gold = [line for _, line in _plan_steps(clean, motion, read)]
     drop = set(removed)
     everything = [line for _, line in steps]
     kept = [line for i, line in steps if i not in drop]
@@ -200,9 +207,9 @@ def score_plan(
         return None
     labels = labels_of(episode)
     removed, proposals, action_of, matches = outcome_of(episode, result, mode)
-    counts = plan_counts(episode.actions, clean, removed, motion=motion)
+    counts = plan_counts(episode.actions, clean, removed, motion=motion, read=episode.step_of)
     wanted = [
-        parse_action(label.action)
+        episode.step_of(label.action)
         for label in labels
         if label.type == "MISSING" and label.action is not None
     ]
@@ -252,7 +259,7 @@ def motionless(episode: Episode, result: VerificationResult) -> tuple[Episode, V
         if label.type == "REMOVE":
             if label.index in new:
                 labels.append(label.model_copy(update={"index": new[label.index]}))
-        elif label.action is None or not motion_step(parse_action(label.action)):
+        elif label.action is None or not motion_step(episode.step_of(label.action)):
             after = -1 if label.after is None else _after(kept, label.after)
             labels.append(label.model_copy(update={"after": after}))
     plain = episode.model_copy(

@@ -32,7 +32,7 @@ from pydantic import (
 )
 
 from planverify.records.jsonl import DESCRIPTIONS, Kind, location, record_kind, records
-from planverify.records.notation import Action, NotationError, parse_action
+from planverify.records.notation import Action, NotationError, opaque_step, parse_action
 
 InjectedError = Literal[
     "detour",
@@ -168,8 +168,13 @@ class Episode(BaseModel):
         return single_lines(value)  # another domain (or one not known) reads its own notation
 
     def parsed(self) -> list[Action]:
-        """The actions as typed `Action`s."""
-        return [parse_action(line) for line in self.actions]
+        """The actions as typed `Action`s (another domain's steps as `opaque_step`s)."""
+        return [self.step_of(line) for line in self.actions]
+
+    def step_of(self, line: str) -> Action:
+        """A line of this episode's notation as an `Action`: TEACh's parsed, another domain's
+        opaque (compared by its text)."""
+        return parse_action(line) if self.domain in (None, "teach") else opaque_step(line)
 
     @property
     def input_digest(self) -> str:
@@ -207,29 +212,33 @@ class Episode(BaseModel):
 
     def validate_labels(self) -> None:
         """Check that labels point at real, non-dialogue steps; raise ValueError if not (labels
-        and steps counted from 1, the 0-based `index` or `after` quoted as given)."""
-        steps = self.parsed()
-        plan = f"a plan of {len(steps)} step(s)"
+        and steps counted from 1, the 0-based `index` or `after` quoted as given). A record of
+        another domain than TEACh has no dialogue, and its MISSING actions are in its notation."""
+        teach = self.domain in (None, "teach")
+        dialogue = [a.is_dialogue for a in self.parsed()] if teach else [False] * len(self.actions)
+        plan = f"a plan of {len(dialogue)} step(s)"
         for number, label in enumerate(self.labels or [], start=1):
             if label.type == "REMOVE":
-                if label.index is None or not 0 <= label.index < len(steps):
+                if label.index is None or not 0 <= label.index < len(dialogue):
                     step = "" if label.index is None else f"step {label.index + 1} of "
                     raise ValueError(
                         f"label {number}: REMOVE index {label.index} out of range ({step}{plan})"
                     )
-                if steps[label.index].is_dialogue:
+                if dialogue[label.index]:
                     raise ValueError(
                         f"label {number}: REMOVE on dialogue step {label.index + 1} "
                         f"(index {label.index}), which is never removed"
                     )
             else:
-                if label.after is None or not -1 <= label.after < len(steps):
+                if label.after is None or not -1 <= label.after < len(dialogue):
                     step = "" if label.after is None else f"after step {label.after + 1} of "
                     raise ValueError(
                         f"label {number}: MISSING after {label.after} out of range ({step}{plan})"
                     )
                 if label.action is None:
                     raise ValueError(f"label {number}: MISSING needs an action")
+                if not teach:
+                    continue
                 try:
                     parse_action(label.action, strict=True)
                 except NotationError as exc:

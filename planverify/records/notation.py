@@ -151,6 +151,12 @@ def _unquote(token: str) -> str | None:
     return None
 
 
+def opaque_step(line: str) -> Action:
+    """A step of another domain's notation, which this one does not read: never dialogue, and
+    equal to another only when its text is (`Action.raw`)."""
+    return Action(agent="", verb="", raw=line.strip())
+
+
 def parse_action(line: str, *, strict: bool = False) -> Action:
     """Parse one line of the notation.
 

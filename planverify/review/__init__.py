@@ -43,6 +43,7 @@ from typing import Any
 
 import orjson
 
+from planverify.domains import Case, DomainUnavailable, domain_of, is_default
 from planverify.export.curate import DECISIONS_FORMAT, DECISIONS_VERSION, same_content
 from planverify.export.manifest import listed, mark, remove_stale
 from planverify.records.episode import Episode, EpisodeError
@@ -267,7 +268,23 @@ def episode_data(entry: Entry) -> dict[str, Any]:
         ],
         "passes": passes,
         "warnings": result.warnings,
+        **scene_objects(entry),
     }
+
+
+def scene_objects(entry: Entry) -> dict[str, Any]:
+    """`{"objects": [[id, name], ...]}`: the scene's objects the plan names (input and inserted
+    steps), by name, for an episode of another domain than TEACh whose record is given (its ids
+    mean nothing without the scene); `{}` otherwise (TEACh's pages are as they were)."""
+    episode = entry.episode
+    if episode is None or is_default(episode.domain):
+        return {}
+    lines = [*entry.result.original, *(i.action for i in entry.result.inserted)]
+    try:
+        names = domain_of(episode.domain).object_names(Case(lines=lines, program=episode.program))
+    except (DomainUnavailable, ValueError, OSError):
+        return {}
+    return {"objects": [[node, name] for node, name in names.items()]} if names else {}
 
 
 INDEX_COLUMNS = (

@@ -129,12 +129,15 @@ def keep_earlier_ok(
     earlier = {
         (r.id, r.input_digest): r
         for r in read_results(output)
-        if r.status == "ok" and r.settings is not None and r.settings.key == key
+        if r.status == "ok" and r.settings is not None
     }
     kept: list[str] = []
     merged: list[VerificationResult] = []
     for result in results:
         ok = earlier.get((result.id, result.input_digest)) if result.status == "error" else None
+        wanted = result.settings.key if result.settings is not None else key  # its domain's
+        if ok is not None and ok.settings is not None and ok.settings.key != wanted:
+            ok = None
         if ok is not None:
             kept.append(result.id)
         merged.append(ok or result)
@@ -177,9 +180,8 @@ async def run_batch(
     partial = output.with_name(output.name + ".partial") if output else None
     journaled = read_journal(partial, key) if partial else []
     known: dict[tuple[str, str | None], VerificationResult] = {}
-    for result in [*reuse, *journaled]:
-        if result.settings is None or result.settings.key == key:
-            known[(result.id, result.input_digest)] = result
+    for result in [*reuse, *journaled]:  # the settings are checked per episode (`_reusable`)
+        known[(result.id, result.input_digest)] = result
     journal = _Journal(partial, key, reused=len(journaled))
     report = BatchReport(results=[])
     try:
@@ -236,6 +238,16 @@ def _accepted(
         return None
     first_seen[item.id] = item.origin
     return item
+
+
+def _reusable(result: VerificationResult, verifier: Any, episode: Episode) -> bool:
+    """Whether a finished result was computed under the settings this run gives the episode
+    (the run's key, or for another domain than TEACh the key with its package version)."""
+    if result.settings is None:
+        return True
+    key_for = getattr(verifier, "key_for", None)
+    key = key_for(episode) if key_for is not None else getattr(verifier, "key", "")
+    return bool(result.settings.key == key)
 
 
 async def _stream(
@@ -299,7 +311,7 @@ async def _stream(
                     continue
                 order.append(episode.id)
                 reused = known.get((episode.id, episode.input_digest)) if known else None
-                if reused is not None:
+                if reused is not None and _reusable(reused, verifier, episode):
                     finish(reused, record=False)
                     continue
                 await gate.acquire()

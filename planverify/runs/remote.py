@@ -284,7 +284,16 @@ class RemoteVerifier:
         return str(uuid.uuid5(NAMESPACE, name))
 
     async def averify(self, episode: Episode) -> VerificationResult:
-        """Verify one episode on the server; failures become a result with status "error"."""
+        """Verify one episode on the server; failures become a result with status "error".
+
+        TEACh records only: the settings of a result of another domain record its package's
+        version, which is the server's (a served run's own record says it; `verify --server`
+        cannot), so such an episode is refused with one line, and runs locally instead."""
+        if episode.domain not in (None, "teach"):
+            why = (
+                f"verify --server takes TEACh records only, not {episode.domain}: verify it locally"
+            )
+            return VerificationResult.failed(episode, why, self.settings)
         try:
             result = await self._run(episode)
         except RemoteRunError as exc:

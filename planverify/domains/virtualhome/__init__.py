@@ -10,7 +10,8 @@
 - `repair`: steps to put in, found by trying them in the simulator;
 - `judge`: the offline Judge, by simulation against `vh_goal`;
 - `corrupt`: labelled errors put into human programs;
-- `domain`: what the core needs (judge, certify a flag, prompt facts, object names, goal check).
+- `domain`: what the core needs (judge, certify a flag, prompt facts, object names, goal check);
+- `adapter`: the domain as the registry gives it to the core (`planverify.domains.domain_of`).
 
 Only `data`, `notation`, `records` and `goals` load without the package; the others need it
 (`pip install 'planverify[virtualhome]'`).

@@ -289,6 +289,12 @@
      ["judge / planner", ep.judge ? ep.judge + " / " + ep.planner : null], ["cost", ep.cost === null ? null : money(ep.cost)]]
       .forEach(function (m) { if (m[1] !== null && m[1] !== undefined) { var s = el("span", "tag"); s.appendChild(el("b", null, m[0] + " ")); s.appendChild(document.createTextNode(String(m[1]))); meta.appendChild(s); } });
     head.appendChild(meta);
+    if (ep.objects && ep.objects.length) {  // another domain's scene: the ids the plan names, by name
+      var objects = el("div", "meta scene-objects");
+      objects.appendChild(el("b", null, "scene objects "));
+      ep.objects.forEach(function (o) { objects.appendChild(el("span", "tag", o[1] + " (" + o[0] + ")")); });
+      head.appendChild(objects);
+    }
     if (ep.error) head.appendChild(el("p", "error-box", ep.error));
     (ep.warnings || []).forEach(function (w) { head.appendChild(el("p", "warning-box", w)); });
     view.appendChild(head);

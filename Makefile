@@ -51,7 +51,7 @@ figures-cheap: install
 	$(FIGURE) --cheap
 
 figures: figures-cheap
-	$(FIGURE) judge_quality -- $(RUN)/judge_quality.py
+	$(FIGURE) judge_quality -- $(RUN)/judge_quality.py --held-out
 	$(FIGURE) certify_fidelity -- $(RUN)/certify_fidelity.py
 	$(FIGURE) certify_effect -- $(RUN)/certify_effect.py
 	$(FIGURE) certify_effect_all -- $(RUN)/certify_effect.py --pool all

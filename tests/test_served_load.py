@@ -28,7 +28,7 @@ pytestmark = [dev.pytestmark, pytest.mark.usefixtures("no_proxy")]
 no_proxy = dev.no_proxy
 
 LONG = 40_000  # actions of the long run: a plan far longer than any real one
-SHARE = 0.25  # the most of the long run's own time that one health check may wait
+SHARE = 0.5  # the most of the long run's own time that one health check may wait
 ID = "apple-slices-bowl"
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "episodes.jsonl"
 

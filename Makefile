@@ -60,6 +60,7 @@ figures: figures-cheap
 	$(FIGURE) bench_repair -- $(RUN)/bench_repair.py
 	$(FIGURE) bench_load -- $(RUN)/bench_load.py --count 3000
 	$(FIGURE) bench_latency -- $(RUN)/bench_latency.py --repeat 3
+	$(FIGURE) bench_latency_real -- $(RUN)/bench_latency.py --real 2000 --trim natural --repeat 3
 	$(FIGURE) bench_concurrency -- $(RUN)/bench_concurrency.py --slots 1 4 8
 	$(FIGURE) bench_review -- $(RUN)/bench_review.py --count 3000
 	$(FIGURE) vh_quality -- $(RUN)/vh_quality.py --seed 1

@@ -73,10 +73,13 @@ def vetoes_block(vetoes: Sequence[str]) -> str:
     return f"\n<vetoes>\n{body}\n</vetoes>\n"
 
 
-def judge_messages(goal: str, plan: Sequence[str], grounding: str = "") -> list[BaseMessage]:
-    """The Judge prompt: instructions, then the goal, plan and any facts as delimited data."""
+def judge_messages(
+    goal: str, plan: Sequence[str], grounding: str = "", *, system: str = "judge_system"
+) -> list[BaseMessage]:
+    """The Judge prompt: instructions (`system`: the template, TEACh's unless a domain names
+    its own), then the goal, plan and any facts as delimited data."""
     return [
-        SystemMessage(render("judge_system")),
+        SystemMessage(render(system)),
         HumanMessage(
             render(
                 "judge_user", goal=as_data(goal), plan=as_data(numbered(plan)), grounding=grounding
@@ -159,9 +162,11 @@ class ModelJudge:
         grounding: Grounding | None = None,
         vetoes: Sequence[str] = (),
         facts: str | None = None,
+        system: str = "judge_system",
     ) -> JudgeReply:
         """The Judge's critique of a plan; with grounding on, the prompt gets the simulator's
-        facts: `facts` when given (another domain's, one per line), else TEACh's."""
+        facts: `facts` when given (another domain's, one per line), else TEACh's. `system`
+        names the instructions' template (another domain's, e.g. VirtualHome's)."""
         if facts is not None:
             lines = [line.removeprefix("- ") for line in facts.splitlines()]
             block = facts_block(lines) if self.grounding else ""
@@ -169,7 +174,7 @@ class ModelJudge:
             known = grounding if grounding is not None else Grounding(scene, None)
             block = grounding_block(plan, known) if self.grounding else ""
         block += vetoes_block(vetoes)
-        messages = judge_messages(goal, plan, block)
+        messages = judge_messages(goal, plan, block, system=system)
         schema = JudgeVerdict if self.output == "structured" else None
         cap = self.tuning.cap(len(plan)) if self.tuning else None
         answer = await ask(self.model, messages, self.policy, schema, cap=cap, usable=in_protocol)

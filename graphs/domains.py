@@ -47,7 +47,9 @@ async def judge_reply(
     if isinstance(verifier, ModelJudge):
         refused = [v.reason for v in state.history[-1].vetoes] if state.history else []
         facts = await world_work(domain.prompt_facts, case) if settings.grounding else None
-        return await verifier.ajudge(case.goal, lines, None, vetoes=refused, facts=facts)
+        return await verifier.ajudge(
+            case.goal, lines, None, vetoes=refused, facts=facts, system=domain.judge_prompt
+        )
     return await verifier.ajudge(case.goal, lines, None)
 
 

@@ -23,10 +23,15 @@ NAMES = (
 )
 
 
+DOMAIN_NAMES = ("judge_system_virtualhome",)
+"""Templates of other domains than TEACh: outside `PROMPT_VERSION` (a TEACh run's settings do
+not change with them); a domain records its own templates' version (`template_version`)."""
+
+
 @cache
 def template(name: str) -> str:
     """The text of a prompt template shipped in this package."""
-    if name not in NAMES:
+    if name not in NAMES and name not in DOMAIN_NAMES:
         raise KeyError(f"no prompt template named {name!r}")
     return resources.files(__name__).joinpath(f"{name}.txt").read_text(encoding="utf-8")
 
@@ -43,4 +48,9 @@ def _version() -> str:
     return digest.hexdigest()[:8]
 
 
-PROMPT_VERSION = _version()  # changes whenever any template changes
+PROMPT_VERSION = _version()  # changes whenever any TEACh template changes
+
+
+def template_version(name: str) -> str:
+    """A short hash of one template, for a domain's settings."""
+    return hashlib.sha256(template(name).encode()).hexdigest()[:8]

@@ -16,6 +16,7 @@ from planverify.agents.base import as_data
 from planverify.api import Verifier, verify_many, verify_plan
 from planverify.cli import app
 from planverify.domains import MODULES, UnknownDomain, domain_name, domain_of, is_default
+from planverify.prompts import template_version
 from planverify.records.episode import Episode
 from planverify.records.result import VerificationResult
 
@@ -132,9 +133,10 @@ def test_verify_plan_repairs_a_virtualhome_program_and_records_the_package_versi
     assert result.original == broken  # the lines are kept as written, never TEACh-parsed
     settings = result.settings
     assert settings is not None and settings.key != TEACH_KEYS["natural"]
-    assert settings.model_dump()["domains"] == {
-        "virtualhome": importlib.metadata.version("eai-eval")
-    }
+    recorded = settings.model_dump()["domains"]["virtualhome"]
+    assert recorded == f"{importlib.metadata.version('eai-eval')}+judge-" + template_version(
+        "judge_system_virtualhome"
+    )
 
 
 @needs_vh
@@ -175,6 +177,8 @@ def test_a_model_judge_gets_scene_facts_and_its_refused_flag_is_vetoed_with_why(
         "water_glass (1000): in dining_room" in prompt
         and as_data("[VERB] <object> (k.ID)") in prompt
     )
+    instructions = str(model.prompts[0][0].content)  # VirtualHome's own, not TEACh's
+    assert "[WALK] <kitchen> (1.11)" in instructions and "Agent.Verb" not in instructions
 
 
 # --- VirtualHome through the commands ----------------------------------------------------------

@@ -56,6 +56,7 @@ class Domain(Protocol):
     """What the core needs of a household domain."""
 
     name: str  # the registry's name of the domain, as records write it
+    judge_prompt: str  # the model Judge's instructions: a template of `planverify.prompts`
 
     def version(self) -> str | None:
         """The version of the domain's own package, recorded in run settings (None: nothing

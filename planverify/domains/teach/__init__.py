@@ -40,6 +40,7 @@ class Teach:
     """TEACh, through the world model the loop uses."""
 
     name = "teach"
+    judge_prompt = "judge_system"
 
     def version(self) -> str | None:
         return None  # the world's version is a field of the run settings already

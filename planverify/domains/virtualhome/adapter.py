@@ -21,6 +21,7 @@ from planverify.domains.virtualhome.records import iter_records
 from planverify.domains.virtualhome.repair import runs_to_goal
 from planverify.domains.virtualhome.replay import load_scene, trace
 from planverify.noise import CorruptSummary
+from planverify.prompts import template_version
 from planverify.records.critique import Critique, Veto
 from planverify.records.episode import Episode, EpisodeError
 from planverify.records.trim import TrimPolicy
@@ -37,9 +38,11 @@ class VirtualHome:
     """VirtualHome through the installed `eai-eval` package's simulator and data."""
 
     name = "virtualhome"
+    judge_prompt = "judge_system_virtualhome"
 
     def version(self) -> str | None:
-        return package_version()
+        """The `eai-eval` version, and the version of this domain's Judge instructions."""
+        return f"{package_version()}+judge-{template_version(self.judge_prompt)}"
 
     def grounded(self, case: Case) -> bool:
         return case.program is not None

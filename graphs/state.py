@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, Field, ValidationInfo, field_validator
 
 from planverify.records.critique import Critique, Dropped, Veto
-from planverify.records.episode import Domain, Scene, action_lines, single_lines
+from planverify.records.episode import PROGRAM_NAME, Domain, Scene, action_lines, single_lines
 from planverify.records.history import Edit, Iteration, Step, StopReason, merge_history
 from planverify.records.usage import TokenUsage, add_usage
 
@@ -58,6 +58,7 @@ class VerifyInput(BaseModel):
 
     program: str | None = Field(
         default=None,
+        pattern=PROGRAM_NAME,
         description="VirtualHome: the installed program (e.g. 'file628_2') whose scene graph "
         "and goal conditions the plan's object ids refer to.",
     )

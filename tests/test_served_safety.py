@@ -694,3 +694,17 @@ async def test_the_deadline_in_process_also_when_a_thread_continues(
     assert first["input_digest"] == again["input_digest"]
     state = await graph.aget_state(config)
     assert state.values["episode_id"] == "late" and state.next == ("judge",)
+
+
+@pytest.mark.parametrize("program", ["../../../../etc/passwd", "file1_1/../../x", "/etc/hosts"])
+def test_a_program_name_never_becomes_a_path_on_the_server(
+    client: SyncLangGraphClient, program: str
+) -> None:
+    given = {"actions": ["[WALK] <kitchen> (1.11)"], "domain": "virtualhome", "program": program}
+    outcome = client.runs.wait(None, GRAPH, input=given, context=OFFLINE, raise_error=False)
+    text = json.dumps(outcome)
+    assert "root:" not in text and "localhost" not in text  # nothing of the files it names
+    if isinstance(outcome, dict) and "__error__" in outcome:
+        assert "program" in outcome["__error__"]["message"]
+    else:  # a record of the failure, never a result computed from that path
+        assert outcome["status"] == "error" and "program" in outcome["error"]

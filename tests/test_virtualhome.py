@@ -234,3 +234,11 @@ def test_node_and_edge_goals_are_each_checked() -> None:
     # every edge goal is looked at, not only up to the first that holds
     assert check.describe() == ["FACING(65, 410)"]
     assert not check.met
+
+
+@pytest.mark.parametrize("name", ["../file1_1", "file1_1/../../x", "/etc/hosts", "file1_1.txt"])
+def test_a_program_name_is_never_read_as_a_path(name: str) -> None:
+    with pytest.raises(data.ProgramError, match="no program name"):
+        data.read_program(name)
+    with pytest.raises(data.ProgramError, match="no program name"):
+        data.scene_graphs(name)

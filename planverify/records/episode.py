@@ -50,6 +50,7 @@ NaturalError = Literal[
     "nonexistent_object",
 ]  # kinds only the natural generator makes (it also makes `detour`, `missing_step`)
 ErrorType = Literal[InjectedError, NaturalError, "other"]  # what a label's `error` may say
+PROGRAM_NAME = r"^[A-Za-z0-9_]{1,64}$"  # a program names data of its domain, never a path
 Domain = Literal["teach", "virtualhome"]  # the household a plan is for; no domain means TEACh
 
 
@@ -134,7 +135,9 @@ class Episode(BaseModel):
     task: str | None = None  # task family, e.g. TEACh's "Coffee"
     scene: Scene | None = None  # initial object states, when known
     teach_task: dict[str, Any] | None = None  # TEACh's task definition (`tasks[0]`, no episodes)
-    program: str | None = None  # VirtualHome: the program whose scene graph and goal apply
+    program: str | None = Field(  # VirtualHome: the program whose scene graph and goal apply
+        default=None, pattern=PROGRAM_NAME
+    )
     labels: list[Label] | None = None  # ground truth of an annotated episode
     _origin: tuple[str, int] | None = PrivateAttr(default=None)  # (file, line) it was read from
 

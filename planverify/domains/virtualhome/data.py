@@ -101,9 +101,22 @@ def read_program_file(path: Path) -> Program:
     return Program(path.stem, lines[0].strip(), lines[1].strip(), steps)
 
 
+def program_name(name: str) -> str:
+    """The name, when it is one of the package's program names ("file628_2"); `ProgramError`
+    otherwise: a name from a record never becomes a path outside the package's data."""
+    if not _NAME.fullmatch(name):
+        raise ProgramError(f"{name[:80]!r} is no program name (such as file628_2)")
+    return name
+
+
 def read_program(name: str) -> Program:
     """A program of the installed package by name, e.g. "file628_2"."""
-    return read_program_file(installed_programs_dir() / f"{name}.txt")
+    file = f"{program_name(name)}.txt"
+    path = installed_programs_dir() / file
+    try:
+        return read_program_file(path)
+    except ProgramError:
+        raise ProgramError(f"{name}: no such program in the installed package") from None
 
 
 @dataclass(frozen=True)
@@ -116,11 +129,12 @@ class SceneGraphs:
 
 def scene_graphs(name: str) -> SceneGraphs:
     """The initial and final scene graphs of an installed program."""
-    path = package_root() / DATASET / "init_and_final_graphs" / SCENE / f"{name}.json"
+    file = f"{program_name(name)}.json"
+    path = package_root() / DATASET / "init_and_final_graphs" / SCENE / file
     try:
         data = load_json(path)
-    except (OSError, ValueError) as exc:
-        raise ProgramError(f"{name}: no scene graph ({exc})") from None
+    except (OSError, ValueError):
+        raise ProgramError(f"{name}: no scene graph in the installed package") from None
     return SceneGraphs(initial=data["init_graph"], final=data["final_graph"])
 
 

@@ -284,3 +284,17 @@ def test_verify_server_refuses_virtualhome_records_with_one_line() -> None:
     assert result.error == (
         "verify --server takes TEACh records only, not virtualhome: verify it locally"
     )
+
+
+@needs_vh
+def test_a_cancelled_run_stops_the_virtualhome_judges_search() -> None:
+    import threading
+
+    from planverify.domains import Case, domain_of
+    from planverify.world.deadline import Stopped, stop_when
+
+    cancel = threading.Event()
+    cancel.set()  # the served run gave up: the search stops at its first check
+    case = Case(lines=list(_record(DRINK)["actions"]), goal="Drink", program=DRINK)
+    with stop_when(cancel=cancel), pytest.raises(Stopped):
+        domain_of("virtualhome").critique(case, "natural")

@@ -16,11 +16,14 @@ from planverify.domains.virtualhome import data
 from planverify.domains.virtualhome.goals import Goal, GoalCheck, goal_of, unreached
 from planverify.domains.virtualhome.notation import node_classes, parse_step
 from planverify.domains.virtualhome.simulate import State, StepResult, initial_state, take_step
+from planverify.world.deadline import current
 
 try:
     from virtualhome_eval.simulation.evolving_graph.environment import Relation
 except ImportError as exc:  # pragma: no cover - simulate already said so
     raise data.PackageMissing() from exc
+
+CHECK_EVERY_STEPS = 32  # simulator steps between two checks of the deadline (each is slow)
 
 
 @dataclass(frozen=True)
@@ -142,7 +145,10 @@ def trace(lines: Sequence[str], start: State, *, since: Trace | None = None, at:
         at = 0
         run.states, run.verbs = [start], [[]]
     state, verbs = run.states[-1], run.verbs[-1]
+    deadline = current()  # a served run's: the Judge's search stops with it (`Stopped`)
     for index in range(at, len(lines)):
+        if deadline is not None and (index - at) % CHECK_EVERY_STEPS == 0:
+            deadline.check()
         result, state = take_step(state, lines[index], index)
         run.results.append(result)
         if result.outcome == "failed":

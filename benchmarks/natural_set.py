@@ -4,6 +4,10 @@
 - `annotated/natural_test.jsonl`, the **held-out test part**: episodes not in `hand.jsonl`, drawn
   by `draw_test` and labelled under the `natural` rule before any Judge had seen them. Score it
   only at the end of a round of Judge work, never while tuning.
+- `annotated/natural_test2.jsonl`, the **second held-out test part**: drawn by the same rule with a
+  seed of its own (`SEED_2`), excluding `hand.jsonl` and the first test part, and labelled blind
+  under the `natural` rule. The first part was scored at the end of round 1 and has been
+  development data since; this one is scored only at the end of a round.
 - `annotated/hand_natural.jsonl`: the episodes of `hand.jsonl`, read again under `natural` after
   Judges had seen them (no blind test).
 
@@ -20,9 +24,9 @@ at least as well as the whole plan, under each policy. Each episode comes back w
 `draw_test` is the test part's rule: per task family, the episodes not in `hand.jsonl` of at most
 `MAX_STEPS` non-dialogue, non-motion steps, sorted by id and shuffled by a generator seeded with
 the family's name; the first ones of distinct scenes are taken (topped up in the same order):
-`PER_FAMILY`, one more for the `LARGEST` families with the most games.
+`PER_FAMILY`, one more for the `LARGEST` families with the most games. Each part has its seed.
 
-    python benchmarks/natural_set.py [--games DIR]   # lists the drawn episodes and label counts
+    python benchmarks/natural_set.py [--games DIR] [--part 2]   # a part's draw and label counts
 """
 
 from __future__ import annotations
@@ -56,10 +60,15 @@ from planverify.world.trace import no_worse
 
 ANNOTATED = Path(__file__).resolve().parent / "annotated"
 TEST_FILE = ANNOTATED / "natural_test.jsonl"  # the held-out test part
+TEST2_FILE = ANNOTATED / "natural_test2.jsonl"  # the second held-out test part
 REREAD_FILE = ANNOTATED / "hand_natural.jsonl"  # hand.jsonl read again under natural
 HAND_FILE = ANNOTATED / "hand.jsonl"
 RECORD_KEYS = frozenset({"id", "input_digest", "part", "labels"})  # all a line may hold
-PARTS = {TEST_FILE.name: "held_out_test", REREAD_FILE.name: "reread_after_judges"}
+PARTS = {
+    TEST_FILE.name: "held_out_test",
+    TEST2_FILE.name: "held_out_test_2",
+    REREAD_FILE.name: "reread_after_judges",
+}
 LABEL_KEYS = frozenset({"type", "index", "after", "action", "error", "reason"})
 POLICY_KEYS = frozenset({"policy", "optional"})  # on a label only `minimal` removes
 OPTIONAL_KINDS = frozenset({"search", "device_around_loading"})  # why `natural` keeps a step
@@ -68,10 +77,14 @@ PER_FAMILY = 3  # test episodes drawn per task family
 LARGEST = 4  # the families with the most games get one episode more
 MAX_STEPS = 60  # the most non-dialogue, non-motion steps of a drawn episode
 SEED = "planverify-natural-test"  # with the family's name, seeds each family's draw
+SEED_2 = "planverify-natural-test-2"  # the second test part's seed
 
 
-def draw_test(episodes: Iterable[Episode], excluded: Iterable[str]) -> list[Episode]:
-    """The episodes of the test part, chosen from `episodes` by the rule in the docstring."""
+def draw_test(
+    episodes: Iterable[Episode], excluded: Iterable[str], *, seed: str = SEED
+) -> list[Episode]:
+    """The episodes of a test part, chosen from `episodes` by the rule in the docstring; `seed`
+    is the part's own (`SEED` for the first, `SEED_2` for the second)."""
     skip = set(excluded)
     families: dict[str, list[Episode]] = {}
     for episode in episodes:
@@ -86,9 +99,17 @@ def draw_test(episodes: Iterable[Episode], excluded: Iterable[str]) -> list[Epis
             if ep.id not in skip and steps(ep, motion=False) <= MAX_STEPS
         ]
         pool.sort(key=lambda ep: ep.id)
-        random.Random(f"{SEED}:{family}").shuffle(pool)
+        random.Random(f"{seed}:{family}").shuffle(pool)
         chosen += distinct_scenes_first(pool, wanted)
     return chosen
+
+
+def draw_part(part: int, episodes: Iterable[Episode]) -> list[Episode]:
+    """Test part 1 or 2 as drawn: each part excludes `hand.jsonl` and the parts before it."""
+    excluded = [r["id"] for r in read_records(HAND_FILE)]
+    if part == 2:
+        excluded += [r["id"] for r in read_records(TEST_FILE)]
+    return draw_test(episodes, excluded, seed=SEED if part == 1 else SEED_2)
 
 
 def _check_label(episode: Episode, label: dict[str, Any]) -> None:
@@ -172,30 +193,34 @@ def all_games(games: Path = GAMES) -> list[Episode]:
     return [load_game(p) for split in SPLITS for p in sorted((games / split).glob("*.game.json"))]
 
 
+def print_counts(path: Path, games: Path) -> None:
+    """A natural file's episode count and its labels by error and policy."""
+    try:
+        episodes = load_natural(path, games)
+    except HandSetUnavailable as exc:
+        sys.exit(str(exc))
+    kinds = Counter(
+        (label.error, (label.model_extra or {}).get("policy", "both"))
+        for ep in episodes
+        for label in ep.labels or []
+    )
+    print(f"{path.name}: {len(episodes)} episodes, {sum(kinds.values())} labels")
+    for (kind, policy), count in sorted(kinds.items()):
+        print(f"  {kind} ({policy}): {count}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=Path, default=GAMES)
+    parser.add_argument("--part", type=int, choices=(1, 2), default=1, help="whose draw to list")
     args = parser.parse_args()
     if not args.games.is_dir():
         sys.exit(f"no TEACh games at {args.games}")
-    hand = [r["id"] for r in read_records(HAND_FILE)]
-    for episode in draw_test(all_games(args.games), hand):
+    for episode in draw_part(args.part, all_games(args.games)):
         print(episode.task, episode.id, steps(episode, motion=False))
-    for path in (TEST_FILE, REREAD_FILE):
-        if not path.is_file():
-            continue
-        try:
-            episodes = load_natural(path, args.games)
-        except HandSetUnavailable as exc:
-            sys.exit(str(exc))
-        kinds = Counter(
-            (label.error, (label.model_extra or {}).get("policy", "both"))
-            for ep in episodes
-            for label in ep.labels or []
-        )
-        print(f"{path.name}: {len(episodes)} episodes, {sum(kinds.values())} labels")
-        for (kind, policy), count in sorted(kinds.items()):
-            print(f"  {kind} ({policy}): {count}")
+    for path in (TEST_FILE, TEST2_FILE, REREAD_FILE):
+        if path.is_file():
+            print_counts(path, args.games)
 
 
 if __name__ == "__main__":

@@ -1,13 +1,12 @@
 """The `natural` annotation files: TEACh demonstrations labelled under both trim policies
 (docs/annotation.md, "The `natural` trim policy").
 
-- `annotated/natural_test.jsonl`, the **held-out test part**: episodes not in `hand.jsonl`, drawn
-  by `draw_test` and labelled under the `natural` rule before any Judge had seen them. Score it
-  only at the end of a round of Judge work, never while tuning.
+- `annotated/natural_test.jsonl`, the **first held-out test part**: episodes not in `hand.jsonl`,
+  drawn by `draw_test` and labelled under the `natural` rule before any Judge had seen them. It
+  was scored once, at the end of round 1, and has been development data since.
 - `annotated/natural_test2.jsonl`, the **second held-out test part**: drawn by the same rule with a
-  seed of its own (`SEED_2`), excluding `hand.jsonl` and the first test part, and labelled blind
-  under the `natural` rule. The first part was scored at the end of round 1 and has been
-  development data since; this one is scored only at the end of a round.
+  seed of its own (`SEED_2`), excluding `hand.jsonl` and the first part, and labelled blind under
+  the `natural` rule. Score it only at the end of a round of Judge work, never while tuning.
 - `annotated/hand_natural.jsonl`: the episodes of `hand.jsonl`, read again under `natural` after
   Judges had seen them (no blind test).
 
@@ -21,10 +20,11 @@ conditions, never a Judge) that the plan without the labelled steps still runs a
 at least as well as the whole plan, under each policy. Each episode comes back with its labels
 (all of them) and `clean` under `natural` and `minimal`.
 
-`draw_test` is the test part's rule: per task family, the episodes not in `hand.jsonl` of at most
+`draw_test` is the test parts' rule: per task family, the episodes not excluded of at most
 `MAX_STEPS` non-dialogue, non-motion steps, sorted by id and shuffled by a generator seeded with
 the family's name; the first ones of distinct scenes are taken (topped up in the same order):
-`PER_FAMILY`, one more for the `LARGEST` families with the most games. Each part has its seed.
+`PER_FAMILY`, one more for the `LARGEST` families with the most games. Each part has its seed and
+excludes `hand.jsonl` and the parts before it (`draw_part`).
 
     python benchmarks/natural_set.py [--games DIR] [--part 2]   # a part's draw and label counts
 """
@@ -59,7 +59,7 @@ from planverify.world.goals import evaluate, parse_teach_task
 from planverify.world.trace import no_worse
 
 ANNOTATED = Path(__file__).resolve().parent / "annotated"
-TEST_FILE = ANNOTATED / "natural_test.jsonl"  # the held-out test part
+TEST_FILE = ANNOTATED / "natural_test.jsonl"  # the first test part (development data since)
 TEST2_FILE = ANNOTATED / "natural_test2.jsonl"  # the second held-out test part
 REREAD_FILE = ANNOTATED / "hand_natural.jsonl"  # hand.jsonl read again under natural
 HAND_FILE = ANNOTATED / "hand.jsonl"

@@ -222,12 +222,14 @@ def test_the_episodes_are_the_seeded_draw(
 # --------------------------------------------------------------------------- the natural files
 
 
+def natural_files(natural_set: ModuleType) -> tuple[Path, ...]:
+    """The natural files: both test parts and the re-read of the hand set."""
+    return (natural_set.TEST_FILE, natural_set.TEST2_FILE, natural_set.REREAD_FILE)
+
+
 def natural_records(natural_set: ModuleType) -> dict[str, list[dict[str, object]]]:
-    """Both natural files' lines, by file name."""
-    return {
-        path.name: natural_set.read_records(path)
-        for path in (natural_set.TEST_FILE, natural_set.REREAD_FILE)
-    }
+    """The natural files' lines, by file name."""
+    return {path.name: natural_set.read_records(path) for path in natural_files(natural_set)}
 
 
 def test_the_natural_files_hold_labels_marked_per_policy(natural_set: ModuleType) -> None:
@@ -254,6 +256,9 @@ def test_the_test_part_is_new_and_the_reread_covers_the_hand_set(
     test_part = records[natural_set.TEST_FILE.name]
     assert len(test_part) >= 40
     assert not {r["id"] for r in test_part} & set(hand)
+    second = {r["id"] for r in records[natural_set.TEST2_FILE.name]}
+    assert len(second) == 40
+    assert not second & (set(hand) | {r["id"] for r in test_part})
     reread = {r["id"]: r for r in records[natural_set.REREAD_FILE.name]}
     assert {i: r["input_digest"] for i, r in reread.items()} == {
         i: r["input_digest"] for i, r in hand.items()
@@ -331,12 +336,9 @@ def test_the_natural_loader_refuses_what_does_not_fit(
 
 @pytest.fixture(scope="module")
 def natural_sets(natural_set: ModuleType) -> dict[str, list[Episode]]:
-    """Both natural files rebuilt from the shared games, every check passed."""
+    """The natural files rebuilt from the shared games, every check passed."""
     try:
-        return {
-            path.name: natural_set.load_natural(path)
-            for path in (natural_set.TEST_FILE, natural_set.REREAD_FILE)
-        }
+        return {path.name: natural_set.load_natural(path) for path in natural_files(natural_set)}
     except natural_set.HandSetUnavailable as exc:
         pytest.skip(str(exc))
 
@@ -350,11 +352,14 @@ def test_the_test_part_is_the_seeded_draw_over_every_family(
     games = shared_games(shared_dir)
     hand = [r["id"] for r in hand_set.read_records()]
     drawn = natural_set.draw_test(games, hand)
-    test_part = natural_sets[natural_set.TEST_FILE.name]
-    assert [ep.id for ep in test_part] == [ep.id for ep in drawn]
-    counts = Counter(ep.task for ep in test_part)
-    assert set(counts) == {ep.task for ep in games}
-    assert min(counts.values()) >= 3
+    assert [ep.id for ep in natural_set.draw_part(1, games)] == [ep.id for ep in drawn]
+    for part, path in ((1, natural_set.TEST_FILE), (2, natural_set.TEST2_FILE)):
+        test_part = natural_sets[path.name]
+        assert [ep.id for ep in test_part] == [ep.id for ep in natural_set.draw_part(part, games)]
+        assert {ep.model_extra["part"] for ep in test_part} == {natural_set.PARTS[path.name]}
+        counts = Counter(ep.task for ep in test_part)
+        assert set(counts) == {ep.task for ep in games}
+        assert min(counts.values()) >= 3
 
 
 def test_labels_keep_the_goal_and_motion_labels_keep_the_net_motion(

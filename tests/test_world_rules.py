@@ -438,6 +438,26 @@ def test_frying_in_a_pan_on_a_lit_stove(plan: list[str], cooked: bool) -> None:
     assert potato.boiled is False, "no water in the pan: fried, not boiled"
 
 
+def test_food_put_on_a_burner_under_a_pan_lands_in_the_pan() -> None:
+    # TEACh records the burner the Driver clicked; THOR drops the food into the pan on it
+    plan = ["Driver.ToggleOn('StoveKnob')", "Driver.PickUp('Potato')"]
+    state, outcomes = final([*plan, "Driver.PutAOnB('Potato', 'StoveBurner')"])
+    assert outcomes == [None] * 3
+    assert state.get("Potato").loc == "Pan"
+    assert state.get("Potato").cooked is True
+
+
+def test_the_floor_is_in_nothing() -> None:
+    # THOR lists the cabinets whose boxes overlap the floor as its receptacles
+    room = scene(
+        fixture("Cabinet", "Cabinet", **CLOSED),
+        fixture("Floor", "Floor", on=["Cabinet"]),
+        item("Box", "Box", on=["Floor"]),
+    )
+    state = initial_state(room, names=["Box"])
+    assert state.get("Floor").loc is None
+
+
 def test_a_cold_stove_is_known_to_be_cold() -> None:
     # TEACh's burners are not switchable: the knobs say whether the stove is lit
     state = initial_state(KITCHEN, names=["StoveKnob"])

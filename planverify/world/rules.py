@@ -403,6 +403,17 @@ def _pick_up(state: State, key: str, name: str) -> Outcome:
     return Outcome(changed=True)
 
 
+def _cooker_on(state: State, place: str, item: str) -> str | None:
+    """The pan or pot standing on a burner that food is put on, where THOR drops it: TEACh
+    records the burner the Driver clicked, and the final states show the food in the pot."""
+    if state.kind_at(place) != "StoveBurner" or state.get(item).kind in COOKERS:
+        return None
+    here = {place}
+    if len(state.of_kind({"StoveBurner"})) == 1:
+        here.add(SOME + "StoveBurner")  # the only burner: what the scene puts on "a" burner
+    return next((k for k in state.of_kind(COOKERS) if state.get(k).loc in here), None)
+
+
 def _put(state: State, key: str, place: str, names: tuple[str, ...]) -> Outcome:
     if state.held != key:
         holding = "nothing is held" if state.held is None else f"{names[0]} is not held"
@@ -416,6 +427,7 @@ def _put(state: State, key: str, place: str, names: tuple[str, ...]) -> Outcome:
         return _impossible(f"{names[1]} cannot hold {names[0]}")
     if state.closed(place):
         return _impossible(f"{names[1]} is closed")
+    place = _cooker_on(state, place, key) or place
     state.set(key, loc=place)
     state.held = None
     _put_into_device(state, key, place)

@@ -216,6 +216,11 @@ class State:
         return None if any(o.open is None for o in same) else False
 
 
+ROOM_LEVEL = frozenset({"Floor"})
+"""Types that are in nothing: TEACh lists as the floor's receptacles the cabinets and counters
+whose boxes overlap it, which would put everything on the floor inside a cabinet."""
+
+
 def from_scene(scene: Scene) -> State:
     """A scene's objects and their initial states, as the scene gives them."""
     index = SceneIndex(known=True, types=frozenset(o.type for o in scene.objects))
@@ -228,7 +233,9 @@ def from_scene(scene: Scene) -> State:
         state.objects[key] = Obj(
             kind=o.type,
             present=True,
-            loc=_known_place(o, by_id, count) or _initial_place(o, holders),
+            loc=None
+            if o.type in ROOM_LEVEL
+            else _known_place(o, by_id, count) or _initial_place(o, holders),
             open=o.open if o.openable else None,
             on=o.toggled if o.toggleable else None,
             dirty=o.dirty,

@@ -460,6 +460,20 @@ def test_a_sandwich(plan: list[str], expected: list[bool]) -> None:
     assert met(parse_teach_task(SANDWICH), state) == expected
 
 
+def test_the_tail_must_be_the_object_its_component_describes() -> None:
+    # the sandwich goes on the dirty plate while a clean one stands by: the task's "plate" is
+    # a clean plate, so the relation is not met, though the plate component is (by the other)
+    dirty_plate = item("Plate", "Plate", receptacle=True, dirty=True)
+    kitchen = scene(
+        *[o for o in SANDWICH_KITCHEN.model_dump(mode="json")["objects"] if o["type"] != "Plate"],
+        dirty_plate,
+        item("Plate", "Plate2", receptacle=True),
+    )
+    state, outcomes = run(make_sandwich(), kitchen)
+    assert all(o.problem is None for o in outcomes), [o.problem for o in outcomes]
+    assert met(parse_teach_task(SANDWICH), state) == [True] * 5 + [False]
+
+
 # ----------------------------------------------------------------------------- real games
 
 

@@ -283,9 +283,10 @@ def _relation_unit(relation: Relation, spec: GoalSpec, state: State, index: ByKi
     tail = by_name.get(relation.tail)
     if tail is None:
         return Unit(relation.tail, relation.describe(), None)
-    # as in TEACh, the objects of the right kind count whatever their states (the components
-    # ask for those): a slice on the plate is on the plate, cooked or not
-    tails = {k: v is not False for k, v in matches(tail, state, index).items()}
+    # a head counts whatever its states (its own component asks for those: a slice on the plate
+    # is on the plate, cooked or not), but the tail must be the object its component describes:
+    # a sandwich on a dirty plate is not on "the clean plate" the task asks for
+    tails = {k: True for k, v in matches(tail, state, index).items() if v is not False}
 
     def placed(head: str) -> dict[str, bool | None]:
         """Per tail candidate (or "*" for any), whether the head object is in/on it."""

@@ -47,13 +47,13 @@ REMOVED_KINDS = {
     "tap off and straight on, nothing loaded": [OFF_TAP, ON_TAP, TAKE, RINSE_IT],
     "fridge opened with the mug in hand, then put down": [TAKE, OPEN, CLOSE, RINSE_IT],
     "fridge opened once nothing is left to take": [TAKE, RINSE_IT, OPEN, CLOSE],
-    "microwave looked into": [
-        "Driver.Open('Microwave')",
-        "Driver.Close('Microwave')",
-        TAKE,
-        RINSE_IT,
-    ],
 }
+MICROWAVE_OPEN, MICROWAVE_CLOSE = "Driver.Open('Microwave')", "Driver.Close('Microwave')"
+KEPT_KINDS["microwave searched before taking the mug"] = (
+    [MICROWAVE_OPEN, MICROWAVE_CLOSE, TAKE, RINSE_IT],
+    [0, 1],
+    "search",
+)
 
 
 def critique(plan: list[str], trim: TrimPolicy) -> Critique:
@@ -82,6 +82,37 @@ def test_both_policies_remove_what_no_demonstrator_meant(name: str) -> None:
     assert [f.step for f in natural.flags] == [f.step for f in minimal.flags]
     assert len(natural.flags) == 2
     assert natural.optional == [] and all(f.optional is None for f in minimal.flags)
+
+
+def test_a_microwave_opened_to_see_what_it_would_cook_is_no_search() -> None:
+    plan = [MICROWAVE_OPEN, MICROWAVE_CLOSE, "Driver.ToggleOn('Microwave')", TAKE, RINSE_IT]
+    natural, minimal = critique(plan, "natural"), critique(plan, "minimal")
+    assert {0, 1} <= {f.step for f in natural.flags}
+    assert [f.step for f in natural.flags] == [f.step for f in minimal.flags]
+    assert natural.optional == []
+
+
+MUG_IN_FRIDGE = scene(
+    fixture("CounterTop", "CounterTop"),
+    fixture("Sink", "Sink"),
+    fixture("SinkBasin", "SinkBasin", on=["Sink"]),
+    fixture("Faucet", "Faucet", on=["Sink"], receptacle=False, **ON),
+    fixture("Fridge", "Fridge", **CLOSED),
+    item("Mug", "Mug", receptacle=True, dirty=True, on=["Fridge"]),
+)
+
+
+def test_natural_keeps_a_container_closed_after_use_and_opened_again() -> None:
+    plan = [OPEN, TAKE, CLOSE, RINSE_IT, TAKE, OPEN, "Driver.PutAOnB('Mug', 'Fridge')", CLOSE]
+    grounding = ground(RINSE, [], MUG_IN_FRIDGE, task=None, teach_task=None)
+    natural = judge_plan(RINSE, plan, grounding, trim="natural")
+    minimal = judge_plan(RINSE, plan, grounding, trim="minimal")
+    assert natural.flags == []
+    assert [(f.step, f.optional and f.optional.kind) for f in natural.optional] == [
+        (2, "tidying"),
+        (5, "tidying"),
+    ]
+    assert [f.step for f in minimal.flags] == [2, 5]
 
 
 def test_under_natural_certify_vetoes_a_search_a_model_judge_flags() -> None:

@@ -20,7 +20,7 @@ from planverify.world.state import CONTAINERS, SOME
 from planverify.world.trace import rank
 
 RESTORING = frozenset({"Close", "ToggleOff"})  # verbs that only put a state back
-SEARCHED = CONTAINERS - {"Microwave"}  # opening a microwave checks what cooks, it seeks nothing
+SEARCHED = CONTAINERS  # any container may hide what the Driver looks for
 SOUGHT = frozenset({"PickUp", "Slice"})  # steps that find the object a search looked for
 LOADING = frozenset({"PickUp", "PutAOnB", "PourFromAIntoB"})  # steps that load or unload
 
@@ -29,6 +29,7 @@ LOADING = frozenset({"PickUp", "PutAOnB", "PourFromAIntoB"})  # steps that load 
 NATURAL_KEEPS: dict[str, str] = {
     "search": "a container opened while looking for an object the plan takes next",
     "device_around_loading": "a running device switched off and on again around loading it",
+    "tidying": "a container closed after use and opened again when needed later",
 }
 
 
@@ -53,18 +54,40 @@ class KeepRules(Patterns):
         is a search, and a running device switched off and on again around loading. The rest
         of the block every trim policy removes."""
         parts: list[tuple[set[int], str]] = []
+        closed_after_use = self._tidied(block)
+        if closed_after_use:
+            parts.append((closed_after_use, "tidying"))
         opened = {
             s
             for s in block
             if self.actions[s].verb in ("Open", "Close")
             and self._kind_of(s, self.actions[s].objects[0]) in SEARCHED
         }
+        opened -= closed_after_use
         if self._opens_something(opened) and self._searching(opened):
             parts.append((opened, "search"))
         switched = {s for s in block if self.actions[s].verb in ("ToggleOff", "ToggleOn")}
         if len(switched) == 2 and self._around_loading(switched):
             parts.append((switched, "device_around_loading"))
         return parts
+
+    def _tidied(self, block: Collection[int]) -> set[int]:
+        """The close and the later open of one container in a block, when the plan had opened
+        it and taken something from it or put something in it before closing it: closing after
+        use is tidying, and the open that follows is needed because of it. Else empty."""
+        steps = sorted(
+            (s for s in block if self.actions[s].verb in ("Open", "Close")),
+            key=self.trace.position,
+        )
+        if [self.actions[s].verb for s in steps] != ["Close", "Open"]:
+            return set()
+        name = self.actions[steps[0]].objects[0]
+        if self.actions[steps[1]].objects[0] != name:
+            return set()
+        opener = self._near(self.trace.position(steps[0]), name, {"Open"}, forward=False)
+        if opener is None or not self._used_while_open(opener):
+            return set()
+        return set(steps)
 
     def _opens_something(self, steps: Collection[int]) -> bool:
         """Whether some step among these opens a container that was closed."""
@@ -100,11 +123,16 @@ class KeepRules(Patterns):
         ]
         if held is not None and later and self.actions[later[0]].verb == "PutAOnB":
             return False  # looking for where to put what is in hand
-        return any(
-            self.actions[step].verb in SOUGHT
-            and self._near(first, self.actions[step].objects[0], forward=False) is None
-            for step in later
-        )
+        for step in later:
+            action = self.actions[step]
+            if action.verb == "ToggleOn" and action.objects[0] in names:
+                return False  # switched on next: it was opened to see what it would cook
+            if (
+                action.verb in SOUGHT
+                and self._near(first, action.objects[0], forward=False) is None
+            ):
+                return True
+        return False
 
     def _used_while_open(self, opener: int) -> bool:
         """Whether anything is taken from, or put into, the container an open step opens

@@ -304,3 +304,20 @@ def test_a_put_down_and_its_re_pick_up_go_with_an_open_in_between() -> None:
         "without steps 2, 4 together the plan can still be carried out, "
         "and every goal condition the plan meets still holds"
     )
+
+
+def test_a_flag_that_keeps_the_plan_broken_when_the_others_would_mend_it_is_vetoed() -> None:
+    # the mug is put down by mistake before the coffee machine, so the last put-down cannot
+    # happen; removing the wrong put-down alone mends the plan, removing the pick-up with it
+    # would leave the plan as broken as it was, which alone the check would let through
+    plan = [
+        "Driver.PickUp('Mug')",
+        "Driver.PutAOnB('Mug', 'DiningTable')",
+        "Driver.PutAOnB('Mug', 'CoffeeMachine')",
+        "Driver.ToggleOn('CoffeeMachine')",
+    ]
+    critique = Critique(flags=[Flag(step=s, action=plan[s], reason="not needed") for s in (0, 1)])
+    kept, vetoes, _ = certify_flags(plan, critique, GROUNDING)
+    assert [f.step for f in kept.flags] == [1]
+    assert [v.step for v in vetoes] == [0]
+    assert "the other removals leave a better plan" in vetoes[0].reason

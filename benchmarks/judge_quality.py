@@ -82,7 +82,12 @@ CONDITIONS = {
 }
 LEVELS = ("labels", "labels -motion", "plan", "plan -motion")
 HAND = "hand"  # the hand-annotated set's name in the tables
-HAND_SETS = (HAND, "hand-natural", "natural-test-1", "natural-test-2")  # read by people: scored without motion
+HAND_SETS = (
+    HAND,
+    "hand-natural",
+    "natural-test-1",
+    "natural-test-2",
+)  # read by people: scored without motion
 Key = tuple[str, str, str]  # (set, input condition, judge)
 
 

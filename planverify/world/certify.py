@@ -168,6 +168,7 @@ class _Decision:
         self.blocks = sorted(every, key=self._plan_order)
         self._memo: dict[Steps, bool] = {}
         self.pulled: set[int] = set()  # steps `pulling_weight` took out of an accepted set
+        self._outcomes: dict[Steps, tuple[int, list[Unit]]] = {}
 
     def completes(self, block: Steps) -> bool:
         """Whether a block may go: it holds only flagged steps, or what it adds to them makes
@@ -275,8 +276,10 @@ class _Decision:
         trace = self.reviewer.trace
         if not steps:
             return len(trace.impossible), trace.units
-        variant = self.reviewer.sim.without(trace, set(steps))
-        return variant.count, variant.units
+        if steps not in self._outcomes:
+            variant = self.reviewer.sim.without(trace, set(steps))
+            self._outcomes[steps] = variant.count, variant.units
+        return self._outcomes[steps]
 
     def why_vetoed(self, step: int, accepted: Steps) -> str:
         """The smallest set that fails with this flag, and why: its own block (the one with the

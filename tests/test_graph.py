@@ -230,8 +230,8 @@ async def test_the_recursion_limit_is_needed_and_suffices() -> None:
         assert (final["iteration"], final["stop_reason"]) == (cap, "max_iterations")
 
     context = VerifierContext(judge=Insatiable(), max_iterations=4)
-    with pytest.raises(GraphRecursionError):
-        await graph.ainvoke(payload, {"recursion_limit": recursion_limit(2)}, context=context)
+    with pytest.raises(GraphRecursionError):  # 10 steps without review: two a pass
+        await graph.ainvoke(payload, {"recursion_limit": recursion_limit(1)}, context=context)
 
 
 def test_static_mode_is_one_pass_with_the_proposals_as_verdicts() -> None:

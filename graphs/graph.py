@@ -12,9 +12,9 @@ async one (`runnable`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from functools import lru_cache, wraps
-from typing import Any, Literal, TypeAlias, get_args, get_origin, get_type_hints
+from typing import Any, Literal, TypeAlias, TypeVar, cast, get_args, get_origin, get_type_hints
 
 from langgraph._internal._runnable import (  # LangGraph's node: a sync and an async function
     RunnableCallable,
@@ -48,7 +48,7 @@ from planverify.llm.calls import CallLimits
 from planverify.llm.errors import ModelCallFailed, retryable
 from planverify.llm.params import ModelOptions
 from planverify.records.critique import Critique, Missing, Veto
-from planverify.records.episode import input_digest
+from planverify.records.episode import Scene, input_digest
 from planverify.records.history import (
     Iteration,
     OptionalStep,
@@ -58,8 +58,10 @@ from planverify.records.history import (
 )
 from planverify.records.notation import diagnose, dialogue_lines, parse_action
 from planverify.records.result import VerificationResult
-from planverify.world import Grounding, ground
+from planverify.world import Grounding, ground, task_grounding
 from planverify.world.certify import certify_flags, certify_insertion
+
+T = TypeVar("T")
 
 # Model calls retry themselves (planverify.llm.calls); the node retries once more only for a
 # transient error that escaped them, never one they already gave up on.
@@ -102,11 +104,14 @@ def judge_of(context: VerifierContext) -> Judge:
             context.limits(),
             context.model_options(),
         )
-    return resolve_judge(
+    limits = context.limits()
+    key = ("judge", id(context.judge), context.judge_output, context.grounding, limits)
+    return _resolved(
         context.judge,
-        output=context.judge_output,
-        grounding=context.grounding,
-        limits=context.limits(),
+        key,
+        lambda: resolve_judge(
+            context.judge, output=context.judge_output, grounding=context.grounding, limits=limits
+        ),
     )
 
 
@@ -120,7 +125,30 @@ def planner_of(context: VerifierContext) -> Planner:
             context.limits(),
             context.model_options(),
         )
-    return resolve_planner(context.planner, output=context.judge_output, limits=context.limits())
+    limits = context.limits()
+    key = ("planner", id(context.planner), context.judge_output, limits)
+    return _resolved(
+        context.planner,
+        key,
+        lambda: resolve_planner(context.planner, output=context.judge_output, limits=limits),
+    )
+
+
+_RESOLVED: dict[tuple[Any, ...], tuple[Any, Any]] = {}
+"""Judges and Planners made of objects (a chat model), by the object's identity and settings."""
+
+
+def _resolved(thing: Any, key: tuple[Any, ...], make: Callable[[], T]) -> T:
+    """The agent `make()` resolves `thing` to, made once per object and settings (as a spec's
+    is, `_cached_judge`), not again at every pass of every episode."""
+    cached = _RESOLVED.get(key)
+    if cached is not None and cached[0] is thing:
+        return cast(T, cached[1])
+    agent = make()
+    if len(_RESOLVED) >= 64:
+        _RESOLVED.clear()
+    _RESOLVED[key] = (thing, agent)
+    return agent
 
 
 async def prepare(
@@ -179,9 +207,31 @@ async def goal(state: PlanState, runtime: Runtime[VerifierContext]) -> dict[str,
     return {"goal": text or "(no goal given)", "usage": {"goal": usage} if usage.calls else {}}
 
 
+_TASK_GROUNDINGS: dict[int, tuple[Scene, Mapping[str, Any], Grounding | None]] = {}
+"""The groundings of the last episodes' task definitions, by the identity of their scene."""
+
+
+def _task_grounding(scene: Scene | None, teach_task: Mapping[str, Any]) -> Grounding | None:
+    """`task_grounding`, once per episode: its passes see the same scene object (the state's
+    channels pass it on; a task definition, a dict, is validated into a copy at every step),
+    and only the plan, which it does not read, changes between them."""
+    if scene is None:
+        return task_grounding(scene, teach_task)
+    cached = _TASK_GROUNDINGS.get(id(scene))
+    if cached is not None and cached[0] is scene and cached[1] == teach_task:
+        return cached[2]
+    grounding = task_grounding(scene, teach_task)
+    if len(_TASK_GROUNDINGS) >= 256:  # more than the episodes in flight
+        _TASK_GROUNDINGS.clear()
+    _TASK_GROUNDINGS[id(scene)] = (scene, teach_task, grounding)
+    return grounding
+
+
 def grounding_of(state: PlanState) -> Grounding:
     """What the episode says about its goal: TEACh's task definition, or the goal text and the
     Commander's words."""
+    if state.teach_task and (by_task := _task_grounding(state.scene, state.teach_task)):
+        return by_task
     return ground(
         state.goal,
         state.dialogue,

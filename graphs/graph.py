@@ -1,8 +1,8 @@
 """The verification loop: Judge -> Planner -> Judge ... (with review: Judge -> review -> converge).
 
 Each Judge pass and each revision decides itself whether the loop goes on (`next_step`), so a
-pass is one graph step, not two; `converge` is that decision as a step of its own, after a review
-(and where a thread stored before this was checkpointed on its way there).
+pass is one graph step, not two; `converge` is that decision as a step of its own: after a review,
+and for a thread that an earlier version stored on its way there.
 
 `build_verifier()` returns the compiled graph. `build_verifier(output="result")` adds a last step
 that writes the result record, which is then the graph's output: the graph `langgraph.json`

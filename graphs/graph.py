@@ -538,7 +538,7 @@ async def planner(
             usage = {"planner": reply.usage}
         warnings = growth_warning(state, kept, planner_of(settings))
     record.edits = edits
-    update = {"plan": kept, "pending": None, "history": [record], "usage": usage}
+    update: dict[str, Any] = {"plan": kept, "pending": None, "history": [record], "usage": usage}
     if warnings:
         update["warnings"] = warnings
     history = merge_history(state.history, [record])

@@ -147,7 +147,7 @@ class State:
 
     def set(self, key: str, **changes: object) -> None:
         # `Obj._replace` by position: half its cost, and the simulator's most frequent call
-        values = list(self.objects[key])
+        values: list[object] = list(self.objects[key])
         for name, value in changes.items():
             values[_FIELD[name]] = value
         self.objects[key] = tuple.__new__(Obj, values)

@@ -1,4 +1,8 @@
-"""The verification loop: Judge -> (review) -> converge -> Planner -> converge -> Judge ...
+"""The verification loop: Judge -> Planner -> Judge ... (with review: Judge -> review -> converge).
+
+Each Judge pass and each revision decides itself whether the loop goes on (`next_step`), so a
+pass is one graph step, not two; `converge` is that decision as a step of its own: after a review,
+and for a thread that an earlier version stored on its way there.
 
 `build_verifier()` returns the compiled graph. `build_verifier(output="result")` adds a last step
 that writes the result record, which is then the graph's output: the graph `langgraph.json`
@@ -8,9 +12,9 @@ async one (`runnable`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from functools import lru_cache, wraps
-from typing import Any, Literal, TypeAlias, get_args, get_origin, get_type_hints
+from typing import Any, Literal, TypeAlias, TypeVar, cast, get_args, get_origin, get_type_hints
 
 from langgraph._internal._runnable import (  # LangGraph's node: a sync and an async function
     RunnableCallable,
@@ -44,12 +48,20 @@ from planverify.llm.calls import CallLimits
 from planverify.llm.errors import ModelCallFailed, retryable
 from planverify.llm.params import ModelOptions
 from planverify.records.critique import Critique, Missing, Veto
-from planverify.records.episode import input_digest
-from planverify.records.history import Iteration, OptionalStep, Step, StopReason
+from planverify.records.episode import Scene, input_digest
+from planverify.records.history import (
+    Iteration,
+    OptionalStep,
+    Step,
+    StopReason,
+    merge_history,
+)
 from planverify.records.notation import diagnose, dialogue_lines, parse_action
 from planverify.records.result import VerificationResult
-from planverify.world import Grounding, ground
+from planverify.world import Grounding, ground, task_grounding
 from planverify.world.certify import certify_flags, certify_insertion
+
+T = TypeVar("T")
 
 # Model calls retry themselves (planverify.llm.calls); the node retries once more only for a
 # transient error that escaped them, never one they already gave up on.
@@ -92,11 +104,14 @@ def judge_of(context: VerifierContext) -> Judge:
             context.limits(),
             context.model_options(),
         )
-    return resolve_judge(
+    limits = context.limits()
+    key = ("judge", id(context.judge), context.judge_output, context.grounding, limits)
+    return _resolved(
         context.judge,
-        output=context.judge_output,
-        grounding=context.grounding,
-        limits=context.limits(),
+        key,
+        lambda: resolve_judge(
+            context.judge, output=context.judge_output, grounding=context.grounding, limits=limits
+        ),
     )
 
 
@@ -110,7 +125,30 @@ def planner_of(context: VerifierContext) -> Planner:
             context.limits(),
             context.model_options(),
         )
-    return resolve_planner(context.planner, output=context.judge_output, limits=context.limits())
+    limits = context.limits()
+    key = ("planner", id(context.planner), context.judge_output, limits)
+    return _resolved(
+        context.planner,
+        key,
+        lambda: resolve_planner(context.planner, output=context.judge_output, limits=limits),
+    )
+
+
+_RESOLVED: dict[tuple[Any, ...], tuple[Any, Any]] = {}
+"""Judges and Planners made of objects (a chat model), by the object's identity and settings."""
+
+
+def _resolved(thing: Any, key: tuple[Any, ...], make: Callable[[], T]) -> T:
+    """The agent `make()` resolves `thing` to, made once per object and settings (as a spec's
+    is, `_cached_judge`), not again at every pass of every episode."""
+    cached = _RESOLVED.get(key)
+    if cached is not None and cached[0] is thing:
+        return cast(T, cached[1])
+    agent = make()
+    if len(_RESOLVED) >= 64:
+        _RESOLVED.clear()
+    _RESOLVED[key] = (thing, agent)
+    return agent
 
 
 async def prepare(
@@ -169,9 +207,31 @@ async def goal(state: PlanState, runtime: Runtime[VerifierContext]) -> dict[str,
     return {"goal": text or "(no goal given)", "usage": {"goal": usage} if usage.calls else {}}
 
 
+_TASK_GROUNDINGS: dict[int, tuple[Scene, Mapping[str, Any], Grounding | None]] = {}
+"""The groundings of the last episodes' task definitions, by the identity of their scene."""
+
+
+def _task_grounding(scene: Scene | None, teach_task: Mapping[str, Any]) -> Grounding | None:
+    """`task_grounding`, once per episode: its passes see the same scene object (the state's
+    channels pass it on; a task definition, a dict, is validated into a copy at every step),
+    and only the plan, which it does not read, changes between them."""
+    if scene is None:
+        return task_grounding(scene, teach_task)
+    cached = _TASK_GROUNDINGS.get(id(scene))
+    if cached is not None and cached[0] is scene and cached[1] == teach_task:
+        return cached[2]
+    grounding = task_grounding(scene, teach_task)
+    if len(_TASK_GROUNDINGS) >= 256:  # more than the episodes in flight
+        _TASK_GROUNDINGS.clear()
+    _TASK_GROUNDINGS[id(scene)] = (scene, teach_task, grounding)
+    return grounding
+
+
 def grounding_of(state: PlanState) -> Grounding:
     """What the episode says about its goal: TEACh's task definition, or the goal text and the
     Commander's words."""
+    if state.teach_task and (by_task := _task_grounding(state.scene, state.teach_task)):
+        return by_task
     return ground(
         state.goal,
         state.dialogue,
@@ -236,7 +296,7 @@ def checked(critique: Critique, plan: list[str]) -> Critique:
 
 async def judge(
     state: PlanState, runtime: Runtime[VerifierContext]
-) -> Command[Literal["review", "converge"]]:
+) -> Command[Literal["review", "planner", "judge", "__end__"]]:
     """One Judge pass over the current plan; on to review when a person reviews critiques.
 
     A plan without Driver actions (empty, or dialogue only) has nothing to judge: no model call.
@@ -277,7 +337,7 @@ async def judge(
 
 async def _judge_other(
     domain: Domain, state: PlanState, settings: VerifierContext
-) -> Command[Literal["review", "converge"]]:
+) -> Command[Literal["review", "planner", "judge", "__end__"]]:
     """The Judge pass for a plan of another domain than TEACh (`graphs.domains`)."""
     vetoes: list[Veto] = []
     certified: str | None = None
@@ -301,7 +361,7 @@ def _judged(
     certified: str | None,
     *,
     note: str | None = None,
-) -> Command[Literal["review", "converge"]]:
+) -> Command[Literal["review", "planner", "judge", "__end__"]]:
     """The state update of a Judge pass, and where the loop goes next (`note`: why the goal
     could not be read, said on the first pass)."""
     lines = state.lines()
@@ -337,8 +397,10 @@ def _judged(
         )
     if warnings:
         update["warnings"] = warnings
-    review_it = settings.review and reply.critique.objections
-    return Command(update=update, goto="review" if review_it else "converge")
+    if settings.review and reply.critique.objections:
+        return Command(update=update, goto="review")
+    history = merge_history(state.history, [record])
+    return decided(settings, update, iteration, reply.critique, history)
 
 
 async def review(state: PlanState, runtime: Runtime[VerifierContext]) -> dict[str, Any]:
@@ -375,30 +437,52 @@ def _looked_twice(history: list[Iteration]) -> bool:
 async def converge(
     state: PlanState, runtime: Runtime[VerifierContext]
 ) -> Command[Literal["planner", "judge", "__end__"]]:
-    """Decide whether the loop goes on, and record why it stops.
+    """Decide whether the loop goes on after a review (the Judge and the Planner decide it
+    themselves, `decided`, so a pass takes no step of its own for it)."""
+    return next_step(settings_of(runtime.context), state.iteration, state.pending, state.history)
+
+
+def next_step(
+    context: VerifierContext,
+    iteration: int,
+    pending: Critique | None,
+    history: list[Iteration],
+) -> Command[Any]:
+    """Whether the loop goes on after a Judge pass (`pending` its critique) or a Planner's
+    revision (`pending` None), and why it stops.
 
     A pass that left Driver steps unjudged (`Iteration.incomplete`) never ends the loop as
     `no_objections` or `no_change`: the Judge looks again, once for the same plan, and the loop
     stops as `incomplete` when that look is incomplete too or the cap comes first.
     """
-    context = settings_of(runtime.context)
-    last = state.history[-1]
-    capped = state.iteration >= context.max_iterations
-    if state.pending is not None:
+    last = history[-1]
+    capped = iteration >= context.max_iterations
+    if pending is not None:
         if context.static:  # whatever the Judge said: a static result is always marked so
             return _stop("static")
-        if state.pending.objections:
+        if pending.objections:
             return Command(goto="planner")
         if not last.incomplete:
             return _stop("no_objections")
-        return (
-            _stop("incomplete") if capped or _looked_twice(state.history) else Command(goto="judge")
-        )
+        return _stop("incomplete") if capped or _looked_twice(history) else Command(goto="judge")
     if not last.edits and not last.incomplete:
         return _stop("no_change")
-    if capped or (not last.edits and _looked_twice(state.history)):
+    if capped or (not last.edits and _looked_twice(history)):
         return _stop("incomplete" if last.incomplete else "max_iterations")
     return Command(goto="judge")
+
+
+def decided(
+    context: VerifierContext,
+    update: dict[str, Any],
+    iteration: int,
+    pending: Critique | None,
+    history: list[Iteration],
+) -> Command[Any]:
+    """A node's `update` and where the loop goes after it (`next_step`, with `pending` and
+    `history` as they stand once the update is applied): one graph step, not two."""
+    then = next_step(context, iteration, pending, history)
+    return Command(update={**update, **(then.update or {})}, goto=then.goto)
 
 
 GROWTH_WARNING = "the model Planner grew the plan by more than half"
@@ -420,8 +504,11 @@ def growth_warning(state: PlanState, plan: Sequence[Step], planner: Planner) -> 
     ]
 
 
-async def planner(state: PlanState, runtime: Runtime[VerifierContext]) -> dict[str, Any]:
-    """Apply the pending critique: removals deterministically, insertions via the Planner."""
+async def planner(
+    state: PlanState, runtime: Runtime[VerifierContext]
+) -> Command[Literal["judge", "__end__"]]:
+    """Apply the pending critique: removals deterministically, insertions via the Planner;
+    then the Judge looks again, or the loop stops (`next_step`)."""
     settings = settings_of(runtime.context)
     critique = state.pending or Critique()
     kept, edits = remove_flagged(state.plan, critique.flags)
@@ -451,8 +538,11 @@ async def planner(state: PlanState, runtime: Runtime[VerifierContext]) -> dict[s
             usage = {"planner": reply.usage}
         warnings = growth_warning(state, kept, planner_of(settings))
     record.edits = edits
-    update = {"plan": kept, "pending": None, "history": [record], "usage": usage}
-    return {**update, "warnings": warnings} if warnings else update
+    update: dict[str, Any] = {"plan": kept, "pending": None, "history": [record], "usage": usage}
+    if warnings:
+        update["warnings"] = warnings
+    history = merge_history(state.history, [record])
+    return decided(settings, update, state.iteration, None, history)
 
 
 async def _planner_reply(
@@ -513,7 +603,6 @@ def add_loop(
     builder.add_edge(START, "prepare")
     builder.add_edge("goal", "judge")
     builder.add_edge("review", "converge")
-    builder.add_edge("planner", "converge")
     if last is not None:  # deferred: runs when nothing else is left to run
         name, node = last
         builder.add_node(name, runnable(wrap(node), name), defer=True)
@@ -544,6 +633,7 @@ def build_verifier(
 
 
 def recursion_limit(max_iterations: int) -> int:
-    """Enough graph steps for `max_iterations` Judge passes (with review, and the record step of
-    `output="result"`), and no more."""
-    return 4 + 5 * max(max_iterations, 1)
+    """Enough graph steps for `max_iterations` Judge passes on the longest path (prepare, goal,
+    then judge, review, converge and planner a pass, and the record step of `output="result"`),
+    and no more."""
+    return 3 + 4 * max(max_iterations, 1)

@@ -115,10 +115,10 @@ async def test_every_judge_pass_is_in_the_state_history(saver: BaseCheckpointSav
     excluded = {"cost_usd", "settings"}  # added by the Verifier
     assert summary.model_dump(exclude=excluded) == result.model_dump(exclude=excluded)
 
-    judged_at = {
+    judged_at = {  # the last pass also ends the loop, in the same step: nothing is pending
         s.values["iteration"]: len(s.values["plan"])
         for s in history
-        if s.values.get("pending") is not None
+        if s.values.get("pending") is not None or s.values.get("stop_reason")
     }
     assert judged_at == {1: 5, 2: 4, 3: 3, 4: 2}, "a checkpoint right after every Judge pass"
     assert {s.values.get("iteration", 0) for s in history} == {0, 1, 2, 3, 4}

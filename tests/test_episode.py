@@ -135,3 +135,20 @@ def test_history_merges_iterations_sent_as_json_objects() -> None:
     sent = [{"iteration": 2, "critique": {}}, {"iteration": 1, "critique": {}, "edits": []}]
     merged = merge_history([first], sent)  # type: ignore[arg-type]
     assert [(type(i), i.iteration) for i in merged] == [(Iteration, 1), (Iteration, 2)]
+
+
+def test_an_input_digest_follows_every_field_when_the_scene_object_is_the_same() -> None:
+    from planverify.records.episode import Scene, input_digest
+
+    scene = Scene.model_validate({"objects": [{"id": "Mug|1", "type": "Mug"}]})
+    given = {"goal": "Make coffee.", "actions": PLAN, "task": "Coffee", "teach_task": None}
+    first = input_digest(scene=scene, **given)
+    assert input_digest(scene=scene, **given) == first
+    assert input_digest(scene=scene.model_dump(mode="json"), **given) == first  # as a record
+    for field, other in [("goal", "Make tea."), ("actions", PLAN[:2]), ("task", "Tea")]:
+        changed = {**given, field: other}
+        assert input_digest(scene=scene, **changed) != first, field
+        assert input_digest(scene=scene, **changed) == input_digest(
+            scene=scene.model_copy(deep=True), **changed
+        )
+    assert input_digest(scene=scene, **{**given, "teach_task": {"task_name": "Coffee"}}) != first

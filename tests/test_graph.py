@@ -230,8 +230,8 @@ async def test_the_recursion_limit_is_needed_and_suffices() -> None:
         assert (final["iteration"], final["stop_reason"]) == (cap, "max_iterations")
 
     context = VerifierContext(judge=Insatiable(), max_iterations=4)
-    with pytest.raises(GraphRecursionError):
-        await graph.ainvoke(payload, {"recursion_limit": recursion_limit(2)}, context=context)
+    with pytest.raises(GraphRecursionError):  # 10 steps without review: two a pass
+        await graph.ainvoke(payload, {"recursion_limit": recursion_limit(1)}, context=context)
 
 
 def test_static_mode_is_one_pass_with_the_proposals_as_verdicts() -> None:
@@ -554,6 +554,50 @@ def test_without_a_goal_a_model_planner_is_asked_for_one_line() -> None:
     assert "Commander: Please make me a coffee." in str(goal_prompt[-1].content)
     assert "<goal>\nBrew a mug of coffee.\n</goal>" in str(judge.prompts[0][-1].content)
     assert result.usage["goal"].model_dump() == {"calls": 1, "input_tokens": 10, "output_tokens": 5}
+
+
+async def test_each_pass_decides_whether_the_loop_goes_on_in_its_own_step() -> None:
+    graph = build_verifier()
+    judge = scripted(judged(PLAN, (3, "goes nowhere"), (4, "goes back")), judged(CLEAN))
+    context = VerifierContext(judge=judge, certify=False)
+    updates = [
+        update
+        async for update in graph.astream(
+            {"goal": GOAL, "actions": PLAN}, context=context, stream_mode="updates"
+        )
+    ]
+    assert [node for update in updates for node in update] == [
+        "prepare",
+        "judge",
+        "planner",
+        "judge",
+    ]
+    last = updates[-1]["judge"]
+    assert last["stop_reason"] == "no_objections" and last["pending"] is None
+
+
+async def test_an_episode_grounds_its_task_definition_once(monkeypatch: Any) -> None:
+    from planverify.graphs import graph as graph_module
+
+    calls: list[Any] = []
+    real = graph_module.task_grounding
+
+    def counted(scene: Any, teach_task: Any) -> Any:
+        calls.append(real(scene, teach_task))
+        return calls[-1]
+
+    monkeypatch.setattr(graph_module, "task_grounding", counted)
+    kitchen = Scene.model_validate({"objects": [{"id": "Mug|1", "type": "Mug"}]})
+    coffee = {"determiner": "a", "conditions": {"objectType": "Mug", "simbotIsFilledWithCoffee": 1}}
+    task = {"task_name": "Coffee", "desc": "Make coffee.", "components": {"coffee": coffee}}
+    judge = scripted(judged(PLAN, (3, "goes nowhere"), (4, "goes back")), judged(CLEAN))
+    result = await averify_plan(
+        PLAN, GOAL, scene=kitchen.model_dump(), teach_task=task, judge=judge, certify=False
+    )
+    assert result.status == "ok" and result.iterations == 2
+    (grounding,) = calls  # the second pass reuses the first pass's grounding
+    assert grounding is not None and grounding.spec is not None
+    assert grounding.spec.components[0].select == "Mug"
 
 
 async def test_a_given_goal_skips_the_goal_node() -> None:

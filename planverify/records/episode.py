@@ -267,16 +267,21 @@ def input_digest(
     >>> a == input_digest(goal="g2", actions=["Driver.Move(1.0)"], scene=None, task=None, teach_task=None)
     False
     """
+    lines = [line.strip() for line in actions]
     if isinstance(scene, Scene):
-        scene = _scene_content(scene)
-    else:
-        if isinstance(scene, BaseModel):
-            scene = scene.model_dump(mode="json")
-        if isinstance(scene, Mapping):
-            scene = _without_late_defaults(scene)
+        return _scene_input_digest(scene, (goal, lines, task, teach_task, domain, program))
+    if isinstance(scene, BaseModel):
+        scene = scene.model_dump(mode="json")
+    if isinstance(scene, Mapping):
+        scene = _without_late_defaults(scene)
+    return _digest(scene, goal, lines, task, teach_task, domain, program)
+
+
+def _digest(scene: Mapping[str, Any] | None, *given: Any) -> str:
+    goal, lines, task, teach_task, domain, program = given
     content = {
         "goal": goal,
-        "actions": [line.strip() for line in actions],
+        "actions": lines,
         "scene": scene,
         "task": task,
         "teach_task": teach_task,
@@ -285,20 +290,21 @@ def input_digest(
     return hashlib.sha256(orjson.dumps(content, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 
-_SCENE_CONTENT: dict[int, tuple[Scene, Mapping[str, Any]]] = {}  # the last scenes', by identity
+_DIGESTS: dict[int, tuple[Scene, tuple[Any, ...], str]] = {}  # the last inputs', by scene identity
 
 
-def _scene_content(scene: Scene) -> Mapping[str, Any]:
-    """What a scene contributes to a digest, computed once per scene object: a run digests its
-    input twice (the result's digest, and the graph's own record of it)."""
-    cached = _SCENE_CONTENT.get(id(scene))
-    if cached is not None and cached[0] is scene:
-        return cached[1]
-    content = _without_late_defaults(scene.model_dump(mode="json"))
-    if len(_SCENE_CONTENT) >= 64:  # a batch digests each input twice, close together
-        _SCENE_CONTENT.clear()
-    _SCENE_CONTENT[id(scene)] = (scene, content)
-    return content
+def _scene_input_digest(scene: Scene, given: tuple[Any, ...]) -> str:
+    """The digest of an input with this scene and the rest `given`, computed once per scene
+    object and input: a run digests its input twice (the result's digest, and the graph's own
+    record of it), and the scene, most of what is hashed, is the same object both times."""
+    cached = _DIGESTS.get(id(scene))
+    if cached is not None and cached[0] is scene and cached[1] == given:
+        return cached[2]
+    digest = _digest(_without_late_defaults(scene.model_dump(mode="json")), *given)
+    if len(_DIGESTS) >= 64:  # a batch digests each input twice, close together
+        _DIGESTS.clear()
+    _DIGESTS[id(scene)] = (scene, given, digest)
+    return digest
 
 
 def _without_late_defaults(scene: Mapping[str, Any]) -> Mapping[str, Any]:

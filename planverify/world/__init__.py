@@ -82,6 +82,15 @@ def simulate(plan: Sequence[str], scene: Scene | None) -> tuple[State, list[Outc
     return state, [apply(state, action) for action in actions]
 
 
+def task_grounding(scene: Scene | None, teach_task: Mapping[str, Any]) -> Grounding | None:
+    """The grounding a TEACh task definition gives (its conditions; the plan and the goal text
+    play no part), or None when it names no condition and the goal must be read from text."""
+    spec = parse_teach_task(teach_task)
+    if not spec.components:
+        return None
+    return Grounding(scene, spec, tuple(sorted(spec.types())))
+
+
 def ground(
     goal: str | None,
     dialogue: Sequence[str],
@@ -95,13 +104,11 @@ def ground(
     the goal text and the Commander's words say (`dialogue`: "Commander: ..." lines), a near
     type settled by what the `plan` does (`text_goals.read_goal`). A reading from text never
     overrides the task definition."""
-    if teach_task:
-        spec = parse_teach_task(teach_task)
-        if spec.components:
-            return Grounding(scene, spec, tuple(sorted(spec.types())))
+    if teach_task and (by_task := task_grounding(scene, teach_task)) is not None:
+        return by_task
     types = {o.type for o in scene.objects} if scene is not None else None
     reading = read_goal(goal, dialogue, task=task, scene_types=types, plan=plan)
     return Grounding(scene, reading.spec, tuple(reading.focus), reading.note)
 
 
-__all__ = ["WORLD_VERSION", "GoalSpec", "Grounding", "ground", "simulate"]
+__all__ = ["WORLD_VERSION", "GoalSpec", "Grounding", "ground", "simulate", "task_grounding"]

@@ -49,6 +49,9 @@ class Obj(NamedTuple):
     can_open: bool | None = None  # can be opened
 
 
+_FIELD = {name: n for n, name in enumerate(Obj._fields)}  # an `Obj` field's position
+
+
 @dataclass(frozen=True)
 class SceneIndex:
     """What never changes while a plan runs: which types exist, and how names map to types."""
@@ -143,7 +146,11 @@ class State:
         return self.objects[key]
 
     def set(self, key: str, **changes: object) -> None:
-        self.objects[key] = self.objects[key]._replace(**changes)  # type: ignore[arg-type]
+        # `Obj._replace` by position: half its cost, and the simulator's most frequent call
+        values: list[object] = list(self.objects[key])
+        for name, value in changes.items():
+            values[_FIELD[name]] = value
+        self.objects[key] = tuple.__new__(Obj, values)
 
     def kind_at(self, loc: str | None) -> str | None:
         """The type of a location (an object key, or a type for a scene's initial place)."""
@@ -227,6 +234,7 @@ def from_scene(scene: Scene) -> State:
     state = State(index)
     holders = [o for o in scene.objects if o.pickupable and o.receptacle]
     by_id = {o.id: o for o in scene.objects}
+    within = {o.id: frozenset(o.within) for o in scene.objects}  # as `by_id`: the last of an id
     count = Counter(o.type for o in scene.objects)
     for o in scene.objects:
         key = o.name or o.id
@@ -235,7 +243,7 @@ def from_scene(scene: Scene) -> State:
             present=True,
             loc=None
             if o.type in ROOM_LEVEL
-            else _known_place(o, by_id, count) or _initial_place(o, holders),
+            else _known_place(o, by_id, within, count) or _initial_place(o, holders),
             open=o.open if o.openable else None,
             on=o.toggled if o.toggleable else None,
             dirty=o.dirty,
@@ -254,25 +262,36 @@ def from_scene(scene: Scene) -> State:
 
 
 def _known_place(
-    obj: SceneObject, by_id: dict[str, SceneObject], count: Counter[str]
+    obj: SceneObject,
+    by_id: dict[str, SceneObject],
+    within: dict[str, frozenset[str]],
+    count: Counter[str],
 ) -> str | None:
     """The key of the receptacle an object starts in directly, when the scene gives their ids
     (`within`): a movable container among them (the bowl an egg is in, itself in the fridge),
     the innermost if several, else the innermost that is not the floor (the coffee machine a mug
     stands in, not the counter under both), by its key when the plan names it or it is the only
     one of its type (`count`: objects per type), else by type. Two that TEACh lists in each
-    other (a pot and the pan it overlaps) both stand on what holds them."""
+    other (a pot and the pan it overlaps) both stand on what holds them. `within`: each id's
+    `within` as a set."""
+    if not obj.within:
+        return None
     around = [by_id[i] for i in obj.within if i in by_id and i != obj.id]
-    movable = [o for o in around if o.pickupable and o.receptacle and obj.id not in o.within]
+    mine = frozenset(obj.within)
+
+    def shared(other: SceneObject) -> int:
+        return len(within[other.id] & mine)
+
+    movable = [o for o in around if o.pickupable and o.receptacle and obj.id not in within[o.id]]
     if movable:
-        chosen = max(movable, key=lambda o: len(set(o.within) & set(obj.within)))
+        chosen = max(movable, key=shared)
         return chosen.name or chosen.id
     fixed = [o for o in around if o.type != "Floor"] or around
     if not fixed:
         return None
     # the innermost: a mug in the coffee machine on the counter is in the coffee machine
-    apart = [o for o in fixed if obj.id not in o.within] or fixed  # not listed in each other
-    inner = max(apart, key=lambda o: len(set(o.within) & set(obj.within)))
+    apart = [o for o in fixed if obj.id not in within[o.id]] or fixed  # not listed in each other
+    inner = max(apart, key=shared)
     if inner.name is not None or count[inner.type] == 1:
         return inner.name or inner.id
     return SOME + inner.type  # which of its kind a plan name binds to is not known

@@ -126,3 +126,14 @@ def test_a_missing_put_that_frees_a_hand_is_proposed_not_the_step_that_needs_it(
     critique = _judged("file850_1", _without(lines, put), text)["natural"]
     assert [m.action for m in critique.missing] == [put]
     assert not critique.flags
+
+
+def test_a_missing_step_goes_between_two_copies_of_a_line_which_are_then_no_repeat() -> None:
+    lines, text = _program("file415_1")  # Listen to music: find the headset, grab, find, put on
+    grab = "[GRAB] <headset> (1.1000)"
+    short = _without(lines, grab)
+    at = short.index("[FIND] <headset> (1.1000)")
+    assert short[at + 1] == short[at]  # the two finds now stand together
+    critique = _judged("file415_1", short, text)["natural"]
+    assert [(m.action, m.after) for m in critique.missing] == [(grab, at)]
+    assert not critique.flags

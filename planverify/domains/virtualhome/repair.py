@@ -197,15 +197,32 @@ def best_insertion(
     scene: Scene, lines: Sequence[str], candidates: Sequence[str], positions: Sequence[int]
 ) -> tuple[Quality, int, str] | None:
     """The candidate and position (a line index it goes before) that give the best quality,
-    or None when there are no candidates."""
+    or None when there are no candidates; of equally good candidates, the first. Of equally good
+    places for one candidate, one between two copies of a line on its objects comes first (a
+    person who finds a thing twice running did something with it in between: the step that is
+    missing), then the first of `positions`."""
     best: tuple[Quality, int, str] | None = None
     for line in dict.fromkeys(candidates):
+        mine: tuple[tuple[int, int, bool], int] | None = None
+        on = {a.node for a in parse_step(line).arguments}
         for position in positions:
             tried = [*lines[:position], line, *lines[position:]]
-            result = quality(scene, tried)
-            if best is None or result.key() < best[0].key():
-                best = (result, position, line)
+            rank = (*quality(scene, tried).key(), not _between_copies(lines, position, on))
+            if mine is None or rank < mine[0]:
+                mine = (rank, position)
+        if mine is None:
+            continue
+        found = Quality(mine[0][0], mine[0][1])
+        if best is None or found.key() < best[0].key():
+            best = (found, mine[1], line)
     return best
+
+
+def _between_copies(lines: Sequence[str], position: int, on: Collection[int]) -> bool:
+    """Whether `position` falls between two copies of a line on one of the nodes `on`."""
+    if not 0 < position < len(lines) or lines[position - 1] != lines[position]:
+        return False
+    return any(a.node in on for a in parse_step(lines[position]).arguments)
 
 
 def runs_to_goal(scene: Scene, lines: Sequence[str]) -> bool:

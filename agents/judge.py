@@ -13,10 +13,12 @@ from pydantic import BaseModel, Field
 from planverify.agents.base import Answer, JudgeReply, as_data, ask, numbered
 from planverify.agents.coverage import continuation, left_out, merge
 from planverify.agents.parsing import (
+    MissingReader,
     StepResolver,
     add_flag,
     add_missing,
     canonical,
+    missing_reader,
     read_judge_text,
 )
 from planverify.llm.calls import CallPolicy
@@ -93,9 +95,12 @@ def critique_from_verdict(verdict: JudgeVerdict, plan: Sequence[str]) -> Critiqu
     return read_verdict(verdict, plan)[0]
 
 
-def read_verdict(verdict: JudgeVerdict, plan: Sequence[str]) -> tuple[Critique, list[int] | None]:
+def read_verdict(
+    verdict: JudgeVerdict, plan: Sequence[str], reader: MissingReader | None = None
+) -> tuple[Critique, list[int] | None]:
     """`critique_from_verdict`, and the 0-based steps the answer judged: those it removes and
-    keeps (None when it gives no `keep` list: then it speaks for the whole plan)."""
+    keeps (None when it gives no `keep` list: then it speaks for the whole plan). `reader`:
+    another domain's reader of missing steps."""
     critique = Critique()
     resolver = StepResolver(plan)
     covered: list[int] = []
@@ -112,7 +117,7 @@ def read_verdict(verdict: JudgeVerdict, plan: Sequence[str]) -> tuple[Critique, 
             f"{item.step}. {item.action}",
         )
     for description in verdict.missing:
-        add_missing(critique, description)
+        add_missing(critique, description, plan, reader)
     critique.flags.sort(key=lambda f: f.step)
     if verdict.keep is None:
         return critique, None
@@ -178,13 +183,14 @@ class ModelJudge:
         schema = JudgeVerdict if self.output == "structured" else None
         cap = self.tuning.cap(len(plan)) if self.tuning else None
         answer = await ask(self.model, messages, self.policy, schema, cap=cap, usable=in_protocol)
-        critique, covered = read_answer(answer, plan)
+        reader = missing_reader(system)  # another domain's steps are read in its own notation
+        critique, covered = read_answer(answer, plan, reader)
         left = left_out(plan, covered, cut=answer.cut_short)
         if not left:
             return JudgeReply(critique, answer.usage, output=answer.method)
         asked = [*messages, continuation(plan, left)]
         more = await ask(self.model, asked, self.policy, schema, cap=cap, usable=in_protocol)
-        extra, judged = read_answer(more, plan)
+        extra, judged = read_answer(more, plan, reader)
         return JudgeReply(
             merge(critique, extra, plan),
             answer.usage + more.usage,
@@ -194,11 +200,11 @@ class ModelJudge:
 
 
 def read_answer(
-    answer: Answer[JudgeVerdict], plan: Sequence[str]
+    answer: Answer[JudgeVerdict], plan: Sequence[str], reader: MissingReader | None = None
 ) -> tuple[Critique, list[int] | None]:
     """The critique of an answer, structured or text, and the steps it judged (see
     `read_verdict` and `read_judge_text`)."""
     if answer.parsed is not None:
-        return read_verdict(answer.parsed, plan)
-    critique, covered = read_judge_text(answer.text, plan)
+        return read_verdict(answer.parsed, plan, reader)
+    critique, covered = read_judge_text(answer.text, plan, reader)
     return critique, covered

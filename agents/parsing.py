@@ -31,7 +31,7 @@ How the answer is read, line by line (after `<think>` blocks are removed):
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -380,8 +380,35 @@ def add_flag(
         )
 
 
-def add_missing(critique: Critique, description: str) -> None:
-    """Record a #MISSING entry, with the concrete action it names when it names a valid one."""
+MissingReader = Callable[[str, Sequence[str]], "tuple[str, int | None] | None"]
+# how a domain reads a #MISSING text against the plan: (its step, the 0-based plan step it goes
+# after, None when unknown), or None when the text names no step in the domain's notation
+_MISSING_READERS: dict[str, MissingReader] = {}  # instructions template -> its domain's reader
+
+
+def register_missing_reader(template: str, reader: MissingReader) -> None:
+    """Read the #MISSING lines of a model Judge given another domain's instructions (`template`)
+    with that domain's reader (the registry does this when it loads the domain), so its steps
+    are never read as TEACh's."""
+    _MISSING_READERS[template] = reader
+
+
+def missing_reader(template: str) -> MissingReader | None:
+    """The reader registered for a Judge instructions template (None: TEACh's notation)."""
+    return _MISSING_READERS.get(template)
+
+
+def add_missing(
+    critique: Critique,
+    description: str,
+    plan: Sequence[str] = (),
+    reader: MissingReader | None = None,
+) -> None:
+    """Record a #MISSING entry, with the concrete action it names when it names a valid one
+    (with `reader`: a step in another domain's notation, and where in `plan` it goes)."""
+    if reader is not None:
+        _add_domain_missing(critique, description, plan, reader)
+        return
     description = description.strip().strip("'\"").strip()
     if description.startswith("<"):
         critique.dropped.append(Dropped(text=description, why=_PLACEHOLDER))
@@ -399,14 +426,31 @@ def add_missing(critique: Critique, description: str) -> None:
         critique.missing.append(Missing(description=description, action=action))
 
 
+def _add_domain_missing(
+    critique: Critique, description: str, plan: Sequence[str], reader: MissingReader
+) -> None:
+    description = description.strip().strip("'\"").strip()
+    if not description or _NOTHING_MISSING.match(description):
+        return
+    read = reader(description, plan)
+    if read is None:
+        why = "missing step is not a step in the domain's notation"
+        critique.dropped.append(Dropped(text=description, why=why))
+    action, after = read if read is not None else (None, None)
+    if all(m.description != description for m in critique.missing):
+        critique.missing.append(Missing(description=description, action=action, after=after))
+
+
 def parse_judge_text(text: str, plan: Sequence[str]) -> Critique:
     """Parse the text protocol (`ACTION:`/`ANNOTATION:` with `#REMOVE`, then `#MISSING`)."""
     return read_judge_text(text, plan)[0]
 
 
-def read_judge_text(text: str, plan: Sequence[str]) -> tuple[Critique, list[int]]:
+def read_judge_text(
+    text: str, plan: Sequence[str], reader: MissingReader | None = None
+) -> tuple[Critique, list[int]]:
     """`parse_judge_text`, and the 0-based steps the answer judged (blocks tied to one step),
-    in the order it wrote them."""
+    in the order it wrote them (`reader`: another domain's reader of #MISSING texts)."""
     critique = Critique()
     covered: list[int] = []
     blocks, missing = _blocks(strip_reasoning(text))
@@ -426,6 +470,6 @@ def read_judge_text(text: str, plan: Sequence[str]) -> tuple[Critique, list[int]
         else:
             add_flag(critique, plan, index, reason, shown)
     for description in missing:
-        add_missing(critique, description)
+        add_missing(critique, description, plan, reader)
     critique.flags.sort(key=lambda f: f.step)
     return critique, covered

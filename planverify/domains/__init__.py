@@ -19,6 +19,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Protocol
 
+from planverify.agents.parsing import register_missing_reader
 from planverify.records.critique import Critique, Veto
 from planverify.records.episode import Episode, EpisodeError, Scene
 from planverify.records.result import RunSettings
@@ -53,7 +54,15 @@ class Case:
 
 
 class Domain(Protocol):
-    """What the core needs of a household domain."""
+    """What the core needs of a household domain.
+
+    A domain with a notation of its own may also have `read_missing(text, plan)`: the step a
+    model Judge's missing-step text names, in that notation, and the plan step it goes after
+    (None: not known), or None. `domain_of` registers it for the domain's Judge instructions, so
+    a model Judge's `#MISSING` lines become insertions there rather than TEACh-parsed text.
+    It may also have `step_problems(case)`: why each step of the case's plan cannot happen in
+    its simulator ("" when it can; the run goes on), with which an export marks the steps a
+    reviewer's decisions made impossible, as TEACh's are."""
 
     name: str  # the registry's name of the domain, as records write it
     judge_prompt: str  # the model Judge's instructions: a template of `planverify.prompts`
@@ -131,7 +140,8 @@ def domain_of(name: str | None) -> Domain:
     `UnknownDomain` for a name not in the table; `DomainUnavailable` when its package is not
     installed.
     """
-    module_name = MODULES[domain_name(name)]
+    key = domain_name(name)
+    module_name = MODULES[key]
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
@@ -139,6 +149,9 @@ def domain_of(name: str | None) -> Domain:
     except RuntimeError as exc:  # a domain's own "package missing" error says how to install
         raise DomainUnavailable(str(exc)) from None
     domain: Domain = module.DOMAIN
+    reader = getattr(domain, "read_missing", None)
+    if reader is not None and key != DEFAULT:  # TEACh's steps are the parser's own notation
+        register_missing_reader(domain.judge_prompt, reader)
     return domain
 
 

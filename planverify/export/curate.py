@@ -21,7 +21,12 @@ from typing import Any, Literal, Self
 import orjson
 from pydantic import BaseModel, Field, StrictInt, ValidationError, model_validator
 
-from planverify.export.feasible import Impossible, impossible_steps, made_impossible
+from planverify.export.feasible import (
+    Impossible,
+    episode_problems,
+    impossible_steps,
+    made_impossible,
+)
 from planverify.records.episode import Episode, EpisodeError
 from planverify.records.evidence import Evidence
 from planverify.records.jsonl import UnusableFile, expect, first_error, load_json, read_all
@@ -351,11 +356,10 @@ def curate(
         chosen = by_episode.pop(result.id, [])
         judged_kept, judged_dropped = list(made.kept), set(made.dropped)
         curation.decisions += apply(made, chosen, curation)
-        # the simulator runs only on plans a decision changed (TEACh's: another domain's
-        # plans are exported unchecked)
-        if made.decided and episode.domain in (None, "teach"):
-            before = impossible_steps(result, episode.scene, judged_kept, judged_dropped)
-            after = impossible_steps(result, episode.scene, made.kept, made.dropped)
+        # the simulator of the episode's domain runs only on plans a decision changed
+        if made.decided and (problems := episode_problems(episode)) is not None:
+            before = impossible_steps(result, problems, judged_kept, judged_dropped)
+            after = impossible_steps(result, problems, made.kept, made.dropped)
             made.impossible = made_impossible(before, after, made.plan)
         curation.curated.append(made)
     for episode_id, unused in by_episode.items():

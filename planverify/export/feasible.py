@@ -1,5 +1,6 @@
 """Plans that human decisions made impossible: the final plan of an episode replayed in the
-simulator (`planverify.world.simulate`) beside the plan as the Judge left it.
+simulator of its domain beside the plan as the Judge left it (TEACh's:
+`planverify.world.simulate`; another domain's through the registry, `domain_problems`).
 
 A person who keeps a step the Judge removed, or removes one it kept, can leave a plan the
 simulator cannot run (a tomato picked up while the plate is still held). The person may be right
@@ -9,12 +10,17 @@ and the simulator wrong, so such an episode is exported all the same, marked wit
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
-from planverify.records.episode import Scene
+from planverify.domains import Case, DomainUnavailable, domain_of, is_default
+from planverify.records.episode import Episode, Scene
 from planverify.records.result import PlanStep, VerificationResult, arranged
 from planverify.world import simulate
+
+Problems = Callable[[list[str]], Sequence[str | None]]
+"""A plan -> why each step cannot happen in the domain's simulator (empty or None when it can; a
+step that cannot changes nothing, and the run goes on)."""
 
 
 @dataclass(frozen=True)
@@ -34,23 +40,55 @@ class Impossible:
         return {"index": self.index, "action": self.action, "problem": self.problem}
 
 
+def teach_problems(scene: Scene | None) -> Problems:
+    """TEACh's simulator on an episode's scene."""
+
+    def problems(lines: list[str]) -> list[str | None]:
+        _, outcomes = simulate(lines, scene)
+        return [outcome.problem for outcome in outcomes]
+
+    return problems
+
+
+def episode_problems(episode: Episode) -> Problems | None:
+    """The simulator that checks an episode's plans: TEACh's, or its domain's (`step_problems`
+    through the registry); None when the domain has none, its package is not installed, or the
+    episode does not say what to run the plan in (a VirtualHome record without `program`)."""
+    if is_default(episode.domain):
+        return teach_problems(episode.scene)
+    try:
+        domain = domain_of(episode.domain)
+    except DomainUnavailable:
+        return None
+    check = getattr(domain, "step_problems", None)
+    case = Case(lines=[], goal=episode.goal or "", program=episode.program, task=episode.task)
+    if check is None or not domain.grounded(case):
+        return None
+
+    def problems(lines: list[str]) -> Sequence[str | None]:
+        return list(check(Case(lines, case.goal, case.program, task=case.task)))
+
+    return problems
+
+
 def impossible_steps(
     result: VerificationResult,
-    scene: Scene | None,
+    problems: Problems,
     kept: Sequence[bool],
     dropped: Collection[int],
 ) -> dict[PlanStep, tuple[int, str]]:
-    """The steps of the plan of these kept input steps and insertions that the simulator finds
-    impossible: where each comes from, with its position in the plan and the problem."""
+    """The steps of the plan of these kept input steps and insertions that the simulator
+    (`problems`) finds impossible: where each comes from, with its position in the plan and the
+    problem."""
     plan = arranged(result.original, kept, result.inserted, dropped)
     lines = [
         result.original[k] if source == "input" else result.inserted[k].action for source, k in plan
     ]
-    _, outcomes = simulate(lines, scene)
+    found = problems(lines)
     return {
-        step: (position, outcome.problem)
-        for position, (step, outcome) in enumerate(zip(plan, outcomes, strict=True))
-        if outcome.problem
+        step: (position, problem)
+        for position, (step, problem) in enumerate(zip(plan, found, strict=True))
+        if problem
     }
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import random
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +73,18 @@ class VirtualHome:
             return None
         last = run.results[-1]
         return f"step {last.index + 1} ({case.lines[last.index]}): {last.reason}"
+
+    def step_problems(self, case: Case) -> list[str]:
+        """Why each step of the plan cannot happen in the program's scene ("" when it can), for
+        an export to mark what a reviewer's decisions made impossible."""
+        if case.program is None:
+            return [""] * len(case.lines)
+        return domain.step_problems(case.lines, case.program)
+
+    def read_missing(self, text: str, plan: Sequence[str]) -> tuple[str, int | None] | None:
+        """The script line a model Judge's missing-step text names, and the plan step it goes
+        after (`domain.read_missing`); the registry gives it to the model Judge's parser."""
+        return domain.read_missing(text, plan)
 
     def prompt_facts(self, case: Case) -> str:
         if case.program is None:

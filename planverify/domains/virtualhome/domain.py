@@ -6,14 +6,16 @@ are read from the `eai-eval` package. Without it only the goal text is known.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from planverify.domains.virtualhome.data import PackageMissing
 from planverify.domains.virtualhome.judge import judge_program
-from planverify.domains.virtualhome.kinds import IDEMPOTENT
-from planverify.domains.virtualhome.notation import NotationError, parse_step
+from planverify.domains.virtualhome.kinds import IDEMPOTENT, KINDS
+from planverify.domains.virtualhome.notation import NotationError, Step, format_step, parse_step
 from planverify.domains.virtualhome.repair import runs_to_goal
 from planverify.domains.virtualhome.replay import Scene, check, load_scene, trace
+from planverify.domains.virtualhome.simulate import take_step
 from planverify.records.critique import Critique, Flag
 from planverify.records.evidence import Evidence, simulated
 from planverify.records.trim import DEFAULT_TRIM, TrimPolicy
@@ -24,6 +26,8 @@ except ImportError as exc:  # pragma: no cover - simulate already said so
     raise PackageMissing() from exc
 
 TEXT_ONLY: Evidence = simulated(scene_known=False, goal_source="text", uses_goal=False)
+_SCRIPT_LINE = re.compile(r"\[[A-Za-z_]+\](?:\s*<[^<>()]+>\s*\(\d+\.\d+\))*")
+_PLACE = re.compile(r"\b(after|before)\s+(?:step|line)\s*#?\s*(\d{1,6})\b", re.I)
 
 
 def judge(
@@ -83,6 +87,16 @@ def certify_flag(lines: Sequence[str], step: int, program: str) -> str | None:
     return None
 
 
+def step_problems(lines: Sequence[str], program: str) -> list[str]:
+    """Why each line cannot happen in the program's scene ("" when it can); a line that cannot
+    changes nothing, and the run goes on (as an exported plan is checked)."""
+    state, problems = load_scene(program).start, []
+    for index, line in enumerate(lines):
+        result, state = take_step(state, line, index)
+        problems.append(result.reason if result.outcome == "failed" else "")
+    return problems
+
+
 def check_goal(lines: Sequence[str], program: str) -> bool:
     """Whether the program runs to the end and meets its `vh_goal` (True when it has none and
     runs)."""
@@ -130,3 +144,42 @@ def _object_fact(scene: Scene, node: int) -> str:
     room = scene.classes.get(scene.rooms.get(node, -1), "no room")
     props = ", ".join(sorted(scene.properties.get(node, ()))) or "none"
     return f"- {name} ({node}): in {room}; states {', '.join(states) or 'none'}; can: {props}"
+
+
+def read_missing(text: str, plan: Sequence[str]) -> tuple[str, int | None] | None:
+    """The step a model Judge's missing-step text names, as the package writes it, and the
+    0-based step of `plan` it goes after (-1: first; None: not known); None when the text names
+    no script line the simulator knows (an unknown verb, a wrong number of objects).
+
+    Where it goes: where the text says (`after step 3`, `before line 5`, 1-based), else after
+    the last step of the plan on its object: the last time the program went to it (else the
+    last step on it), or, for a step that puts or pours one thing into another, the last step
+    on what it puts."""
+    found = _SCRIPT_LINE.search(text.replace("\u2039", "<").replace("\u203a", ">"))
+    if found is None or _not_a_step(found.group(0)) is not None:
+        return None
+    step = parse_step(found.group(0))
+    return format_step(step), _position(text, step, plan)
+
+
+def _position(text: str, step: Step, plan: Sequence[str]) -> int | None:
+    said = _PLACE.search(text)
+    if said is not None and 1 <= int(said[2]) <= len(plan):
+        return int(said[2]) - 1 - (said[1].lower() == "before")
+    if not step.arguments:
+        return None
+    target = step.arguments[0].node
+    on_it: list[int] = []  # the plan's steps on it (for a two-object step: on what it puts)
+    went: list[int] = []  # of those, the ones that go to it, find it or face it
+    for index, line in enumerate(plan):
+        try:
+            other = parse_step(line)
+        except NotationError:
+            continue
+        if other.arguments[:1] and other.arguments[0].node == target:
+            on_it.append(index)
+            if other.verb in KINDS["approach"]:
+                went.append(index)
+    if len(step.arguments) == 1 and went:
+        return went[-1]
+    return on_it[-1] if on_it else None

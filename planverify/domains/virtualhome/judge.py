@@ -17,22 +17,25 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 
 from planverify.domains.virtualhome.goals import GoalCheck
 from planverify.domains.virtualhome.kinds import (
     IDEMPOTENT,
     OPPOSITES,
     REASONS,
+    TASK,
     kind_of,
     named_nodes,
     optional_kind,
 )
-from planverify.domains.virtualhome.notation import NotationError, Step, parse_step
+from planverify.domains.virtualhome.notation import Argument, NotationError, Step, parse_step
 from planverify.domains.virtualhome.repair import (
     best_insertion,
     enablers,
     goal_steps,
     quality,
+    shortfall,
 )
 from planverify.domains.virtualhome.replay import (
     Scene,
@@ -106,7 +109,9 @@ def judge_both(
 
 def _fix_failures(work: Work) -> None:
     """Make the program run to the end: each failing step is helped by one inserted step or
-    removed, whichever leaves fewer failures and unmet goal parts (removal wins ties)."""
+    removed, whichever leaves fewer failures and unmet goal parts (the step wins ties: a person
+    wrote it). The helping steps are those that let it happen and those that make an unmet goal
+    part hold (a missing `[LIE]` lets `[SLEEP]` happen; a missing `[PUTBACK]` frees a hand)."""
     for _ in range(len(work.entries) + 4):
         run = trace(work.lines, work.scene.start)
         at = run.failed_at
@@ -115,7 +120,9 @@ def _fix_failures(work: Work) -> None:
         lines = work.lines
         removal = quality(work.scene, lines[:at] + lines[at + 1 :])
         positions = range(at, -1, -1)
-        help_ = best_insertion(work.scene, lines, list(enablers(work.scene, run, at)), positions)
+        candidates = list(enablers(work.scene, run, at))
+        candidates += goal_steps(work.scene, shortfall(work.scene, lines)[1], lines)
+        help_ = best_insertion(work.scene, lines, candidates, positions)
         if help_ is not None and help_[0].key() <= removal.key():
             _insert(work, help_[1], help_[2])
             continue
@@ -252,30 +259,70 @@ def _used(work: Work, goal_text: str) -> set[int]:
     return used | {n for n in near if scene.classes.get(n) != "character"}
 
 
+ROUNDS = (frozenset({"activity", "posture"}), frozenset({TASK}), frozenset({"approach"}))
+# the kinds `_kinds` settles in turn: what a person does in the task's place, then other steps on
+# what the task uses (now also what those did something with), then the approaches to all that
+
+
 def _kinds(
     work: Work, used: set[int], lines: Sequence[str], outcomes: dict[int, StepResult]
 ) -> dict[int, str]:
-    """The kind `natural` keeps of each removed input step that has one (by input position):
-    steps on objects the task uses first, then approaches, which may lead to those objects."""
+    """The kind `natural` keeps of each removed input step that has one (by input position).
+
+    The task's place is the rooms of what it uses. An activity or posture there is how the person
+    carried the task out (wiping a chair with the cloth in hand, washing at the sink after the
+    toilet), and so is going to a thing there (finding the desk and chair to read at); a step
+    that moves, opens or switches a thing the task has no use for is a detour wherever it is,
+    and so is going to that thing."""
     removed = [e for block in work.removed for e in block if e.origin is not None]
+    previous = _previous(work)
+    rooms = work.scene.rooms
+    place = {rooms[n] for n in used if n in rooms}
     kinds: dict[int, str] = {}
     wider = set(used)
-    for approach in (False, True):
+    for kinds_now in ROUNDS:
+        handled = set()  # objects of removed steps not kept, which no approach may lead to
+        if "approach" in kinds_now:
+            handled = {a.node for e in removed if e.origin not in kinds for a in _objects(e)}
         for entry in removed:
             origin, step = entry.origin, _step(entry.line)
-            if origin is None or step is None or (kind_of(step.verb) == "approach") != approach:
+            if origin is None or step is None or (kind_of(step.verb) or TASK) not in kinds_now:
                 continue
-            if _repeats(lines, origin) or outcomes[origin].outcome != "ok":
+            if _repeats(previous, entry) or outcomes[origin].outcome != "ok":
                 continue
-            kind = optional_kind(step, wider, work.scene.rooms)
+            here = place if not {a.node for a in step.arguments} & handled else set()
+            kind = optional_kind(step, wider, rooms, here)
             if kind is not None:
                 kinds[origin] = kind
         wider |= {a.node for o in kinds if (s := _step(lines[o])) for a in s.arguments}
     return kinds
 
 
-def _repeats(lines: Sequence[str], origin: int) -> bool:
-    return origin > 0 and lines[origin] == lines[origin - 1]
+def _objects(entry: Entry) -> tuple[Argument, ...]:
+    """What a step acts on (for `[PUTBACK] <a> <b>`, `a`: `b` is only where it goes); nothing for
+    an approach."""
+    step = _step(entry.line)
+    if step is None or kind_of(step.verb) == "approach":
+        return ()
+    return step.arguments[:1]
+
+
+def _previous(work: Work) -> dict[int, Entry]:
+    """The line before each line (by `id`) in the program as repaired: the kept, removed and
+    inserted lines in order, without those that cannot happen."""
+    every = {id(e): e for e in [*work.entries, *(e for block in work.removed for e in block)]}
+    ordered = sorted(every.values(), key=lambda e: e.order)
+    return {id(b): a for a, b in pairwise(ordered)}
+
+
+def _repeats(previous: dict[int, Entry], entry: Entry) -> bool:
+    """Whether the line is the one before it again, with a verb whose repeat changes nothing
+    (being at, holding, opening...). An activity done again (`[SCRUB]`, `[WASH]`) is more of it."""
+    before = previous.get(id(entry))
+    step = _step(entry.line)
+    if before is None or step is None or before.line != entry.line:
+        return False
+    return step.verb in IDEMPOTENT
 
 
 def _restore(work: Work, kinds: dict[int, str]) -> set[int]:
@@ -353,8 +400,11 @@ def _why(
         verb = step.verb if step is not None else ""
         what = "a switch that acts on nothing" if verb.startswith("SWITCH") else "changes nothing"
         return f"{what}: {result.reason}; the goal does without it"
-    if _repeats(lines, origin) and step is not None and step.verb in IDEMPOTENT | {"WALK"}:
-        return f"repeats step {origin - 1}; the goal does without it"
+    previous = _previous(work)
+    before = previous.get(id(entry))
+    if before is not None and _repeats(previous, entry):
+        what = "the step put in before it" if before.origin is None else f"step {before.origin}"
+        return f"repeats {what}; the goal does without it"
     for other in block:
         other_step = _step(other.line)
         if other is not entry and step is not None and other_step is not None:

@@ -61,20 +61,26 @@ def kind_of(verb: str) -> str | None:
     return next((kind for kind, verbs in KINDS.items() if verb in verbs), None)
 
 
-def optional_kind(step: Step, used: Collection[int], rooms: Mapping[int, int]) -> str | None:
+def optional_kind(
+    step: Step, used: Collection[int], rooms: Mapping[int, int], place: Collection[int] = ()
+) -> str | None:
     """The kind of a step `natural` keeps, or None: a step on objects the task uses (`used`; for
-    an approach, one of them is enough), or a walk into a room where the task uses something
-    (`rooms`: node -> room)."""
+    an approach, one of them is enough), a walk into a room where the task uses something
+    (`rooms`: node -> room), or, for a kind that moves or changes nothing but the character
+    (approach, posture, activity), a step on things that lie in the task's place (`place`: the
+    rooms where it uses something)."""
     kind = kind_of(step.verb) or TASK
     nodes = {a.node for a in step.arguments}
     if not nodes:
         return kind if step.verb in {"SLEEP", "WAKEUP", "STANDUP"} else None
+    things = {n for n in nodes if rooms.get(n) != n}
+    if kind != TASK and things and all(rooms.get(n) in place for n in things):
+        return kind
     if kind == "approach":
         in_use = {rooms.get(node) for node in used}
         if nodes & set(used) or all(rooms.get(n) == n and n in in_use for n in nodes):
             return kind
         return None
-    things = {n for n in nodes if rooms.get(n) != n}
     return kind if things and things <= set(used) else None
 
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from planverify.domains.virtualhome import data
 from planverify.domains.virtualhome.goals import GoalCheck
+from planverify.domains.virtualhome.kinds import KINDS
 from planverify.domains.virtualhome.notation import Argument, Step, format_step, parse_step
 from planverify.domains.virtualhome.replay import (
     Scene,
@@ -37,8 +38,9 @@ STATE_VERBS = {
 }  # a node state a goal wants -> the verb that makes it hold
 EDGE_VERBS = {
     "ON": ("PUTBACK",),
-    "INSIDE": ("PUTIN", "PUTBACK"),
+    "INSIDE": ("PUTIN", "PUTBACK", "POUR"),
 }  # an edge a goal wants between two objects -> verbs that may make it hold
+POURED_FIRST = "POURABLE"  # a source with this property goes INSIDE by `[POUR]` first
 CHARACTER_VERBS = {
     "ON": ("SIT", "LIE"),
     "SITTING": ("SIT",),
@@ -52,6 +54,7 @@ ENABLERS = ("FIND", "WALK", "OPEN", "GRAB", "SWITCHON", "PLUGIN", "TURNTO", "STA
 # what may let a step on an object happen: be close, open it, hold it, power it, stand up
 NO_OBJECT = frozenset({"SLEEP", "WAKEUP", "STANDUP"})  # verbs written without an object
 GLANCES = frozenset({"LOOKAT", "TURNTO", "FIND"})  # verbs that only look for or at something
+APPROACHES = KINDS["approach"]  # verbs that bring the character to or face an object
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,12 @@ class Quality:
 
 def quality(scene: Scene, lines: Sequence[str]) -> Quality:
     """Run every line (a failing one changes nothing) and count failures and unmet goal parts."""
+    failures, unmet = shortfall(scene, lines)
+    return Quality(failures, len(unmet.describe()))
+
+
+def shortfall(scene: Scene, lines: Sequence[str]) -> tuple[int, GoalCheck]:
+    """Run every line (a failing one changes nothing): the failures, and the goal parts unmet."""
     state, failures = scene.start, 0
     verbs: list[str] = []
     for index, line in enumerate(lines):
@@ -74,8 +83,7 @@ def quality(scene: Scene, lines: Sequence[str]) -> Quality:
         failures += result.outcome == "failed"
         if result.outcome == "ok":
             verbs.append(parse_step(line).verb)
-    unmet = state_check(scene.goal, state, verbs)
-    return Quality(failures, len(unmet.describe()))
+    return failures, state_check(scene.goal, state, verbs)
 
 
 def step_line(scene: Scene, verb: str, nodes: Sequence[int], lines: Sequence[str]) -> str | None:
@@ -94,16 +102,24 @@ def step_line(scene: Scene, verb: str, nodes: Sequence[int], lines: Sequence[str
 
 
 def enablers(scene: Scene, run: Trace, at: int) -> Iterator[str]:
-    """Steps that may let step `at` of a run happen: on its objects and what holds them. Of
-    walking to and finding an object, the one the program does not already have comes first
-    (`[FIND]` when it has neither)."""
+    """Steps that may let step `at` of a run happen. First, picking up what the program went
+    to and has done nothing with yet (`dangling`): a step that needs something in hand most
+    likely needs that. Then steps on its own objects and what holds them; of finding and walking
+    to an object, `[FIND]` first (people write it far more often right before using a thing),
+    unless the program found it earlier: coming back to a thing, people write `[WALK]` as often."""
     step = parse_step(run.lines[at])
+    own = {a.node for a in step.arguments}
+    for node in dangling(scene, run.lines[:at]):
+        if node not in own and "GRABBABLE" in scene.properties.get(node, ()):
+            line = step_line(scene, "GRAB", [node], run.lines)
+            if line is not None:
+                yield line
     if step.verb in {"SIT", "LIE", "WALK", "FIND"} or not step.arguments:
         yield "[STANDUP]"
     state = run.states[min(at, len(run.states) - 1)]
     for argument in step.arguments:
         verbs = list(ENABLERS)
-        if _walk_first(scene, argument.node, run.lines):
+        if step_line(scene, "FIND", [argument.node], run.lines) in run.lines[:at]:
             verbs.remove("WALK")
             verbs.insert(0, "WALK")
         for verb in verbs:
@@ -116,8 +132,16 @@ def enablers(scene: Scene, run: Trace, at: int) -> Iterator[str]:
                 yield line
 
 
-def _walk_first(scene: Scene, node: int, lines: Sequence[str]) -> bool:
-    return step_line(scene, "FIND", [node], lines) in lines
+def dangling(scene: Scene, lines: Sequence[str]) -> list[int]:
+    """The objects whose last step in `lines` only goes to, finds or faces them (nothing done
+    with them yet), the latest first; rooms are not objects here."""
+    last: dict[int, tuple[int, bool]] = {}  # node -> (position, whether only approached)
+    for index, line in enumerate(lines):
+        step = parse_step(line)
+        for argument in step.arguments:
+            last[argument.node] = (index, step.verb in APPROACHES)
+    found = [(at, node) for node, (at, approach) in last.items() if approach]
+    return [node for _, node in sorted(found, reverse=True) if scene.rooms.get(node) != node]
 
 
 def _holders(state: object, node: int) -> list[int]:
@@ -133,8 +157,9 @@ def goal_steps(
     scene: Scene, unmet: GoalCheck, lines: Sequence[str], prefer: Sequence[Collection[int]] = ()
 ) -> Iterator[str]:
     """Steps that may make an unmet goal part hold; for an action goal, on the objects of the
-    program, those of the first set in `prefer` first (e.g. the goal's objects, then those the
-    title names), then the next set's..."""
+    program: first those it went to and did nothing with (`dangling`, the latest first: a
+    `[FIND] <keyboard>` with no `[TYPE]` after it), then those of the first set in `prefer`
+    (e.g. the goal's objects, then those the title names), then the next set's..."""
     for node in unmet.nodes:
         verb = STATE_VERBS.get(node.state)
         line = None if verb is None else step_line(scene, verb, [node.node], lines)
@@ -143,14 +168,21 @@ def goal_steps(
     for edge in unmet.edges:
         held = scene.classes.get(edge.source) == "character"
         table = CHARACTER_VERBS if held else EDGE_VERBS
-        for verb in table.get(edge.relation, ()):
+        verbs = table.get(edge.relation, ())
+        if not held and POURED_FIRST in scene.properties.get(edge.source, ()):
+            verbs = tuple(sorted(verbs, key=lambda v: v != "POUR"))
+        for verb in verbs:
             nodes = [edge.target] if held else [edge.source, edge.target]
             line = step_line(scene, verb, nodes, lines)
             if line is not None:
                 yield line
     if unmet.actions:
         objects = {a.node for line in lines for a in parse_step(line).arguments}
-        ordered = sorted(objects, key=lambda n: ([n not in p for p in prefer], n))
+        first = {node: rank for rank, node in enumerate(dangling(scene, lines))}
+        ordered = sorted(
+            objects,
+            key=lambda n: (first.get(n, len(first)), [n not in p for p in prefer], n),
+        )
         # the task's own verb before a glance: WATCH rather than LOOKAT, when either will do
         for verb in sorted(unmet.actions[0], key=lambda v: (v in GLANCES, v)):
             if verb in NO_OBJECT:
@@ -165,15 +197,32 @@ def best_insertion(
     scene: Scene, lines: Sequence[str], candidates: Sequence[str], positions: Sequence[int]
 ) -> tuple[Quality, int, str] | None:
     """The candidate and position (a line index it goes before) that give the best quality,
-    or None when there are no candidates."""
+    or None when there are no candidates; of equally good candidates, the first. Of equally good
+    places for one candidate, one between two copies of a line on its objects comes first (a
+    person who finds a thing twice running did something with it in between: the step that is
+    missing), then the first of `positions`."""
     best: tuple[Quality, int, str] | None = None
     for line in dict.fromkeys(candidates):
+        mine: tuple[tuple[int, int, bool], int] | None = None
+        on = {a.node for a in parse_step(line).arguments}
         for position in positions:
             tried = [*lines[:position], line, *lines[position:]]
-            result = quality(scene, tried)
-            if best is None or result.key() < best[0].key():
-                best = (result, position, line)
+            rank = (*quality(scene, tried).key(), not _between_copies(lines, position, on))
+            if mine is None or rank < mine[0]:
+                mine = (rank, position)
+        if mine is None:
+            continue
+        found = Quality(mine[0][0], mine[0][1])
+        if best is None or found.key() < best[0].key():
+            best = (found, mine[1], line)
     return best
+
+
+def _between_copies(lines: Sequence[str], position: int, on: Collection[int]) -> bool:
+    """Whether `position` falls between two copies of a line on one of the nodes `on`."""
+    if not 0 < position < len(lines) or lines[position - 1] != lines[position]:
+        return False
+    return any(a.node in on for a in parse_step(lines[position]).arguments)
 
 
 def runs_to_goal(scene: Scene, lines: Sequence[str]) -> bool:

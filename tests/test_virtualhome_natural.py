@@ -1,0 +1,139 @@
+"""What the offline VirtualHome Judge keeps under `natural` (what a person meant: things done and
+sought in the task's place, activities done again) and which missing steps it proposes (the
+one that completes what the program started), on human programs of the installed eai-eval."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip(
+    "virtualhome_eval.simulation.evolving_graph",
+    reason="VirtualHome needs eai-eval (make install adds it without its dependencies)",
+)
+
+from planverify.domains.virtualhome import data
+from planverify.domains.virtualhome.judge import flag_kind, judge_both
+from planverify.domains.virtualhome.kinds import optional_kind
+from planverify.domains.virtualhome.notation import parse_step
+from planverify.domains.virtualhome.repair import runs_to_goal
+from planverify.domains.virtualhome.replay import load_scene
+from planverify.records.critique import Critique
+
+
+def _program(name: str) -> tuple[list[str], str]:
+    program = data.read_program(name)
+    return list(program.lines), f"{program.title}: {program.description}"
+
+
+def _judged(name: str, lines: list[str], text: str) -> dict[str, Critique]:
+    return dict(judge_both(lines, load_scene(name), goal_text=text))
+
+
+def _without(lines: list[str], line: str) -> list[str]:
+    at = lines.index(line)
+    return lines[:at] + lines[at + 1 :]
+
+
+def test_washing_up_after_the_toilet_is_kept_under_natural() -> None:
+    # Go to toilet: the goal is only sitting on the toilet; the person then washes at the sink
+    lines, text = _program("file430_2")
+    soap = ["[FIND] <soap> (1.1001)", "[WASH] <soap> (1.1001)"]
+    assert all(line in lines for line in soap)
+    both = _judged("file430_2", lines, text)
+    assert not both["natural"].flags
+    kinds = {lines[f.step]: f.optional.kind for f in both["natural"].optional if f.optional}
+    assert kinds[soap[0]] == "approach" and kinds[soap[1]] == "activity"
+    assert {lines.index(s) for s in soap} <= {f.step for f in both["minimal"].flags}
+
+
+def test_finding_the_desk_and_chair_to_read_at_is_kept_under_natural() -> None:
+    lines, text = _program("file504_2")  # Read book: find the desk, the chair, then the novel
+    both = _judged("file504_2", lines, text)
+    assert not both["natural"].flags
+    assert {0, 1} <= {f.step for f in both["natural"].optional}
+
+
+def test_moving_an_unused_thing_in_the_tasks_room_is_still_a_detour() -> None:
+    lines, text = _program("file504_2")  # Read book, in the bedroom
+    scene = load_scene("file504_2")
+    room = scene.rooms[1000]  # the novel's room, where the person reads
+    classes = {scene.classes[a.node] for line in lines for a in parse_step(line).arguments}
+    detours = [
+        (int(e["from_id"]), int(e["to_id"]))
+        for e in scene.graph["edges"]
+        if e["relation_type"] == "ON"
+        and "GRABBABLE" in scene.properties.get(int(e["from_id"]), ())
+        and scene.classes[int(e["from_id"])] not in classes
+        and scene.rooms.get(int(e["from_id"])) == room
+    ]
+    thing, surface = detours[0]
+    name = scene.classes[thing]
+    block = [f"[WALK] <{name}> (1.{thing})", f"[GRAB] <{name}> (1.{thing})"]
+    block.append(f"[PUTBACK] <{name}> (1.{thing}) <{scene.classes[surface]}> (1.{surface})")
+    detour = [*lines[:2], *block, *lines[2:]]
+    assert runs_to_goal(scene, detour)
+    flags = {f.step: flag_kind(f) for f in _judged("file504_2", detour, text)["natural"].flags}
+    assert {2, 3, 4} <= flags.keys()
+    assert 0 not in flags and 1 not in flags  # the person's own search is still kept
+
+
+def test_an_activity_done_again_is_kept_and_a_step_repeated_is_not() -> None:
+    lines, text = _program("file750_2")  # Wash hands
+    scrub = "[SCRUB] <hands_both> (1.1002)"
+    at = lines.index(scrub)
+    again = [*lines[: at + 1], scrub, *lines[at + 1 :]]
+    both = _judged("file750_2", again, text)
+    assert at + 1 not in {f.step for f in both["natural"].flags}
+    assert at + 1 in {f.step for f in both["minimal"].flags}
+    find = "[FIND] <towel> (1.1003)"
+    at = lines.index(find)
+    twice = [*lines[: at + 1], find, *lines[at + 1 :]]
+    flags = {f.step: flag_kind(f) for f in _judged("file750_2", twice, text)["natural"].flags}
+    assert flags == {at + 1: "repeat"}
+
+
+def test_place_counts_only_for_what_moves_nothing_but_the_character() -> None:
+    scene = load_scene("file504_2")
+    room = scene.rooms[104]
+    assert optional_kind(parse_step("[FIND] <desk> (1.104)"), set(), scene.rooms, {room})
+    assert optional_kind(parse_step("[FIND] <desk> (1.104)"), set(), scene.rooms) is None
+    assert optional_kind(parse_step("[PUSH] <chair> (1.103)"), set(), scene.rooms, {room})
+    grab = parse_step("[GRAB] <chair> (1.103)")
+    assert optional_kind(grab, set(), scene.rooms, {room}) is None
+
+
+@pytest.mark.parametrize(
+    ("name", "left_out"),
+    [
+        ("file87_2", "[TYPE] <keyboard> (1.415)"),  # the keyboard found, and then nothing
+        ("file517_1", "[GRAB] <soap> (1.1000)"),  # the soap found; wiping needs a thing in hand
+        ("file269_2", "[LIE] <bed> (1.105)"),  # lying down is what lets the sleep happen
+        ("file750_2", "[POUR] <water> (1.1001) <hands_both> (1.1002)"),  # water goes by pouring
+    ],
+)
+def test_the_missing_step_is_the_one_the_program_started(name: str, left_out: str) -> None:
+    lines, text = _program(name)
+    short = _without(lines, left_out)
+    assert not runs_to_goal(load_scene(name), short)
+    critique = _judged(name, short, text)["natural"]
+    assert left_out in [m.action for m in critique.missing]
+    assert not [f for f in critique.flags if flag_kind(f) == "impossible"]
+
+
+def test_a_missing_put_that_frees_a_hand_is_proposed_not_the_step_that_needs_it() -> None:
+    lines, text = _program("file850_1")  # Wash clothes: the pants go in before the detergent
+    put = "[PUTBACK] <clothes_pants> (1.1001) <washing_machine> (1.1000)"
+    critique = _judged("file850_1", _without(lines, put), text)["natural"]
+    assert [m.action for m in critique.missing] == [put]
+    assert not critique.flags
+
+
+def test_a_missing_step_goes_between_two_copies_of_a_line_which_are_then_no_repeat() -> None:
+    lines, text = _program("file415_1")  # Listen to music: find the headset, grab, find, put on
+    grab = "[GRAB] <headset> (1.1000)"
+    short = _without(lines, grab)
+    at = short.index("[FIND] <headset> (1.1000)")
+    assert short[at + 1] == short[at]  # the two finds now stand together
+    critique = _judged("file415_1", short, text)["natural"]
+    assert [(m.action, m.after) for m in critique.missing] == [(grab, at)]
+    assert not critique.flags

@@ -20,7 +20,7 @@ from planverify.world.certify import certify_flags
 from .scenes import CLOSED, OFF, ON, fixture, item, scene
 
 RINSE = "Rinse the mug."
-SINK = scene(
+FIXTURES = (
     fixture("CounterTop", "CounterTop"),
     fixture("Sink", "Sink"),
     fixture("SinkBasin", "SinkBasin", on=["Sink"]),
@@ -28,8 +28,8 @@ SINK = scene(
     fixture("Fridge", "Fridge", **CLOSED),
     fixture("Microwave", "Microwave", on=["CounterTop"], **OFF, **CLOSED),
     fixture("CoffeeMachine", "CoffeeMachine", on=["CounterTop"], **OFF),
-    item("Mug", "Mug", receptacle=True, dirty=True),
 )
+SINK = scene(*FIXTURES, item("Mug", "Mug", receptacle=True, dirty=True))
 GROUNDING = ground(RINSE, [], SINK, task=None, teach_task=None)
 TAKE, RINSE_IT = "Driver.PickUp('Mug')", "Driver.PutAOnB('Mug', 'SinkBasin')"
 OFF_TAP, ON_TAP = "Driver.ToggleOff('Faucet')", "Driver.ToggleOn('Faucet')"
@@ -92,14 +92,7 @@ def test_a_microwave_opened_to_see_what_it_would_cook_is_no_search() -> None:
     assert natural.optional == []
 
 
-MUG_IN_FRIDGE = scene(
-    fixture("CounterTop", "CounterTop"),
-    fixture("Sink", "Sink"),
-    fixture("SinkBasin", "SinkBasin", on=["Sink"]),
-    fixture("Faucet", "Faucet", on=["Sink"], receptacle=False, **ON),
-    fixture("Fridge", "Fridge", **CLOSED),
-    item("Mug", "Mug", receptacle=True, dirty=True, on=["Fridge"]),
-)
+MUG_IN_FRIDGE = scene(*FIXTURES, item("Mug", "Mug", receptacle=True, dirty=True, on=["Fridge"]))
 
 
 def test_natural_keeps_a_container_closed_after_use_and_opened_again() -> None:

@@ -286,7 +286,7 @@ def _relation_unit(relation: Relation, spec: GoalSpec, state: State, index: ByKi
     # a head counts whatever its states (its own component asks for those: a slice on the plate
     # is on the plate, cooked or not), but the tail must be the object its component describes:
     # a sandwich on a dirty plate is not on "the clean plate" the task asks for
-    tails = {k: True for k, v in matches(tail, state, index).items() if v is not False}
+    tails = [k for k, v in matches(tail, state, index).items() if v is not False]
 
     def placed(head: str) -> dict[str, bool | None]:
         """Per tail candidate (or "*" for any), whether the head object is in/on it."""
@@ -332,7 +332,7 @@ def _relation_unit(relation: Relation, spec: GoalSpec, state: State, index: ByKi
             else (None if any(r[0] is None for r in results) else False)
         )
         return Unit(relation.tail, relation.describe(), met, max(r[1] for r in results))
-    met, progress = verdict(list(tails))
+    met, progress = verdict(tails)
     return Unit(relation.tail, relation.describe(), met, progress)
 
 

@@ -236,8 +236,8 @@ class _Decision:
         """The accepted set without the blocks that leave the plan worse than the others alone
         do: more steps that cannot happen, or a goal condition met less well (a pick-up flagged
         with the wrong put-down after it, which alone would make the next put-down possible
-        again). Each round drops the block, or pair of blocks, that leaves the best plan, the
-        fewest flags dropped among equals."""
+        again). Each round drops the block, or pair of blocks (while there are at most
+        `EXACT_LIMIT`), that leaves the best plan, the fewest flags dropped among equals."""
         while not self.spent():
             drop = self._best_drop(accepted)
             if drop is None:
@@ -252,8 +252,12 @@ class _Decision:
         singles = [b for b in inside if self._improves(accepted - b, now)]
         if not singles:
             return None
-        pairs = {a | b for a, b in combinations(inside, 2)} - set(inside)
-        drops = singles + [d for d in pairs if self._improves(accepted - d, now)]
+        pairs: set[Steps] = set()
+        if len(inside) <= EXACT_LIMIT:  # pairs of blocks only where few: the work stays bounded
+            pairs = {a | b for a, b in combinations(inside, 2)} - set(inside)
+        drops = singles + [
+            d for d in pairs if not self.spent() and self._improves(accepted - d, now)
+        ]
 
         def key(drop: Steps) -> tuple[int, tuple[int, int], int, list[int]]:
             count, units = self._outcome(accepted - drop)

@@ -29,7 +29,11 @@ FIXTURES = (
     fixture("Microwave", "Microwave", on=["CounterTop"], **OFF, **CLOSED),
     fixture("CoffeeMachine", "CoffeeMachine", on=["CounterTop"], **OFF),
 )
-SINK = scene(*FIXTURES, item("Mug", "Mug", receptacle=True, dirty=True))
+SINK = scene(
+    *FIXTURES,
+    item("Mug", "Mug", receptacle=True, dirty=True, within=["CounterTop|0"]),
+    item("Cup", "Cup", receptacle=True, on=["SinkBasin"]),
+)
 GROUNDING = ground(RINSE, [], SINK, task=None, teach_task=None)
 TAKE, RINSE_IT = "Driver.PickUp('Mug')", "Driver.PutAOnB('Mug', 'SinkBasin')"
 OFF_TAP, ON_TAP = "Driver.ToggleOff('Faucet')", "Driver.ToggleOn('Faucet')"
@@ -54,6 +58,20 @@ KEPT_KINDS["microwave searched before taking the mug"] = (
     [0, 1],
     "search",
 )
+SET_DOWN, TAKE_CUP = "Driver.PutAOnB('Mug', 'CounterTop')", "Driver.PickUp('Cup')"
+CLEAR_CUP = [TAKE_CUP, "Driver.PutAOnB('Cup', 'CounterTop')"]
+KEPT_KINDS["mug carried to the sink and set down while the sink is cleared"] = (
+    [TAKE, "Driver.Move(1.0)", SET_DOWN, *CLEAR_CUP, TAKE, RINSE_IT],
+    [0, 2],
+    "freeing_hands",
+)
+REMOVED_KINDS["mug set down where it was picked up, never carried"] = [
+    TAKE,
+    SET_DOWN,
+    *CLEAR_CUP,
+    TAKE,
+    RINSE_IT,
+]
 
 
 def critique(plan: list[str], trim: TrimPolicy) -> Critique:
@@ -106,6 +124,33 @@ def test_natural_keeps_a_container_closed_after_use_and_opened_again() -> None:
         (5, "tidying"),
     ]
     assert [f.step for f in minimal.flags] == [2, 5]
+
+
+MUG_UNDER_TAP = scene(
+    *FIXTURES,
+    item("Mug", "Mug", receptacle=True, on=["SinkBasin"], filled=True),
+    fixture("HousePlant", "HousePlant", on=["CounterTop"], receptacle=False),
+)
+POUR = "Driver.PourFromAIntoB('Mug', 'HousePlant')"
+
+
+@pytest.mark.parametrize(
+    ("goal", "plan", "flagged"),
+    [
+        ("Put the mug on the counter.", [OFF_TAP, TAKE, SET_DOWN], [0]),  # the tap served nothing
+        (
+            "Water the plant.",
+            [OFF_TAP, TAKE, POUR],
+            [],
+        ),  # it filled the mug: switched off after use
+    ],
+)
+@pytest.mark.parametrize("trim", ["natural", "minimal"])
+def test_a_tap_running_from_the_start_switched_off_goes_unless_the_plan_used_it(
+    goal: str, plan: list[str], flagged: list[int], trim: TrimPolicy
+) -> None:
+    grounding = ground(goal, [], MUG_UNDER_TAP, task=None, teach_task=None)
+    assert [f.step for f in judge_plan(goal, plan, grounding, trim=trim).flags] == flagged
 
 
 def test_under_natural_certify_vetoes_a_search_a_model_judge_flags() -> None:

@@ -458,6 +458,19 @@ def test_the_floor_is_in_nothing() -> None:
     assert state.get("Floor").loc is None
 
 
+def test_furniture_stands_in_nothing_it_overlaps() -> None:
+    # THOR lists the chairs around a dining table as the table's receptacles (with ids), which
+    # put the newspaper on the table on a chair as well: "all newspapers on one chair" was met
+    room = scene(
+        fixture("Chair", "Chair"),
+        fixture("DiningTable", "DiningTable", on=["Chair"], within=["Chair|0"]),
+        item("Newspaper", "Newspaper", on=["DiningTable"], within=["DiningTable|1"]),
+    )
+    state = initial_state(room, names=["Newspaper"])
+    assert state.get("DiningTable").loc is None
+    assert state.get("Newspaper").loc == "DiningTable"
+
+
 def test_a_cold_stove_is_known_to_be_cold() -> None:
     # TEACh's burners are not switchable: the knobs say whether the stove is lit
     state = initial_state(KITCHEN, names=["StoveKnob"])

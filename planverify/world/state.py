@@ -223,9 +223,14 @@ class State:
         return None if any(o.open is None for o in same) else False
 
 
-ROOM_LEVEL = frozenset({"Floor"})
-"""Types that are in nothing: TEACh lists as the floor's receptacles the cabinets and counters
-whose boxes overlap it, which would put everything on the floor inside a cabinet."""
+ROOM_LEVEL = frozenset(
+    {"Floor", "CounterTop", "Cabinet", "DiningTable", "CoffeeTable", "SideTable", "Desk"}
+    | {"Chair", "ArmChair", "Sofa", "Bed", "Dresser", "TVStand", "ShelvingUnit"}
+)
+"""Types that are in nothing: TEACh lists as their receptacles whatever their boxes overlap (the
+cabinets under the floor, the chairs around a dining table, the sink basin cut into a counter),
+which would put everything on the floor inside a cabinet, and a newspaper on the dining table
+on a chair."""
 
 
 def from_scene(scene: Scene) -> State:
@@ -282,7 +287,11 @@ def _known_place(
     def shared(other: SceneObject) -> int:
         return len(within[other.id] & mine)
 
-    movable = [o for o in around if o.pickupable and o.receptacle and obj.id not in within[o.id]]
+    movable = [
+        o
+        for o in around
+        if obj.pickupable and o.pickupable and o.receptacle and obj.id not in within[o.id]
+    ]  # (what cannot be picked up stands in nothing that can: a sink basin is in no cup)
     if movable:
         chosen = max(movable, key=shared)
         return chosen.name or chosen.id

@@ -28,8 +28,8 @@ never asks for empty hands). `review` works in five stages:
    open/close pairs, on/off pairs and off/on pairs (a running device switched off and on again:
    it acts on what is put in it all along), contiguous runs of up to `MAX_RUN` steps, single
    steps. A put-down, or a step that only restores the state (a close, a switch-off), is never
-   removed on its own, except a switch-off of a device that ran from the start and acted on
-   nothing the plan uses; taking an object out of a receptacle the plan later uses as a device
+   removed on its own, except a switch-off of a device that ran from the start and that the
+   plan did not use (put nothing where it acts, pours out nothing it filled); taking an object out of a receptacle the plan later uses as a device
    (clearing the sink, the coffee machine, the toaster, a burner, a pan or a pot) is preparation
    and never removed on its own, unless it goes straight back in; taking something else out
    of it needs no room and prepares nothing. A close and the open that undoes it next go as a

@@ -30,6 +30,7 @@ NATURAL_KEEPS: dict[str, str] = {
     "search": "a container opened while looking for an object the plan takes next",
     "device_around_loading": "a running device switched off and on again around loading it",
     "tidying": "a container closed after use and opened again when needed later",
+    "freeing_hands": "an object set down to free the hands for the next thing the plan takes",
 }
 
 
@@ -50,9 +51,10 @@ class KeepRules(Patterns):
 
     def trim_blocks(self, block: Collection[int]) -> list[tuple[set[int], str]]:
         """The parts of a block the search removes that are of a kind in the trim table
-        (`NATURAL_KEEPS`), each with its kind: its opening and closing of containers when that
-        is a search, and a running device switched off and on again around loading. The rest
-        of the block every trim policy removes."""
+        (`NATURAL_KEEPS`), each with its kind: a container closed after use and opened again,
+        its opening and closing of containers when that is a search, a running device switched
+        off and on again around loading, and an object carried and set down to free the hands.
+        The rest of the block every trim policy removes."""
         parts: list[tuple[set[int], str]] = []
         closed_after_use = self._tidied(block)
         if closed_after_use:
@@ -69,7 +71,39 @@ class KeepRules(Patterns):
         switched = {s for s in block if self.actions[s].verb in ("ToggleOff", "ToggleOn")}
         if len(switched) == 2 and self._around_loading(switched):
             parts.append((switched, "device_around_loading"))
+        freeing = self._freeing_hands(block)
+        if freeing:
+            parts.append((freeing, "freeing_hands"))
         return parts
+
+    def _freeing_hands(self, block: Collection[int]) -> set[int]:
+        """A pick-up and a put-down of one object, alone in a block (motion aside), that carry
+        it elsewhere and set it down to free the hands for the next thing the plan picks up,
+        before picking it up again later (the pot carried to the sink and set down while the
+        sink is cleared). Picking it up later would save the pair, but it is how people work.
+        Else empty."""
+        steps = sorted(
+            (s for s in block if self.actions[s].verb not in MOTION_VERBS),
+            key=self.trace.position,
+        )
+        if len(steps) != 2:
+            return set()
+        pick, put = (self.actions[s] for s in steps)
+        if (pick.verb, put.verb) != ("PickUp", "PutAOnB") or pick.objects[:1] != put.objects[:1]:
+            return set()
+        name = pick.objects[0]
+        start, end = (self.trace.position(s) for s in steps)
+        if not self._moved_between(start, end):
+            return set()  # set down where it was picked up: never carried anywhere
+        if self._near(end, name, {"PickUp"}, forward=True) is None:
+            return set()
+        taken = self._next_interaction(end)
+        if taken is None or taken in block:
+            return set()
+        action = self.actions[taken]
+        if action.verb != "PickUp" or action.objects[:1] == (name,):
+            return set()
+        return set(steps)
 
     def _tidied(self, block: Collection[int]) -> set[int]:
         """The close and the later open of one container in a block, when the plan had opened

@@ -10,7 +10,7 @@ from collections.abc import Callable, Collection, Sequence
 from planverify.records.notation import MOTION_VERBS, Action
 from planverify.world.repair.kinds import CONTROLS, SURFACES, WORKING_DEVICES
 from planverify.world.repair.presumptions import Presumptions
-from planverify.world.rules import BASINS, DERIVED_TYPES
+from planverify.world.rules import DERIVED_TYPES
 from planverify.world.state import SOME, Obj, State
 
 UNDOING = {"ToggleOff": ("ToggleOn", True), "Close": ("Open", True)}
@@ -38,8 +38,9 @@ class Patterns(Presumptions):
 
     def _idle_switch_off(self, pos: int) -> bool:
         """Whether the step at an order position switches off a device that ran from the start
-        and has acted on nothing the plan put in it: it serves nothing (tidying up after use is
-        switching off what the plan used)."""
+        and that the plan did not use: it put nothing where the device acts, and pours out
+        nothing the device filled. Such a switch-off serves nothing (tidying up after use is
+        switching off what the plan used; taking a knife from under a running tap is no use)."""
         action = self.actions[self.order[pos]]
         if action.verb != "ToggleOff" or not action.objects:
             return False
@@ -55,10 +56,8 @@ class Patterns(Presumptions):
         ):
             return False  # (whether a microwave may be opened while it runs is not known)
         acted = set(self._acted_on(state, device)) | {device}
-        places = {state.get(key).loc for key in acted}
-        basins = {key for key in acted if state.get(key).kind in BASINS}
-        if any(self._named.get(key) for key in acted - places - basins - {device}):
-            return False  # what it acts on is used: switching it off is tidying up
+        if any(self._poured_out(key) for key in acted - {device}):
+            return False  # the plan uses what the device filled: switching it off is after use
         for p in range(pos):
             earlier = self.actions[self.order[p]]
             if self.active(self.order[p]) and self._put_nowhere(self.order[p]):
@@ -71,6 +70,13 @@ class Patterns(Presumptions):
                 ):
                     return False
         return True
+
+    def _poured_out(self, key: str) -> bool:
+        """Whether an active step of the plan pours out the object with this state key."""
+        return any(
+            self.actions[self.order[p]].verb == "PourFromAIntoB"
+            for p in self._on_verb.get((key, "PourFromAIntoB"), [])
+        )
 
     def _switched_back(self, pos: int, block: Collection[int]) -> bool:
         """Whether the step at an order position is a switch-off (or a close) that the block

@@ -16,7 +16,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
 from planverify.agents.base import Answer, Insertion, PlannerReply, as_data, ask, numbered
-from planverify.agents.parsing import canonical, strip_reasoning
+from planverify.agents.parsing import MissingReader, canonical, missing_reader, strip_reasoning
 from planverify.llm.calls import CallPolicy
 from planverify.llm.params import Tuning
 from planverify.prompts import PROMPT_VERSION, render
@@ -52,6 +52,20 @@ def validate_insertion(
     if not -1 <= after < plan_length:
         return Dropped(text=text, why=f"position {after + 1} is outside the plan (0-{plan_length})")
     return Insertion(after=after, action=str(parsed), reason=reason)
+
+
+def read_insertion(
+    action: str, after: int, plan: Sequence[str], reason: str, reader: MissingReader
+) -> Insertion | Dropped:
+    """An insertion if `reader` (another domain's) reads `action` as a step in that domain's
+    notation, at a real position; the step is kept as the reader writes it."""
+    text = action.strip().strip("`").strip()
+    read = reader(text, plan)
+    if read is None:
+        return Dropped(text=text, why="not a step in the domain's notation")
+    if not -1 <= after < len(plan):
+        return Dropped(text=text, why=f"position {after + 1} is outside the plan (0-{len(plan)})")
+    return Insertion(after=after, action=read[0], reason=reason)
 
 
 def drop_repeats(plan: Sequence[str], reply: PlannerReply) -> PlannerReply:
@@ -223,11 +237,15 @@ class ModelPlanner:
         )
 
     def _messages(
-        self, goal: str, plan: Sequence[str], missing: Sequence[Missing]
+        self,
+        goal: str,
+        plan: Sequence[str],
+        missing: Sequence[Missing],
+        system: str = "planner_system",
     ) -> list[BaseMessage]:
         wanted = "\n".join(f"- {m.description}" for m in missing)
         return [
-            SystemMessage(render("planner_system")),
+            SystemMessage(render(system)),
             HumanMessage(
                 render(
                     "planner_user",
@@ -239,11 +257,19 @@ class ModelPlanner:
         ]
 
     async def ainsert(
-        self, goal: str, plan: Sequence[str], missing: Sequence[Missing]
+        self,
+        goal: str,
+        plan: Sequence[str],
+        missing: Sequence[Missing],
+        *,
+        system: str = "planner_system",
     ) -> PlannerReply:
+        """Insertions for the missing steps, from the model's answer. `system` names the
+        instructions' template: another domain's (e.g. VirtualHome's) has its proposed steps
+        read in that domain's notation by the reader the registry gave it (`missing_reader`)."""
         if not missing:
             return PlannerReply()
-        messages = self._messages(goal, plan, missing)
+        messages = self._messages(goal, plan, missing, system)
         schema = Insertions if self.output == "structured" else None
         cap = self.tuning.cap(len(plan)) if self.tuning else None
         answer = await ask(
@@ -260,8 +286,12 @@ class ModelPlanner:
             proposed = [(step.after - 1, step.action) for step in answer.parsed.insert]
         reply = PlannerReply(output=answer.method)
         reasons = reasons_for([action for _, action in proposed], missing)
+        reader = missing_reader(system)  # None: TEACh's notation
         for (after, action), reason in zip(proposed, reasons, strict=True):
-            reply.add(validate_insertion(action, after, len(plan), reason))
+            if reader is None:
+                reply.add(validate_insertion(action, after, len(plan), reason))
+            else:
+                reply.add(read_insertion(action, after, plan, reason, reader))
         reply.usage = answer.usage
         return reply
 

@@ -4,16 +4,20 @@ registry (`planverify.domains`): its lines are read in its own notation, never T
 - the rules Judge's critique is the domain's offline Judge, under the run's trim policy;
 - a model Judge gets the domain's prompt facts (with grounding on), and its flags are checked by
   the domain's simulator (one veto per refused flag, with why);
-- the Planner puts in exactly the missing steps the Judge named, where it placed them (a model
-  Planner writes TEACh's notation, so it is not asked).
+- a model Planner is asked, with the domain's Planner instructions, for every missing step the
+  Judge described (with or without a step of its own), and its lines are read by the domain's
+  reader (those not in the domain's notation are dropped, with why); any other Planner puts in
+  exactly the missing steps the Judge named, where it placed them;
+- when the run certifies (as set, or whenever the plan's scene is known), the domain's
+  simulator checks each insertion where it goes (one veto per refused insertion, with why).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from planverify.agents import ModelJudge, RulesJudge
-from planverify.agents.base import Insertion, Judge, JudgeReply, PlannerReply
+from planverify.agents import ModelJudge, ModelPlanner, RulesJudge
+from planverify.agents.base import Insertion, Judge, JudgeReply, Planner, PlannerReply
 from planverify.agents.baseline import BaselineJudge
 from planverify.agents.offload import world_work
 from planverify.domains import Case, Domain, domain_of, is_default
@@ -64,6 +68,35 @@ async def certify_reply(
         return critique, [], None
     kept, vetoes = await world_work(domain.certify, case, critique, settings.trim)
     return kept, vetoes, CERTIFIED if kept.flags else None
+
+
+async def planner_reply(
+    domain: Domain, planner: Planner, state: PlanState, plan: list[str], missing: list[Missing]
+) -> PlannerReply:
+    """The Planner's insertions for the missing steps of a plan of another domain: a model
+    Planner's, asked in the domain's notation; else the very steps the Judge named."""
+    if isinstance(planner, ModelPlanner):
+        goal = state.goal or ""
+        return await planner.ainsert(goal, plan, missing, system=domain.planner_prompt)
+    return named_insertions(plan, missing)
+
+
+async def certify_insertions_in(
+    domain: Domain,
+    state: PlanState,
+    plan: list[str],
+    insertions: list[Insertion],
+    settings: VerifierContext,
+) -> tuple[list[Insertion], list[Veto]]:
+    """The insertions into `plan` the domain's simulator accepts, and one veto per refusal, when
+    the run certifies (as for flags, `certify_reply`); all of them, and none, otherwise."""
+    case = case_of(state, plan)
+    check = getattr(domain, "certify_insertions", None)
+    wanted = domain.grounded(case) if settings.certify is None else settings.certify
+    if check is None or not wanted or not insertions:
+        return insertions, []
+    kept, vetoes = await world_work(check, case, insertions)
+    return list(kept), list(vetoes)
 
 
 def named_insertions(plan: Sequence[str], missing: Sequence[Missing]) -> PlannerReply:

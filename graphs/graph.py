@@ -33,7 +33,13 @@ from planverify.agents.planner import commander_goal, drop_repeats
 from planverify.domains import Domain, is_default
 from planverify.eventloop.runner import run_sync
 from planverify.graphs.context import OutputMode, VerifierContext, settings_of
-from planverify.graphs.domains import certify_reply, judge_reply, named_insertions, other_domain
+from planverify.graphs.domains import (
+    certify_insertions_in,
+    certify_reply,
+    judge_reply,
+    other_domain,
+    planner_reply,
+)
 from planverify.graphs.edits import (
     grade,
     insert_steps,
@@ -520,8 +526,12 @@ async def planner(
         missing = shift_missing(critique.missing, removed)
         reply = await _planner_reply(state, settings, [s.action for s in kept], missing)
         insertions = grade(reply.insertions, missing)
-        grounding = grounding_of(state) if is_default(state.domain) else None
-        if grounding is not None and certifies(settings, grounding):
+        if (domain := other_domain(state)) is not None:  # by its simulator, when certifying
+            insertions, refused = await certify_insertions_in(
+                domain, state, [s.action for s in kept], insertions, settings
+            )
+            record.vetoes = [*record.vetoes, *refused]
+        elif certifies(settings, grounding := grounding_of(state)):
             insertions, refused = certify_insertions(
                 [s.action for s in kept], insertions, grounding
             )
@@ -548,10 +558,10 @@ async def planner(
 async def _planner_reply(
     state: PlanState, settings: VerifierContext, plan: list[str], missing: list[Missing]
 ) -> PlannerReply:
-    """The Planner's insertions for the missing steps (on another domain than TEACh, the very
-    steps its Judge named: `graphs.domains.named_insertions`)."""
-    if not is_default(state.domain):
-        return named_insertions(plan, missing)
+    """The Planner's insertions for the missing steps (on another domain than TEACh, a model
+    Planner's in its notation, else the very steps its Judge named: `graphs.domains`)."""
+    if (domain := other_domain(state)) is not None:
+        return await planner_reply(domain, planner_of(settings), state, plan, missing)
     reply = await planner_of(settings).ainsert(state.goal or "", plan, missing)
     return drop_repeats(plan, reply)
 

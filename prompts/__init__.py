@@ -23,7 +23,7 @@ NAMES = (
 )
 
 
-DOMAIN_NAMES = ("judge_system_virtualhome",)
+DOMAIN_NAMES = ("judge_system_virtualhome", "planner_system_virtualhome")
 """Templates of other domains than TEACh: outside `PROMPT_VERSION` (a TEACh run's settings do
 not change with them); a domain records its own templates' version (`template_version`)."""
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from planverify.agents.parsing import register_missing_reader
+from planverify.prompts import template_version
 from planverify.records.critique import Critique, Veto
 from planverify.records.episode import Episode, EpisodeError, Scene
 from planverify.records.result import RunSettings
@@ -30,6 +31,7 @@ MODULES: dict[str, str] = {
     "virtualhome": "planverify.domains.virtualhome.adapter",
 }  # domain name -> the module whose `DOMAIN` it is; nothing else is ever imported by name
 DEFAULT = "teach"  # the domain of a record that names none
+RULES_PLANNER = "rules"  # the one Planner, in run settings, that never reads Planner instructions
 
 
 class UnknownDomain(ValueError):
@@ -59,13 +61,18 @@ class Domain(Protocol):
     A domain with a notation of its own may also have `read_missing(text, plan)`: the step a
     model Judge's missing-step text names, in that notation, and the plan step it goes after
     (None: not known), or None. `domain_of` registers it for the domain's Judge instructions, so
-    a model Judge's `#MISSING` lines become insertions there rather than TEACh-parsed text.
+    a model Judge's `#MISSING` lines become insertions there rather than TEACh-parsed text, and
+    for the domain's Planner instructions, so a model Planner's lines are read in that notation.
     It may also have `step_problems(case)`: why each step of the case's plan cannot happen in
     its simulator ("" when it can; the run goes on), with which an export marks the steps a
-    reviewer's decisions made impossible, as TEACh's are."""
+    reviewer's decisions made impossible, as TEACh's are; and `certify_insertions(case,
+    insertions)`: the insertions into the case's plan its simulator accepts, each checked where
+    it goes after the ones accepted before it, and one veto (with why) per insertion it refuses
+    (TEACh's loop certifies its insertions on its own path)."""
 
     name: str  # the registry's name of the domain, as records write it
     judge_prompt: str  # the model Judge's instructions: a template of `planverify.prompts`
+    planner_prompt: str  # a model Planner's instructions: a template of `planverify.prompts`
 
     def version(self) -> str | None:
         """The version of the domain's own package, recorded in run settings (None: nothing
@@ -152,23 +159,30 @@ def domain_of(name: str | None) -> Domain:
     reader = getattr(domain, "read_missing", None)
     if reader is not None and key != DEFAULT:  # TEACh's steps are the parser's own notation
         register_missing_reader(domain.judge_prompt, reader)
+        register_missing_reader(domain.planner_prompt, reader)
     return domain
 
 
-def domain_versions(name: str | None) -> dict[str, str]:
+def domain_versions(name: str | None, *, model_planner: bool = False) -> dict[str, str]:
     """What run settings record of a domain: {name: version}, empty for TEACh (its versions are
-    the settings' own fields, so a TEACh run's settings are unchanged)."""
+    the settings' own fields, so a TEACh run's settings are unchanged). With `model_planner`,
+    the version also names the domain's Planner instructions (`+planner-<hash>`), which only a
+    model Planner reads: a run with the rules Planner keeps its key."""
     if is_default(name):
         return {}
-    version = domain_of(name).version()
-    return {domain_name(name): version} if version is not None else {}
+    domain = domain_of(name)
+    parts = [domain.version()]
+    if model_planner:
+        parts.append(f"planner-{template_version(domain.planner_prompt)}")
+    version = "+".join(part for part in parts if part is not None)
+    return {domain_name(name): version} if version else {}
 
 
 def settings_for(settings: RunSettings, name: str | None) -> RunSettings:
     """A run's settings as recorded on a result of the domain's: for any domain but TEACh,
     with its package's version (`domains`, so a result is never reused under another version);
     for TEACh, the run's own (its key unchanged)."""
-    versions = domain_versions(name)
+    versions = domain_versions(name, model_planner=settings.planner != RULES_PLANNER)
     if not versions:
         return settings
     return RunSettings.model_validate({**settings.model_dump(), "domains": versions})

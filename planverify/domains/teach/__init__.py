@@ -41,6 +41,7 @@ class Teach:
 
     name = "teach"
     judge_prompt = "judge_system"
+    planner_prompt = "planner_system"
 
     def version(self) -> str | None:
         return None  # the world's version is a field of the run settings already

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from planverify.agents.base import Insertion
 from planverify.domains import Case, DomainUnavailable
 from planverify.domains.virtualhome import domain
 from planverify.domains.virtualhome.corrupt import corrupt_program
@@ -39,6 +40,7 @@ class VirtualHome:
 
     name = "virtualhome"
     judge_prompt = "judge_system_virtualhome"
+    planner_prompt = "planner_system_virtualhome"
 
     def version(self) -> str | None:
         """The `eai-eval` version, and the version of this domain's Judge instructions."""
@@ -63,6 +65,29 @@ class VirtualHome:
                 kept.flags.append(flag)
             else:
                 vetoes.append(Veto(kind="flag", action=flag.action, step=flag.step, reason=why))
+        return kept, vetoes
+
+    def certify_insertions(
+        self, case: Case, insertions: Sequence[Insertion]
+    ) -> tuple[list[Insertion], list[Veto]]:
+        """The insertions the simulator accepts (`domain.certify_insertion`), each checked where
+        it goes in the plan with the ones accepted before it, in order; one veto per refusal."""
+        if case.program is None:
+            return list(insertions), []
+        kept: list[Insertion] = []
+        vetoes: list[Veto] = []
+        current = list(case.lines)
+        for insertion in sorted(insertions, key=lambda i: i.after):
+            at = insertion.after + len(kept)  # the accepted ones before it shift its place
+            why = domain.certify_insertion(current, insertion.action, at, case.program)
+            if why is None:
+                kept.append(insertion)
+                current.insert(at + 1, insertion.action)
+            else:
+                veto = Veto(
+                    kind="insertion", action=insertion.action, after=insertion.after, reason=why
+                )
+                vetoes.append(veto)
         return kept, vetoes
 
     def first_problem(self, case: Case) -> str | None:

@@ -7,13 +7,14 @@ are read from the `eai-eval` package. Without it only the goal text is known.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 
 from planverify.domains.virtualhome.data import PackageMissing
 from planverify.domains.virtualhome.judge import judge_program
 from planverify.domains.virtualhome.kinds import IDEMPOTENT, KINDS
 from planverify.domains.virtualhome.notation import NotationError, Step, format_step, parse_step
-from planverify.domains.virtualhome.repair import runs_to_goal
+from planverify.domains.virtualhome.repair import runs_to_goal, shortfall
 from planverify.domains.virtualhome.replay import Scene, check, load_scene, trace
 from planverify.domains.virtualhome.simulate import take_step
 from planverify.records.critique import Critique, Flag
@@ -84,6 +85,30 @@ def certify_flag(lines: Sequence[str], step: int, program: str) -> str | None:
         lost = set(check(scene, after).describe()) - set(check(scene, before).describe())
         if lost:
             return "without it, the goal loses: " + ", ".join(sorted(lost))
+    return None
+
+
+def certify_insertion(lines: Sequence[str], line: str, after: int, program: str) -> str | None:
+    """Why the simulator refuses a step put into a program after its step `after` (0-based; -1:
+    first): it cannot happen there, it changes nothing there (what it would do already holds), or
+    the program with it meets less of its goal than without it; None when the step holds. An
+    earlier step that cannot happen changes nothing and the run goes on, as `repair` counts."""
+    if not -1 <= after < len(lines):
+        return f"position {after + 1} is outside the program (0-{len(lines)})"
+    scene = load_scene(program)
+    state = scene.start
+    for index, earlier in enumerate(lines[: after + 1]):
+        _, state = take_step(state, earlier, index)
+    result, _ = take_step(state, line, after + 1)
+    if result.outcome == "failed":
+        return f"impossible where it is placed: {result.reason}"
+    if result.outcome == "satisfied":
+        return f"changes nothing where it is placed: {result.reason}"
+    _, without = shortfall(scene, lines)
+    _, with_it = shortfall(scene, [*lines[: after + 1], line, *lines[after + 1 :]])
+    lost = Counter(with_it.describe()) - Counter(without.describe())  # an action goal may repeat
+    if lost:
+        return "with it, the goal loses: " + ", ".join(sorted(lost.elements()))
     return None
 
 

@@ -377,6 +377,31 @@ def test_a_slice_put_aside_goes_though_a_condition_about_other_things_fails() ->
     assert removed(verdicts) == [(3, 5)]
 
 
+MICROWAVE_KITCHEN = scene(
+    fixture("CounterTop", "CounterTop"),
+    fixture("Microwave", "Microwave", on=["CounterTop"], **OFF, **CLOSED),
+    item("Potato", "Potato"),
+    item("Knife", "Knife"),
+)
+TWO_COOKED_SLICES = spec_of(
+    "N Cooked Slices Of X", {"potato": part({"objectType": "PotatoSliced", "isCooked": 1}, "2")}
+)
+
+
+def test_a_slice_too_many_loaded_and_taken_out_before_cooking_goes_with_all_its_steps() -> None:
+    # neither of its pairs can go alone: the first leaves it handled again later, the second
+    # leaves the hands full when the next slice is taken; all four steps go as one block
+    plan = ["Driver.PickUp('Knife')", "Driver.Slice('Potato')"]
+    plan += ["Driver.PutAOnB('Knife', 'CounterTop')", "Driver.Open('Microwave')"]
+    for name in ("PotatoSliced", "PotatoSliced2", "PotatoSliced3"):
+        plan += [f"Driver.PickUp('{name}')", f"Driver.PutAOnB('{name}', 'Microwave')"]
+    plan += ["Driver.PickUp('PotatoSliced')", "Driver.PutAOnB('PotatoSliced', 'CounterTop')"]
+    plan += ["Driver.Close('Microwave')", "Driver.ToggleOn('Microwave')"]
+    verdicts = judge(plan, spec=TWO_COOKED_SLICES, where=MICROWAVE_KITCHEN)
+    assert [u.met for u in verdicts.units] == [True]
+    assert removed(verdicts) == [(4, 5, 10, 11)]
+
+
 def test_an_object_moved_on_after_it_met_the_goal_loses_the_move_not_the_first_put_down() -> None:
     # the cloth in the bathtub already meets the goal: moving it on into the basin is the
     # detour; had it first gone on the counter, that put-down and the pick-up after it go

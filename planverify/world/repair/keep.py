@@ -380,14 +380,17 @@ class KeepRules(Patterns):
             put = self._near(pos, action.objects[0], {"PutAOnB"}, forward=True)
             if place is not None and put in block and self._puts_into(put, place):
                 continue  # put back where it was: nothing cleared
+            # the receptacle must be used once this pick-up's object is put down (within the
+            # block, where the block handles it again later), not only after the whole block
+            done = self.trace.position(put) if put is not None and put in block else last
             if kind is None and place is None:
-                if self._presumably_cleared(pos, key, put, last, block):
+                if self._presumably_cleared(pos, key, put, done, block):
                     return True
                 continue
             if (
                 kind is not None
                 and kind not in SURFACES
-                and self._used_after(last, kind, place, block)
+                and self._used_after(done, kind, place, block)
             ):
                 return True
         return False

@@ -27,6 +27,7 @@ from planverify.world.rules import (
 from planverify.world.trace import Variant, no_worse, score
 
 MAX_RUN = 4  # the longest run of contiguous steps tried as one block
+MAX_HANDLING = 6  # the most steps of one object's handling tried as one block
 
 
 class Reviewer(KeepRules, Insertion):
@@ -64,9 +65,30 @@ class Reviewer(KeepRules, Insertion):
                 for size in range(MAX_RUN, 1, -1)
                 if k + size <= len(interactions)
             ]
+            handling = self._whole_handling(pos) if action.verb == "PickUp" else None
+            if handling is not None:
+                pairs.append(handling)
             yield from sorted(pairs + runs, key=len, reverse=True)
             if self._single_allowed(pos, blame=blame):
                 yield {step}
+
+    def _whole_handling(self, pos: int) -> set[int] | None:
+        """Every step on the object a first pick-up at an order position takes, when all of them
+        carry it (pick-ups and put-downs, two pairs or three) and it is never worked on: an
+        object fetched, moved about and left aside (a slice too many put in the microwave and
+        taken out again before it runs). None otherwise."""
+        name = self.actions[self.order[pos]].objects[0]
+        if self._near(pos, name, forward=False) is not None:
+            return None
+        steps = [self.order[p] for p in self._named.get(name, []) if p >= pos]
+        if not 4 <= len(steps) <= MAX_HANDLING or not all(self.judged(s) for s in steps):
+            return None
+        if any(
+            self.actions[s].verb not in ("PickUp", "PutAOnB") or self.actions[s].objects[0] != name
+            for s in steps
+        ):
+            return None
+        return set(steps)
 
     def _switched_on_by_insertion(self, step: int, partner: int) -> bool:
         """Whether `partner` is a switch-on the search inserted right after the switch-off

@@ -17,7 +17,7 @@ from planverify.records.trim import TrimPolicy
 from planverify.world import ground
 from planverify.world.certify import certify_flags
 
-from .scenes import CLOSED, OFF, ON, fixture, item, part, scene
+from .scenes import CLOSED, OFF, ON, fixture, item, scene
 
 RINSE = "Rinse the mug."
 FIXTURES = (
@@ -151,57 +151,6 @@ def test_a_tap_running_from_the_start_switched_off_goes_unless_the_plan_used_it(
 ) -> None:
     grounding = ground(goal, [], MUG_UNDER_TAP, task=None, teach_task=None)
     assert [f.step for f in judge_plan(goal, plan, grounding, trim=trim).flags] == flagged
-
-
-LIVING_ROOM = scene(
-    fixture("CoffeeTable", "CoffeeTable"),
-    fixture("Sofa", "Sofa"),
-    fixture("DiningTable", "DiningTable"),
-    item("Laptop", "Laptop", within=["CoffeeTable|0"]),
-    item("Newspaper", "Newspaper", within=["DiningTable|2"]),
-)
-NEWSPAPERS_ON_THE_COFFEE_TABLE = {
-    "task_name": "Put All X In One Y",
-    "desc": "Put all Newspaper on one CoffeeTable.",
-    "components": {
-        "Newspaper": part({"simbotObjectClass": "Newspaper"}, "all"),
-        "CoffeeTable": part({"simbotObjectClass": "CoffeeTable", "receptacle": 1}),
-    },
-    "relations": [
-        {
-            "property": "parentReceptacles",
-            "tail_entity_list": ["CoffeeTable"],
-            "tail_determiner_list": ["the"],
-            "head_entity_list": ["Newspaper"],
-            "head_determiner_list": ["all"],
-        }
-    ],
-}
-MOVE_LAPTOP = ["Driver.PickUp('Laptop')", "Driver.PutAOnB('Laptop', 'Sofa')"]
-BRING_NEWSPAPER = ["Driver.PickUp('Newspaper')", "Driver.PutAOnB('Newspaper', 'CoffeeTable')"]
-
-
-@pytest.mark.parametrize(
-    ("plan", "kept"),
-    [
-        ([*MOVE_LAPTOP, *BRING_NEWSPAPER], True),  # room made where the newspaper goes next
-        ([*BRING_NEWSPAPER, *MOVE_LAPTOP], False),  # moved once nothing else goes there: a detour
-    ],
-)
-def test_natural_keeps_room_made_where_the_goal_puts_things(plan: list[str], kept: bool) -> None:
-    goal = NEWSPAPERS_ON_THE_COFFEE_TABLE["desc"]
-    grounding = ground(goal, [], LIVING_ROOM, task=None, teach_task=NEWSPAPERS_ON_THE_COFFEE_TABLE)
-    natural = judge_plan(goal, plan, grounding, trim="natural")
-    minimal = judge_plan(goal, plan, grounding, trim="minimal")
-    laptop = [plan.index(MOVE_LAPTOP[0]), plan.index(MOVE_LAPTOP[1])]
-    assert [f.step for f in minimal.flags] == laptop
-    if kept:
-        assert natural.flags == []
-        assert [(f.step, f.optional and f.optional.kind) for f in natural.optional] == [
-            (s, "making_room") for s in laptop
-        ]
-    else:
-        assert [f.step for f in natural.flags] == laptop and natural.optional == []
 
 
 def test_under_natural_certify_vetoes_a_search_a_model_judge_flags() -> None:

@@ -10,12 +10,11 @@ as optional, which the search's put-back and certify read alike."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection
 
 from planverify.records.notation import MOTION_VERBS
-from planverify.world.repair.kinds import SURFACES, tail_kinds
+from planverify.world.repair.kinds import SURFACES
 from planverify.world.repair.patterns import Patterns
-from planverify.world.repair.presumptions import CLEARING_REACH
 from planverify.world.rules import BASINS
 from planverify.world.state import CONTAINERS, SOME
 from planverify.world.trace import rank
@@ -32,7 +31,6 @@ NATURAL_KEEPS: dict[str, str] = {
     "device_around_loading": "a running device switched off and on again around loading it",
     "tidying": "a container closed after use and opened again when needed later",
     "freeing_hands": "an object set down to free the hands for the next thing the plan takes",
-    "making_room": "objects taken off the receptacle the plan puts something on next",
 }
 
 
@@ -76,66 +74,7 @@ class KeepRules(Patterns):
         freeing = self._freeing_hands(block)
         if freeing:
             parts.append((freeing, "freeing_hands"))
-        room = self._making_room(block)
-        if room:
-            parts.append((room, "making_room"))
         return parts
-
-    def _making_room(self, block: Collection[int]) -> set[int]:
-        """The pick-ups and put-downs in a block, when they take objects off one receptacle
-        (its place given by the scene, of a kind the goal puts things on) and set them
-        elsewhere, and the plan puts something else on it soon after (the laptop taken off the
-        coffee table the newspapers go on). Whether the room was needed nobody knows; making it
-        is how people work. Else empty."""
-        steps = sorted(
-            (s for s in block if self.actions[s].verb in ("PickUp", "PutAOnB")),
-            key=self.trace.position,
-        )
-        if not steps or len(steps) % 2:
-            return set()
-        places: set[str] = set()
-        for pick, put in zip(steps[::2], steps[1::2], strict=True):
-            taken, placed = self.actions[pick], self.actions[put]
-            if (taken.verb, placed.verb) != ("PickUp", "PutAOnB"):
-                return set()
-            if taken.objects[0] != placed.objects[0]:
-                return set()
-            state = self.state_at(self.trace.position(pick))
-            key = state.key(taken.objects[0])
-            place = state.get(key).loc if key is not None else None
-            if place is None or place.startswith(SOME):
-                return set()
-            if self._put_back([pick, put], [self.trace.position(pick), self.trace.position(put)]):
-                return set()  # set back where it was: no room made
-            places.add(place)
-        if len(places) != 1:
-            return set()
-        place = places.pop()
-        state = self.state_at(self.trace.position(steps[0]))
-        if self.spec is None or state.kind_at(place) not in tail_kinds(self.spec):
-            return set()  # only where the goal puts things is room worth making
-        return set(steps) if self._loaded_soon(steps, place) else set()
-
-    def _loaded_soon(self, block: Sequence[int], place: str) -> bool:
-        """Whether, within `CLEARING_REACH` interactions after a block, the plan puts an object
-        the block did not handle onto `place`."""
-        handled = {self.actions[s].objects[0] for s in block}
-        seen = 0
-        for pos in range(self.trace.position(block[-1]) + 1, len(self.order)):
-            step = self.order[pos]
-            action = self.actions[step]
-            if not self.active(step) or action.verb in MOTION_VERBS:
-                continue
-            seen += 1
-            if seen > CLEARING_REACH:
-                return False
-            if (
-                action.verb == "PutAOnB"
-                and action.objects[0] not in handled
-                and self._puts_into(step, place)
-            ):
-                return True
-        return False
 
     def _freeing_hands(self, block: Collection[int]) -> set[int]:
         """A pick-up and a put-down of one object, alone in a block (motion aside), that carry

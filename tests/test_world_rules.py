@@ -471,6 +471,16 @@ def test_furniture_stands_in_nothing_it_overlaps() -> None:
     assert state.get("Newspaper").loc == "DiningTable"
 
 
+def test_a_pan_listed_on_a_burner_and_an_overlapping_counter_stands_on_the_burner() -> None:
+    room = scene(
+        fixture("CounterTop", "CounterTop"),
+        fixture("StoveBurner", "StoveBurner"),
+        item("Pan", "Pan", receptacle=True, within=["CounterTop|0", "StoveBurner|1"]),
+    )
+    state = initial_state(room, names=["Pan"])
+    assert state.get("Pan").loc == "StoveBurner"
+
+
 def test_a_cold_stove_is_known_to_be_cold() -> None:
     # TEACh's burners are not switchable: the knobs say whether the stove is lit
     state = initial_state(KITCHEN, names=["StoveKnob"])

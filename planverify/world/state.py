@@ -298,9 +298,11 @@ def _known_place(
     fixed = [o for o in around if o.type != "Floor"] or around
     if not fixed:
         return None
-    # the innermost: a mug in the coffee machine on the counter is in the coffee machine
+    # the innermost: a mug in the coffee machine on the counter is in the coffee machine; of
+    # those as deep, one that is no furniture (a pan listed on a burner and a counter whose box
+    # it overlaps stands on the burner)
     apart = [o for o in fixed if obj.id not in within[o.id]] or fixed  # not listed in each other
-    inner = max(apart, key=shared)
+    inner = max(apart, key=lambda o: (shared(o), o.type not in ROOM_LEVEL))
     if inner.name is not None or count[inner.type] == 1:
         return inner.name or inner.id
     return SOME + inner.type  # which of its kind a plan name binds to is not known

@@ -133,6 +133,7 @@ class Facts:
     rooms: frozenset[int]
     related: frozenset[int]  # the program's and the goal's objects and what they are on or in
     program_nodes: frozenset[int]
+    task_rooms: frozenset[int]  # the rooms of the program's and the goal's objects
     grabbable: tuple[int, ...]  # unrelated things a hand can take
     cabinets: tuple[int, ...]  # unrelated closed things that open
     switches: tuple[int, ...]  # unrelated things with a switch, on or off
@@ -175,6 +176,7 @@ def facts_of(scene: Scene, lines: Sequence[str]) -> Facts:
         rooms=rooms,
         related=frozenset(related),
         program_nodes=frozenset(used),
+        task_rooms=frozenset(scene.rooms[n] for n in core - {character} if n in scene.rooms),
         grabbable=pool(
             lambda n: (
                 "GRABBABLE" in n["properties"]
@@ -229,6 +231,8 @@ class Error:
 
     kind: str  # one of KINDS
     variant: str  # how it was made, e.g. "fetch_putback"
+    place: str = "task_object"  # what it acts on: task_object, or an unused thing in a room of
+    # the task (task_room) or elsewhere (other_room)
 
 
 @dataclass
@@ -370,8 +374,16 @@ class Context:
     def line(self, verb: str, *nodes: int) -> str:
         return line_for(verb, nodes, self.scene, [i.line for i in self.draft.items])
 
-    def put(self, q: int, lines: Sequence[str], variant: str, kind: str) -> Draft:
-        return self.draft.insert(q, lines, Error(kind, variant))
+    def put(
+        self, q: int, lines: Sequence[str], variant: str, kind: str, thing: int | None = None
+    ) -> Draft:
+        """The draft with lines put in at `q`, as one error (on `thing`, an unused object)."""
+        if thing is None:
+            return self.draft.insert(q, lines, Error(kind, variant))
+        place = (
+            "task_room" if self.scene.rooms.get(thing) in self.facts.task_rooms else "other_room"
+        )
+        return self.draft.insert(q, lines, Error(kind, variant, place))
 
 
 def put_down(ctx: Context, thing: int, onto: int) -> str:
@@ -412,8 +424,7 @@ def make_detour(ctx: Context) -> Draft | None:
             lines.append(put_down(ctx, thing, parent[1]))
     else:
         lines += [ctx.line(v, thing) for v in ("TURNTO", "LOOKAT") if ctx.rng.random() < 0.5]
-    room = "other_room" if other else "same_room"
-    return ctx.put(q, lines, f"{'fetch_putback' if fetch else 'wander'}/{room}", "detour")
+    return ctx.put(q, lines, "fetch_putback" if fetch else "wander", "detour", thing)
 
 
 def approach(ctx: Context, q: int, thing: int) -> list[str] | None:
@@ -465,7 +476,7 @@ def open_close(ctx: Context) -> Draft | None:
     if walk_there is None:
         return None
     lines = [*walk_there, ctx.line("OPEN", thing), ctx.line("CLOSE", thing)]
-    return ctx.put(at, lines, "open_close", "undo")
+    return ctx.put(at, lines, "open_close", "undo", thing)
 
 
 def make_switch(ctx: Context) -> Draft | None:
@@ -484,10 +495,11 @@ def make_switch(ctx: Context) -> Draft | None:
     if noop:
         if not on:
             return None
-        return ctx.put(q, [*walk_there, ctx.line("SWITCHON", thing)], "switch_noop", "switch")
+        lines = [*walk_there, ctx.line("SWITCHON", thing)]
+        return ctx.put(q, lines, "switch_noop", "switch", thing)
     order = ("SWITCHOFF", "SWITCHON") if on else ("SWITCHON", "SWITCHOFF")
     lines = [*walk_there, *(ctx.line(v, thing) for v in order)]
-    return ctx.put(q, lines, "switch_pair/" + ("off_on" if on else "on_off"), "switch")
+    return ctx.put(q, lines, "switch_pair/" + ("off_on" if on else "on_off"), "switch", thing)
 
 
 def person_steps(ctx: Context, test: Callable[[Step], bool]) -> list[int]:
@@ -538,7 +550,7 @@ def make_impossible(ctx: Context) -> Draft | None:
         verb = "GRAB"
     else:
         verb = "SWITCHON" if "OFF" in ctx.node_states(q, thing) else "SWITCHOFF"
-    return ctx.put(q, [ctx.line(verb, thing)], variant, "impossible")
+    return ctx.put(q, [ctx.line(verb, thing)], variant, "impossible", thing)
 
 
 def put_unheld(ctx: Context, q: int) -> Draft | None:
@@ -556,7 +568,8 @@ def put_unheld(ctx: Context, q: int) -> Draft | None:
     parent = ctx.facts.parent.get(thing)
     if parent is None:
         return None
-    return ctx.put(q, [put_down(ctx, thing, parent[1])], "put_unheld", "impossible")
+    unused = None if thing in ctx.facts.program_nodes else thing
+    return ctx.put(q, [put_down(ctx, thing, parent[1])], "put_unheld", "impossible", unused)
 
 
 def make_missing(ctx: Context) -> Draft | None:
@@ -616,8 +629,11 @@ def fault(draft: Draft, scene: Scene, facts: Facts, person: Walk) -> str | None:
             "no effect" in wanted and result.outcome == "ok" and "ok" in wanted
         ):
             return f"{item.line} is {outcome(result)}, not {'/'.join(sorted(wanted))}"
-    if (gap is None) != unmet(scene, run).met:
+    left = unmet(scene, run)
+    if (gap is None) != left.met:
         return "the goal is met with a step missing" if gap is not None else "the goal is lost"
+    if gap is not None and only_hands(left, run.states[-1], facts):
+        return "without the step, only the hand that holds a thing changes"
     touched = {
         a.node
         for i in live
@@ -634,6 +650,21 @@ def fault(draft: Draft, scene: Scene, facts: Facts, person: Walk) -> str | None:
     if not runs_to_goal(scene, restored):
         return "the restored program does not run to the goal"
     return None
+
+
+def only_hands(left: GoalCheck, state: State, facts: Facts) -> bool:
+    """The goal's unmet parts are only which hand holds a thing that is held (the goals name
+    the hand, which a person's program does not choose)."""
+    other = {"HOLDS_RH": "HOLDS_LH", "HOLDS_LH": "HOLDS_RH"}
+    if left.nodes or left.actions or not left.edges:
+        return False
+    for edge in left.edges:
+        if edge.relation not in other or edge.source != facts.character:
+            return False
+        ends = state.get_node(edge.source), state.get_node(edge.target)
+        if not state.has_edge(ends[0], Relation[other[edge.relation]], ends[1]):
+            return False
+    return True
 
 
 def trace_of(state: State, node: int, facts: Facts) -> tuple[frozenset[str], bool]:
@@ -696,7 +727,12 @@ def labels_of(draft: Draft) -> list[dict[str, Any]]:
         field_ = (
             "pointless_open_close" if error.variant == "open_close" else ERROR_FIELD[error.kind]
         )
-        tags = {"error": field_, "vh_error": error.kind, "variant": error.variant}
+        tags = {
+            "error": field_,
+            "vh_error": error.kind,
+            "variant": error.variant,
+            "place": error.place,
+        }
         if item.deleted:
             after = draft.live_index(p) - 1
             labels.append({"type": "MISSING", "after": after, "action": item.line, **tags})
@@ -785,7 +821,8 @@ def score(made: Corrupted, said: Said, clean: Said, tally: Tally) -> None:
     removes = {label["index"] for label in made.labels if label["type"] == "REMOVE"}
     wanted = {nodes(label["action"]) for label in made.labels if label["type"] == "MISSING"}
     for label in made.labels:
-        kind, variant = label["vh_error"], f"{label['vh_error']}/{label['variant']}"
+        kind = label["vh_error"]
+        variant = f"{kind}/{label['variant']} @{label['place']}"
         if label["type"] == "REMOVE":
             hit = label["index"] in said.flags
             where = f"step {label['index']} {made.lines[label['index']]}"
@@ -874,7 +911,7 @@ def summarise(made: Sequence[Corrupted], programs: int) -> None:
     """Print what the generator made: how many errors a program, of which kinds, and where."""
     per = Counter(len(m.errors) for m in made)
     kinds = Counter(e.kind for m in made for e in m.errors)
-    variants = Counter(f"{e.kind}/{e.variant}" for m in made for e in m.errors)
+    variants = Counter(f"{e.kind}/{e.variant} @{e.place}" for m in made for e in m.errors)
     where: Counter[str] = Counter()
     for m in made:
         for label in m.labels:

@@ -804,6 +804,8 @@ class Tally:
     found: Counter[str] = field(default_factory=Counter)
     variant_labels: Counter[str] = field(default_factory=Counter)
     variant_found: Counter[str] = field(default_factory=Counter)
+    region_labels: Counter[str] = field(default_factory=Counter)  # start, middle, end
+    region_found: Counter[str] = field(default_factory=Counter)
     said: Counter[str] = field(default_factory=Counter)  # "all", and kind for one-kind programs
     right: Counter[str] = field(default_factory=Counter)
     excused: Counter[str] = field(default_factory=Counter)
@@ -836,6 +838,9 @@ def score(made: Corrupted, said: Said, clean: Said, tally: Tally) -> None:
         tally.found[kind] += hit
         tally.variant_labels[variant] += 1
         tally.variant_found[variant] += hit
+        region = region_of(label, len(made.lines))
+        tally.region_labels[region] += 1
+        tally.region_found[region] += hit
         if not hit:
             tally.misses.append(f"{made.name}~s{made.seed} [{variant}] {where} -- {answer}")
     own = {line for line, _ in clean.flags.values()}
@@ -855,6 +860,12 @@ def score(made: Corrupted, said: Said, clean: Said, tally: Tally) -> None:
             tally.false.append(f"{made.name}~s{made.seed} MISSING {line} -- proposed, no label")
 
 
+def region_of(label: dict[str, Any], length: int) -> str:
+    """Where in the corrupted program a label lies: its first, middle or last third."""
+    at = label["index"] if label["type"] == "REMOVE" else label["after"] + 1
+    return REGIONS[min(2, 3 * at // max(1, length))]
+
+
 def ratio(a: int, b: int) -> str:
     return f"{a / b:.3f}" if b else "-"
 
@@ -868,15 +879,18 @@ def report(policy: TrimPolicy, t: Tally, show_lists: bool) -> None:
         f"{ratio(right, said)} ({right}/{said}), excused {ratio(right + excused, said)} "
         f"(+{excused} the clean program gets too)"
     )
-    print(f"  {'kind':<34} {'recall':>16} {'precision (one-kind programs)':>32} {'excused':>8}")
+    print(f"  {'kind':<42} {'recall':>16} {'precision (one-kind programs)':>32} {'excused':>8}")
     for kind in KINDS:
         n, hit = t.labels[kind], t.found[kind]
         p = f"{ratio(t.right[kind], t.said[kind])} ({t.right[kind]}/{t.said[kind]})"
         e = ratio(t.right[kind] + t.excused[kind], t.said[kind])
-        print(f"  {kind:<34} {ratio(hit, n):>6} ({hit:>3}/{n:>3}) {p:>32} {e:>8}")
+        print(f"  {kind:<42} {ratio(hit, n):>6} ({hit:>3}/{n:>3}) {p:>32} {e:>8}")
     for variant in sorted(t.variant_labels):
         n, hit = t.variant_labels[variant], t.variant_found[variant]
-        print(f"    {variant:<32} {ratio(hit, n):>6} ({hit:>3}/{n:>3})")
+        print(f"    {variant:<40} {ratio(hit, n):>6} ({hit:>3}/{n:>3})")
+    for region in REGIONS:
+        n, hit = t.region_labels[region], t.region_found[region]
+        print(f"    labels in the {region + ' third':<26} {ratio(hit, n):>6} ({hit:>3}/{n:>3})")
     print(
         f"[{policy}] clean programs: {t.clean_removed}/{t.clean_steps} steps removed, "
         f"{t.clean_missing} missing proposed"
@@ -912,11 +926,7 @@ def summarise(made: Sequence[Corrupted], programs: int) -> None:
     per = Counter(len(m.errors) for m in made)
     kinds = Counter(e.kind for m in made for e in m.errors)
     variants = Counter(f"{e.kind}/{e.variant} @{e.place}" for m in made for e in m.errors)
-    where: Counter[str] = Counter()
-    for m in made:
-        for label in m.labels:
-            at = label["index"] if label["type"] == "REMOVE" else label["after"] + 1
-            where[REGIONS[min(2, 3 * at // max(1, len(m.lines)))]] += 1
+    where = Counter(region_of(label, len(m.lines)) for m in made for label in m.labels)
     print(
         f"corrupted programs: {len(made)} from {programs} programs; errors a program: "
         f"{dict(sorted(per.items()))}; labels at {dict(where)}"

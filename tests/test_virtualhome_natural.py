@@ -137,3 +137,22 @@ def test_a_missing_step_goes_between_two_copies_of_a_line_which_are_then_no_repe
     critique = _judged("file415_1", short, text)["natural"]
     assert [(m.action, m.after) for m in critique.missing] == [(grab, at)]
     assert not critique.flags
+
+
+def test_a_step_on_nothing_of_the_task_that_cannot_happen_goes_and_gets_no_walk() -> None:
+    # Read book, in the bedroom: switching on the bathroom light from there cannot happen; a
+    # find added to make it possible would only lengthen the detour
+    lines, text = _program("file504_2")
+    far = ["[SWITCHON] <light> (1.64)", *lines]
+    for critique in _judged("file504_2", far, text).values():
+        assert {f.step: flag_kind(f) for f in critique.flags}.get(0) == "impossible"
+        assert "[FIND] <light> (1.64)" not in [m.action for m in critique.missing]
+
+
+def test_a_task_object_opened_and_closed_again_is_no_way_of_doing_the_task() -> None:
+    lines, text = _program("file27_2")  # Wash clothes: the washing machine closed, then...
+    at = lines.index("[CLOSE] <washing_machine> (1.1001)")
+    again = [*lines[: at + 1], "[OPEN] <washing_machine> (1.1001)", lines[at], *lines[at + 1 :]]
+    assert runs_to_goal(load_scene("file27_2"), again)
+    flags = {f.step: flag_kind(f) for f in _judged("file27_2", again, text)["natural"].flags}
+    assert flags == {at + 1: "undoes itself", at + 2: "undoes itself"}

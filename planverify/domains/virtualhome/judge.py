@@ -3,14 +3,15 @@ simulator against its `vh_goal` (node states, edges, ordered action goals).
 
 1. A step that cannot happen is either made possible by one inserted step (a `Missing`: walk to
    it, open what holds it...) or removed (a flag), whichever leaves fewer failures and unmet
-   goal parts.
+   goal parts; on a tie a step on what the task is about is helped, any other removed.
 2. An unmet goal part gets a `Missing` step when one inserted step makes it hold.
 3. Blocks the goal does without are removed greedily, from the end: runs of up to
    `LONGEST_RUN` steps, then pairs of steps on one object (on and off, open and close, a step
    and its repeat). A block goes only when the program without it still runs to the end and
    meets every goal part it met, action goals in order.
 4. `natural` puts back the removed steps of a kind `kinds.KINDS` names, when the program still
-   runs and meets the goal with them; they are listed in `Critique.optional`.
+   runs and meets the goal with them (never two that undo each other); they are listed in
+   `Critique.optional`.
 """
 
 from __future__ import annotations
@@ -93,7 +94,7 @@ def judge_both(
     entries = [Entry(line, float(i), i) for i, line in enumerate(lines)]
     work = Work(scene, entries, {}, [], [])
     core = _core(scene, goal_text)
-    _fix_failures(work)
+    _fix_failures(work, core)
     _fix_goal(work, goal_text)
     outcomes = _outcomes(work)
     if scene.goal is not None and trace(work.lines, scene.start).completed:
@@ -107,11 +108,13 @@ def judge_both(
     return {"minimal": minimal, "natural": _critique(work, lines, outcomes, used, kinds, restored)}
 
 
-def _fix_failures(work: Work) -> None:
+def _fix_failures(work: Work, core: Collection[int]) -> None:
     """Make the program run to the end: each failing step is helped by one inserted step or
-    removed, whichever leaves fewer failures and unmet goal parts (the step wins ties: a person
-    wrote it). The helping steps are those that let it happen and those that make an unmet goal
-    part hold (a missing `[LIE]` lets `[SLEEP]` happen; a missing `[PUTBACK]` frees a hand)."""
+    removed, whichever leaves fewer failures and unmet goal parts (on ties a step on what the
+    task is about, `core`, wins: a person wrote it; a step on nothing of the task goes, rather
+    than a walk being added to a detour). The helping steps are those that let it happen and
+    those that make an unmet goal part hold (a missing `[LIE]` lets `[SLEEP]` happen; a missing
+    `[PUTBACK]` frees a hand)."""
     for _ in range(len(work.entries) + 4):
         run = trace(work.lines, work.scene.start)
         at = run.failed_at
@@ -123,7 +126,11 @@ def _fix_failures(work: Work) -> None:
         candidates = list(enablers(work.scene, run, at))
         candidates += goal_steps(work.scene, shortfall(work.scene, lines)[1], lines)
         help_ = best_insertion(work.scene, lines, candidates, positions)
-        if help_ is not None and help_[0].key() <= removal.key():
+        failing = _step(lines[at])
+        ours = failing is None or any(a.node in core for a in failing.arguments)
+        if help_ is not None and (
+            help_[0].key() < removal.key() or (ours and help_[0].key() == removal.key())
+        ):
             _insert(work, help_[1], help_[2])
             continue
         entry = work.entries.pop(at)
@@ -274,6 +281,7 @@ def _kinds(
     toilet), and so is going to a thing there (finding the desk and chair to read at); a step
     that moves, opens or switches a thing the task has no use for is a detour wherever it is,
     and so is going to that thing."""
+    undone = _undone(work)
     removed = [e for block in work.removed for e in block if e.origin is not None]
     previous = _previous(work)
     rooms = work.scene.rooms
@@ -288,7 +296,7 @@ def _kinds(
             origin, step = entry.origin, _step(entry.line)
             if origin is None or step is None or (kind_of(step.verb) or TASK) not in kinds_now:
                 continue
-            if _repeats(previous, entry) or outcomes[origin].outcome != "ok":
+            if _repeats(previous, entry) or outcomes[origin].outcome != "ok" or id(entry) in undone:
                 continue
             here = place if not {a.node for a in step.arguments} & handled else set()
             kind = optional_kind(step, wider, rooms, here)
@@ -296,6 +304,26 @@ def _kinds(
                 kinds[origin] = kind
         wider |= {a.node for o in kinds if (s := _step(lines[o])) for a in s.arguments}
     return kinds
+
+
+def _undone(work: Work) -> set[int]:
+    """The removed steps (by `id`) that undo each other on one object, next to each other in the
+    program but for approaches (opened and closed, switched off and on, put down and picked up
+    again): such a pair is no way of carrying out a task, whatever it is on."""
+    removed = {id(e) for block in work.removed for e in block}
+    every = sorted([*work.entries, *(e for b in work.removed for e in b)], key=lambda e: e.order)
+    acts = [
+        (e, step) for e in every if (step := _step(e.line)) and kind_of(step.verb) != "approach"
+    ]
+    found: set[int] = set()
+    for (first, a), (second, b) in pairwise(acts):
+        if id(first) not in removed or id(second) not in removed:
+            continue
+        if not a.arguments or not b.arguments or a.arguments[0].node != b.arguments[0].node:
+            continue
+        if OPPOSITES.get(a.verb) == b.verb or (a.verb in ("PUTBACK", "PUTIN") and b.verb == "GRAB"):
+            found |= {id(first), id(second)}
+    return found
 
 
 def _objects(entry: Entry) -> tuple[Argument, ...]:

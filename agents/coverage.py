@@ -16,6 +16,7 @@ output-token limit may have its last block cut, so that step is asked for again 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 
 from langchain_core.messages import HumanMessage
 
@@ -32,6 +33,7 @@ def driver_steps(plan: Sequence[str]) -> list[int]:
     return [i for i, line in enumerate(plan) if not _dialogue(line)]
 
 
+@lru_cache(maxsize=1 << 16)  # every pass asks it of every line of its plan
 def _dialogue(line: str) -> bool:
     try:
         return parse_action(line).is_dialogue

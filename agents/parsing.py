@@ -34,6 +34,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import NamedTuple
 
 from planverify.records.critique import Critique, Dropped, Flag, Missing
 from planverify.records.evidence import WEAKEST, Evidence
@@ -257,6 +258,33 @@ def _head(line: str, after_note: bool) -> tuple[int | None, str | None, str] | N
     return (number, action, tail) if starts else None
 
 
+class _Line(NamedTuple):
+    """What `_blocks` reads of one line of an answer, whatever comes before it."""
+
+    stripped: str  # the line without surrounding whitespace
+    cleaned: str  # without markup and list leaders (`_clean_line`)
+    rest: str  # `cleaned` without its #MISSING tags
+    found: tuple[str, ...]  # the texts those tags carry (negated ones left out)
+    note: str | None  # the annotation, when `rest` starts with the ANNOTATION word
+
+
+@lru_cache(maxsize=1 << 16)  # answers repeat lines: every pass's, and a Judge's stock notes
+def _read_line(raw: str) -> _Line | None:
+    """A line of an answer as `_Line`; None for a blank line or a code fence."""
+    stripped = raw.strip()
+    cleaned = _clean_line(stripped)
+    if not cleaned or stripped.startswith(("```", "~~~")):
+        return None
+    rest, found = _split_missing(cleaned)
+    m = _ANNOTATION_WORD.match(rest)
+    return _Line(stripped, cleaned, rest, tuple(found), rest[m.end() :] if m else None)
+
+
+def _tagged(line: str) -> bool:
+    """Whether a line holds a #MISSING tag or starts with an ACTION or ANNOTATION word."""
+    return bool(_MISSING.search(line) or _ACTION_WORD.match(line) or _ANNOTATION_WORD.match(line))
+
+
 def _blocks(text: str) -> tuple[list[_Block], list[str]]:
     """Split an answer into per-step blocks and collect its #MISSING texts."""
     blocks: list[_Block] = []
@@ -264,19 +292,16 @@ def _blocks(text: str) -> tuple[list[_Block], list[str]]:
     current: _Block | None = None  # the block that still takes lines
     wants_missing = False  # the last line was a bare `#MISSING:`
     for raw in text.splitlines():
-        stripped = raw.strip()
-        line = _clean_line(stripped)
-        if not line or stripped.startswith(("```", "~~~")):
+        read = _read_line(raw)
+        if read is None:
             if current is not None and current.noted:
                 current = None
             continue
-        if wants_missing and not (
-            _MISSING.search(line) or _ACTION_WORD.match(line) or _ANNOTATION_WORD.match(line)
-        ):
+        if wants_missing and not _tagged(read.cleaned):
             wants_missing = False
-            missing.append(line)
+            missing.append(read.cleaned)
             continue
-        line, found = _split_missing(line)
+        line, found = read.rest, read.found
         if found:
             missing.extend(t for t in found if t)
             wants_missing = not found[-1]
@@ -299,13 +324,12 @@ def _blocks(text: str) -> tuple[list[_Block], list[str]]:
                 current = _Block(number, action, [rest])
                 blocks.append(current)
             continue
-        if m := _ANNOTATION_WORD.match(line):
-            body = line[m.end() :]
+        if read.note is not None:
             if current is not None and not current.noted:
-                current.text.append(body)
+                current.text.append(read.note)
                 current.noted = True
             else:
-                current = _Block(None, None, [body], noted=True)
+                current = _Block(None, None, [read.note], noted=True)
                 current.why = "annotation with no ACTION line of its own"
                 blocks.append(current)
             continue
@@ -314,7 +338,7 @@ def _blocks(text: str) -> tuple[list[_Block], list[str]]:
             current.why = "an action line inside an annotation: unclear which step it is about"
             blocks.append(current)
             continue
-        if _HEADING.match(stripped) or (line.endswith(":") and len(line.split()) <= 4):
+        if _HEADING.match(read.stripped) or (line.endswith(":") and len(line.split()) <= 4):
             current = None
         if current is not None:
             current.text.append(line)
@@ -330,7 +354,7 @@ def _removal(annotation: str) -> tuple[str, str | None] | None:
     Negated tags (`no #REMOVE`) and explicit non-answers (`#REMOVE: none`) are not removals.
     """
     fallback: tuple[str, str | None] | None = None
-    tags = list(_REMOVE.finditer(annotation))
+    tags = list(_REMOVE.finditer(annotation)) if "#" in annotation else []
     for k, tag in enumerate(tags):
         end = tags[k + 1].start() if k + 1 < len(tags) else len(annotation)
         before = annotation[max(0, tag.start() - 48) : tag.start()]

@@ -62,7 +62,7 @@ from planverify.records.history import (
     StopReason,
     merge_history,
 )
-from planverify.records.notation import diagnose, dialogue_lines, parse_action
+from planverify.records.notation import diagnose, dialogue_lines, parse_action, written
 from planverify.records.result import VerificationResult
 from planverify.world import Grounding, ground, task_grounding
 from planverify.world.certify import certify_flags, certify_insertion
@@ -174,7 +174,7 @@ async def prepare(
     if not is_default(state.domain):  # another domain's notation: its lines are kept as given
         return Command(update=_prepared(digest, list(state.actions), [], []), goto="judge")
     actions = [parse_action(line) for line in state.actions]
-    lines = [str(a) for a in actions]
+    lines = [written(line) for line in state.actions]
     warnings = [
         f"step {i + 1}: {why}; kept as is and never edited by the rules"
         for i, a in enumerate(actions)

@@ -185,6 +185,13 @@ def _parse_cached(line: str, strict: bool) -> Action:  # actions are frozen, so 
         return Action(agent=agent, verb=verb, raw=text)
 
 
+@lru_cache(maxsize=1 << 16)
+def written(line: str) -> str:
+    """A line as the notation writes it (`str(parse_action(line))`), worked out once per line:
+    every pass of every episode writes its plan's lines."""
+    return format_action(parse_action(line))
+
+
 def _typed(agent: str, verb: str, args: str) -> Action:
     if agent not in AGENTS:
         raise NotationError(f"unknown agent {agent!r}; expected Driver or Commander")

@@ -216,7 +216,7 @@ def by_kind(state: State, kinds: Collection[str] | None = None) -> ByKind:
     those of `kinds`, when given."""
     index: ByKind = {}
     for key, obj in state.objects.items():
-        if obj.present is not False and (kinds is None or obj.kind in kinds):
+        if (kinds is None or obj.kind in kinds) and obj.present is not False:
             index.setdefault(obj.kind, []).append((key, obj))
     return index
 

@@ -532,10 +532,15 @@ ONE_OBJECT: dict[str, Callable[[State, str, str], Outcome]] = {
 }
 
 
+_MOVED, _STILL = Outcome(changed=True), Outcome(changed=False)  # of steps on no object
+
+
 def apply(state: State, action: Action) -> Outcome:
     """Simulate one step in place; an impossible step changes nothing and says why."""
-    if action.is_dialogue or not action.known or action.verb in MOTION_VERBS:
-        return Outcome(changed=action.verb in MOTION_VERBS and action.value not in (None, 0.0))
+    if action.verb in MOTION_VERBS:
+        return _MOVED if action.value not in (None, 0.0) else _STILL
+    if action.is_dialogue or not action.known:
+        return _STILL
     keys = [state.key(name) for name in action.objects]
     for name, key in zip(action.objects, keys, strict=True):
         if key is None:

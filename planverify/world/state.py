@@ -12,7 +12,7 @@ any named object may exist, with every state unknown.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
@@ -235,42 +235,61 @@ on a chair."""
 
 def from_scene(scene: Scene) -> State:
     """A scene's objects and their initial states, as the scene gives them."""
-    index = SceneIndex(known=True, types=frozenset(o.type for o in scene.objects))
-    state = State(index)
-    holders = [o for o in scene.objects if o.pickupable and o.receptacle]
-    by_id = {o.id: o for o in scene.objects}
-    within = {o.id: frozenset(o.within) for o in scene.objects}  # as `by_id`: the last of an id
-    count = Counter(o.type for o in scene.objects)
-    for o in scene.objects:
+    objects = scene.objects
+    state = State(SceneIndex(known=True, types=frozenset(o.type for o in objects)))
+    holders = [o for o in objects if o.pickupable and o.receptacle]
+    by_id = {o.id: o for o in objects}
+    within = _Within(by_id)
+    count = _Count(objects)
+    for o in objects:
         key = o.name or o.id
-        state.objects[key] = Obj(
-            kind=o.type,
-            present=True,
-            loc=None
-            if o.type in ROOM_LEVEL
-            else _known_place(o, by_id, within, count) or _initial_place(o, holders),
-            open=o.open if o.openable else None,
-            on=o.toggled if o.toggleable else None,
-            dirty=o.dirty,
-            liquid=WATER if o.filled else EMPTY,
-            cooked=o.cooked,
-            boiled=False,
-            sliced=o.sliced,
-            can_pick=o.pickupable,
-            can_hold=o.receptacle,
-            can_toggle=o.toggleable,
-            can_open=o.openable,
+        if o.type in ROOM_LEVEL:
+            loc = None
+        else:
+            loc = _known_place(o, by_id, within, count) or _initial_place(o, holders)
+        # by position, in `Obj`'s field order: a batch makes one per object of every scene
+        state.objects[key] = tuple.__new__(
+            Obj,
+            (
+                o.type,  # kind
+                True,  # present
+                loc,
+                o.open if o.openable else None,  # open
+                o.toggled if o.toggleable else None,  # on
+                o.dirty,
+                WATER if o.filled else EMPTY,  # liquid
+                o.cooked,
+                False,  # boiled
+                o.sliced,
+                o.pickupable,  # can_pick
+                o.receptacle,  # can_hold
+                o.toggleable,  # can_toggle
+                o.openable,  # can_open
+            ),
         )
         if o.name is None:
             state.spare.setdefault(o.type, []).append(key)
     return state
 
 
+class _Within(dict[str, frozenset[str]]):
+    """Each id's `within` as a set (as `by_id`: the last object of an id), made when first
+    asked for: most objects list none, and no other object asks for theirs."""
+
+    def __init__(self, by_id: Mapping[str, SceneObject]) -> None:
+        super().__init__()
+        self.by_id = by_id
+
+    def __missing__(self, key: str) -> frozenset[str]:
+        found = self[key] = frozenset(self.by_id[key].within)
+        return found
+
+
 def _known_place(
     obj: SceneObject,
     by_id: dict[str, SceneObject],
     within: dict[str, frozenset[str]],
-    count: Counter[str],
+    count: Mapping[str, int],
 ) -> str | None:
     """The key of the receptacle an object starts in directly, when the scene gives their ids
     (`within`): a movable container among them (the bowl an egg is in, itself in the fridge),
@@ -279,33 +298,59 @@ def _known_place(
     one of its type (`count`: objects per type), else by type. Two that TEACh lists in each
     other (a pot and the pan it overlaps) both stand on what holds them. `within`: each id's
     `within` as a set."""
-    if not obj.within:
-        return None
     around = [by_id[i] for i in obj.within if i in by_id and i != obj.id]
+    if len(around) <= 1:  # nothing to choose between (most objects)
+        return _place_key(around[0], count, _movable(obj, around[0], within)) if around else None
     mine = frozenset(obj.within)
 
     def shared(other: SceneObject) -> int:
         return len(within[other.id] & mine)
 
-    movable = [
-        o
-        for o in around
-        if obj.pickupable and o.pickupable and o.receptacle and obj.id not in within[o.id]
-    ]  # (what cannot be picked up stands in nothing that can: a sink basin is in no cup)
+    movable = [o for o in around if _movable(obj, o, within)]
     if movable:
-        chosen = max(movable, key=shared)
-        return chosen.name or chosen.id
+        return _place_key(max(movable, key=shared), count, True)
     fixed = [o for o in around if o.type != "Floor"] or around
-    if not fixed:
-        return None
     # the innermost: a mug in the coffee machine on the counter is in the coffee machine; of
     # those as deep, one that is no furniture (a pan listed on a burner and a counter whose box
     # it overlaps stands on the burner)
     apart = [o for o in fixed if obj.id not in within[o.id]] or fixed  # not listed in each other
     inner = max(apart, key=lambda o: (shared(o), o.type not in ROOM_LEVEL))
-    if inner.name is not None or count[inner.type] == 1:
-        return inner.name or inner.id
-    return SOME + inner.type  # which of its kind a plan name binds to is not known
+    return _place_key(inner, count, False)
+
+
+def _movable(obj: SceneObject, holder: SceneObject, within: Mapping[str, frozenset[str]]) -> bool:
+    """Whether `holder` is a movable container `obj` stands in (what cannot be picked up stands
+    in nothing that can: a sink basin is in no cup)."""
+    return (
+        obj.pickupable
+        and holder.pickupable
+        and holder.receptacle
+        and obj.id not in within[holder.id]
+    )
+
+
+def _place_key(holder: SceneObject, count: Mapping[str, int], movable: bool) -> str:
+    """The key of the place `holder` is: its own for a movable container, one the plan names
+    or the only one of its type, else its type (which of its kind a plan name binds to is not
+    known)."""
+    if movable or holder.name is not None or count[holder.type] == 1:
+        return holder.name or holder.id
+    return SOME + holder.type
+
+
+class _Count(dict[str, int]):
+    """Objects per type (as a `Counter`), counted when first asked for: few scenes need it."""
+
+    def __init__(self, objects: Sequence[SceneObject]) -> None:
+        super().__init__()
+        self.objects: Sequence[SceneObject] | None = objects
+
+    def __missing__(self, kind: str) -> int:
+        if self.objects is None:
+            return 0
+        self.update(Counter(o.type for o in self.objects))
+        self.objects = None
+        return self.get(kind, 0)
 
 
 def _initial_place(obj: SceneObject, holders: list[SceneObject]) -> str | None:

@@ -213,6 +213,7 @@ class Simulator:
         offset = 0 if reuse is None else len(reuse.order) - len(order)
         final: tuple[list[State], list[Unit]] | None = None
         deadline = self.deadline
+        known, others, steps = states[0], states[1:], self.steps
         for pos in range(shared, len(order)):
             if deadline is not None and pos % CHECK_EVERY == 0:
                 deadline.check()
@@ -225,11 +226,11 @@ class Simulator:
                 outcomes += reuse.outcomes[pos + offset :]
                 final = reuse.final, reuse.units
                 break
-            step = order[pos]
-            before.append([state.copy() for state in states])
-            outcomes.append(apply(states[0], self.steps[step]))
-            for state in states[1:]:
-                apply(state, self.steps[step])
+            action = steps[order[pos]]
+            before.append([state.copy() for state in states] if others else [known.copy()])
+            outcomes.append(apply(known, action))
+            for state in others:
+                apply(state, action)
         ends, units = final if final is not None else (states, self._units(states))
         impossible = frozenset(s for s, o in zip(order, outcomes, strict=True) if o.problem)
         return Trace(list(order), before, outcomes, ends, units, impossible)

@@ -228,9 +228,12 @@ def _split_missing(line: str) -> tuple[str, list[str]]:
     return rest.rstrip(" '\"([").strip(), texts
 
 
-@lru_cache(maxsize=1 << 16)  # a pass re-reads the lines of the pass before, mostly unchanged
-def _head(line: str, after_note: bool) -> tuple[int | None, str | None, str] | None:
-    """(number, action, rest) when the line starts a block, else None."""
+Head = tuple[int | None, str | None, str]  # a block's first line: number, action, the rest
+
+
+def _head(line: str) -> tuple[Head, bool] | None:
+    """(number, action, rest) when the line can start a block, else None; and whether it starts
+    one right after an annotation too (an ACTION word or a number; a bare action does not)."""
     number: int | None = None
     rest = line
     if m := _NUMBER.match(rest):
@@ -250,12 +253,8 @@ def _head(line: str, after_note: bool) -> tuple[int | None, str | None, str] | N
         if _CALL_START.match(rest):  # a copy we cannot read still disagrees with the number
             action = _ANY_TAG.split(rest)[0].strip()
         tail = rest
-    starts = (
-        keyword is not None
-        or (number is not None and (action is not None or not rest))
-        or (action is not None and not after_note)
-    )
-    return (number, action, tail) if starts else None
+    always = keyword is not None or (number is not None and (action is not None or not rest))
+    return ((number, action, tail), always) if always or action is not None else None
 
 
 class _Line(NamedTuple):
@@ -266,6 +265,8 @@ class _Line(NamedTuple):
     rest: str  # `cleaned` without its #MISSING tags
     found: tuple[str, ...]  # the texts those tags carry (negated ones left out)
     note: str | None  # the annotation, when `rest` starts with the ANNOTATION word
+    head: Head | None  # what `rest` says when it can start a block (`_head`)
+    always: bool  # whether it starts one right after an annotation too
 
 
 @lru_cache(maxsize=1 << 16)  # answers repeat lines: every pass's, and a Judge's stock notes
@@ -277,7 +278,9 @@ def _read_line(raw: str) -> _Line | None:
         return None
     rest, found = _split_missing(cleaned)
     m = _ANNOTATION_WORD.match(rest)
-    return _Line(stripped, cleaned, rest, tuple(found), rest[m.end() :] if m else None)
+    head, always = _head(rest) or (None, False)
+    note = rest[m.end() :] if m else None
+    return _Line(stripped, cleaned, rest, tuple(found), note, head, always)
 
 
 def _tagged(line: str) -> bool:
@@ -309,8 +312,8 @@ def _blocks(text: str) -> tuple[list[_Block], list[str]]:
                 current = None
                 continue
         after_note = current is not None and current.noted
-        if (head := _head(line, after_note)) is not None:
-            number, action, rest = head
+        if read.head is not None and (read.always or not after_note):
+            number, action, rest = read.head
             if (
                 current is not None
                 and not current.noted

@@ -32,3 +32,30 @@ def test_fewer_collections_while_batches_run_then_the_thresholds_as_they_were() 
             assert gc.get_threshold()[0] >= runner.YOUNG_THRESHOLD
         assert gc.get_threshold()[0] >= runner.YOUNG_THRESHOLD
     assert gc.get_threshold() == before
+
+
+def collected(obj: object) -> bool:
+    """Whether the cyclic collector looks at `obj` (frozen objects are left out)."""
+    return any(o is obj for o in gc.get_objects())
+
+
+def test_a_batch_freezes_what_exists_until_it_ends() -> None:
+    before = [1, 2]
+    with runner.fewer_collections():
+        made = [3, 4]
+        with runner.fewer_collections():  # overlapping batches: the outermost one thaws
+            assert not collected(before) and collected(made)
+        assert not collected(before)
+    assert collected(before) and gc.get_freeze_count() == 0
+
+
+def test_a_freeze_the_program_made_itself_is_left_as_it_was() -> None:
+    own = [1, 2]
+    gc.freeze()
+    try:
+        with runner.fewer_collections():
+            made = [3, 4]
+            assert collected(made)
+        assert not collected(own) and gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()

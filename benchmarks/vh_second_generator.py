@@ -464,17 +464,26 @@ def put_pick(ctx: Context) -> Draft | None:
     return ctx.put(q, lines, "put_pick", "undo")
 
 
-def open_close(ctx: Context) -> Draft | None:
-    """Open a cabinet or appliance the goal has no use for, and close it again."""
-    at = ctx.slot(lambda q: not ctx.seated(q))
-    if at is None:
+def go_to_unused(
+    ctx: Context, things: Sequence[int], *, seated_ok: bool = False
+) -> tuple[int, int, list[str]] | None:
+    """A slot, a thing of `things` the goal has no use for, and the steps that go to it there."""
+    q = ctx.slot(lambda q: not ctx.seated(q) or seated_ok)
+    if q is None:
         return None
-    thing = ctx.thing(ctx.facts.cabinets, at, ctx.rng.random() < 0.4)
+    thing = ctx.thing(things, q, ctx.rng.random() < 0.4)
     if thing is None:
         return None
-    walk_there = approach(ctx, at, thing)
-    if walk_there is None:
+    walk_there = approach(ctx, q, thing)
+    return None if walk_there is None else (q, thing, walk_there)
+
+
+def open_close(ctx: Context) -> Draft | None:
+    """Open a cabinet or appliance the goal has no use for, and close it again."""
+    found = go_to_unused(ctx, ctx.facts.cabinets)
+    if found is None:
         return None
+    at, thing, walk_there = found
     lines = [*walk_there, ctx.line("OPEN", thing), ctx.line("CLOSE", thing)]
     return ctx.put(at, lines, "open_close", "undo", thing)
 
@@ -482,15 +491,10 @@ def open_close(ctx: Context) -> Draft | None:
 def make_switch(ctx: Context) -> Draft | None:
     """Switch a thing the goal does not use on and off (or off and on), or on while it is on."""
     noop = ctx.rng.random() < 0.3
-    q = ctx.slot(lambda q: not ctx.seated(q) or noop)
-    if q is None:
+    found = go_to_unused(ctx, ctx.facts.switches, seated_ok=noop)
+    if found is None:
         return None
-    thing = ctx.thing(ctx.facts.switches, q, ctx.rng.random() < 0.4)
-    if thing is None:
-        return None
-    walk_there = approach(ctx, q, thing)
-    if walk_there is None:
-        return None
+    q, thing, walk_there = found
     on = "OFF" not in ctx.node_states(q, thing)
     if noop:
         if not on:

@@ -311,9 +311,10 @@ def _undone(work: Work) -> set[int]:
     program but for approaches (opened and closed, switched off and on, put down and picked up
     again): such a pair is no way of carrying out a task, whatever it is on."""
     removed = {id(e) for block in work.removed for e in block}
-    every = sorted([*work.entries, *(e for b in work.removed for e in b)], key=lambda e: e.order)
     acts = [
-        (e, step) for e in every if (step := _step(e.line)) and kind_of(step.verb) != "approach"
+        (e, step)
+        for e in _in_order(work)
+        if (step := _step(e.line)) and kind_of(step.verb) != "approach"
     ]
     found: set[int] = set()
     for (first, a), (second, b) in pairwise(acts):
@@ -338,9 +339,13 @@ def _objects(entry: Entry) -> tuple[Argument, ...]:
 def _previous(work: Work) -> dict[int, Entry]:
     """The line before each line (by `id`) in the program as repaired: the kept, removed and
     inserted lines in order, without those that cannot happen."""
+    return {id(b): a for a, b in pairwise(_in_order(work))}
+
+
+def _in_order(work: Work) -> list[Entry]:
+    """The kept, removed and inserted lines of the program as repaired, in order."""
     every = {id(e): e for e in [*work.entries, *(e for block in work.removed for e in block)]}
-    ordered = sorted(every.values(), key=lambda e: e.order)
-    return {id(b): a for a, b in pairwise(ordered)}
+    return sorted(every.values(), key=lambda e: e.order)
 
 
 def _repeats(previous: dict[int, Entry], entry: Entry) -> bool:

@@ -73,10 +73,7 @@ class Patterns(Presumptions):
 
     def _poured_out(self, key: str) -> bool:
         """Whether an active step of the plan pours out the object with this state key."""
-        return any(
-            self.actions[self.order[p]].verb == "PourFromAIntoB"
-            for p in self._on_verb.get((key, "PourFromAIntoB"), [])
-        )
+        return bool(self._on_verb.get((key, "PourFromAIntoB")))
 
     def _switched_back(self, pos: int, block: Collection[int]) -> bool:
         """Whether the step at an order position is a switch-off (or a close) that the block

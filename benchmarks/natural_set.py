@@ -9,6 +9,10 @@
   the `natural` rule. It was scored at the end of a round and has been development data since.
 - `annotated/natural_test3.jsonl`, the **third held-out test part**: drawn by the same rule with
   its own seed (`SEED_3`), excluding `hand.jsonl` and the first two parts, and labelled blind
+  under the `natural` rule. It was scored once, at the end of round 3, and has been development
+  data since.
+- `annotated/natural_test4.jsonl`, the **fourth held-out test part**: drawn by the same rule with
+  its own seed (`SEED_4`), excluding `hand.jsonl` and the first three parts, and labelled blind
   under the `natural` rule. Score it only at the end of a round of Judge work, never while tuning.
 - `annotated/hand_natural.jsonl`: the episodes of `hand.jsonl`, read again under `natural` after
   Judges had seen them (no blind test).
@@ -29,7 +33,7 @@ the family's name; the first ones of distinct scenes are taken (topped up in the
 `PER_FAMILY`, one more for the `LARGEST` families with the most games. Each part has its seed and
 excludes `hand.jsonl` and the parts before it (`draw_part`).
 
-    python benchmarks/natural_set.py [--games DIR] [--part 3]   # a part's draw and label counts
+    python benchmarks/natural_set.py [--games DIR] [--part 4]   # a part's draw and label counts
 """
 
 from __future__ import annotations
@@ -64,7 +68,8 @@ from planverify.world.trace import no_worse
 ANNOTATED = Path(__file__).resolve().parent / "annotated"
 TEST_FILE = ANNOTATED / "natural_test.jsonl"  # the first test part (development data since)
 TEST2_FILE = ANNOTATED / "natural_test2.jsonl"  # the second test part (development data since)
-TEST3_FILE = ANNOTATED / "natural_test3.jsonl"  # the third held-out test part
+TEST3_FILE = ANNOTATED / "natural_test3.jsonl"  # the third test part (development data since)
+TEST4_FILE = ANNOTATED / "natural_test4.jsonl"  # the fourth held-out test part
 REREAD_FILE = ANNOTATED / "hand_natural.jsonl"  # hand.jsonl read again under natural
 HAND_FILE = ANNOTATED / "hand.jsonl"
 RECORD_KEYS = frozenset({"id", "input_digest", "part", "labels"})  # all a line may hold
@@ -72,6 +77,7 @@ PARTS = {
     TEST_FILE.name: "held_out_test",
     TEST2_FILE.name: "held_out_test_2",
     TEST3_FILE.name: "held_out_test_3",
+    TEST4_FILE.name: "held_out_test_4",
     REREAD_FILE.name: "reread_after_judges",
 }
 LABEL_KEYS = frozenset({"type", "index", "after", "action", "error", "reason"})
@@ -84,14 +90,20 @@ MAX_STEPS = 60  # the most non-dialogue, non-motion steps of a drawn episode
 SEED = "planverify-natural-test"  # with the family's name, seeds each family's draw
 SEED_2 = "planverify-natural-test-2"  # the second test part's seed
 SEED_3 = "planverify-natural-test-3"  # the third test part's seed
-TEST_PARTS = ((TEST_FILE, SEED), (TEST2_FILE, SEED_2), (TEST3_FILE, SEED_3))  # in drawn order
+SEED_4 = "planverify-natural-test-4"  # the fourth test part's seed
+TEST_PARTS = (  # in drawn order
+    (TEST_FILE, SEED),
+    (TEST2_FILE, SEED_2),
+    (TEST3_FILE, SEED_3),
+    (TEST4_FILE, SEED_4),
+)
 
 
 def draw_test(
     episodes: Iterable[Episode], excluded: Iterable[str], *, seed: str = SEED
 ) -> list[Episode]:
     """The episodes of a test part, chosen from `episodes` by the rule in the docstring; `seed`
-    is the part's own (`SEED`, `SEED_2`, `SEED_3` for the first, second and third)."""
+    is the part's own (`SEED`, `SEED_2`, `SEED_3`, `SEED_4` for the first to the fourth)."""
     skip = set(excluded)
     families: dict[str, list[Episode]] = {}
     for episode in episodes:
@@ -112,7 +124,7 @@ def draw_test(
 
 
 def draw_part(part: int, episodes: Iterable[Episode]) -> list[Episode]:
-    """Test part 1, 2 or 3 as drawn: each part excludes `hand.jsonl` and the parts before it."""
+    """Test part 1 to 4 as drawn: each part excludes `hand.jsonl` and the parts before it."""
     if not 1 <= part <= len(TEST_PARTS):
         raise ValueError(f"no test part {part}")
     excluded = [r["id"] for r in read_records(HAND_FILE)]
@@ -221,13 +233,15 @@ def print_counts(path: Path, games: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=Path, default=GAMES)
-    parser.add_argument("--part", type=int, choices=(1, 2, 3), default=1, help="whose draw to list")
+    parser.add_argument(
+        "--part", type=int, choices=(1, 2, 3, 4), default=1, help="whose draw to list"
+    )
     args = parser.parse_args()
     if not args.games.is_dir():
         sys.exit(f"no TEACh games at {args.games}")
     for episode in draw_part(args.part, all_games(args.games)):
         print(episode.task, episode.id, steps(episode, motion=False))
-    for path in (TEST_FILE, TEST2_FILE, TEST3_FILE, REREAD_FILE):
+    for path in (TEST_FILE, TEST2_FILE, TEST3_FILE, TEST4_FILE, REREAD_FILE):
         if path.is_file():
             print_counts(path, args.games)
 

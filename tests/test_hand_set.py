@@ -223,11 +223,12 @@ def test_the_episodes_are_the_seeded_draw(
 
 
 def natural_files(natural_set: ModuleType) -> tuple[Path, ...]:
-    """The natural files: the three test parts and the re-read of the hand set."""
+    """The natural files: the four test parts and the re-read of the hand set."""
     return (
         natural_set.TEST_FILE,
         natural_set.TEST2_FILE,
         natural_set.TEST3_FILE,
+        natural_set.TEST4_FILE,
         natural_set.REREAD_FILE,
     )
 
@@ -267,6 +268,9 @@ def test_the_test_part_is_new_and_the_reread_covers_the_hand_set(
     third = {r["id"] for r in records[natural_set.TEST3_FILE.name]}
     assert len(third) == 40
     assert not third & (set(hand) | {r["id"] for r in test_part} | second)
+    fourth = {r["id"] for r in records[natural_set.TEST4_FILE.name]}
+    assert len(fourth) == 40
+    assert not fourth & (set(hand) | {r["id"] for r in test_part} | second | third)
     reread = {r["id"]: r for r in records[natural_set.REREAD_FILE.name]}
     assert {i: r["input_digest"] for i, r in reread.items()} == {
         i: r["input_digest"] for i, r in hand.items()
@@ -361,8 +365,7 @@ def test_the_test_part_is_the_seeded_draw_over_every_family(
     hand = [r["id"] for r in hand_set.read_records()]
     drawn = natural_set.draw_test(games, hand)
     assert [ep.id for ep in natural_set.draw_part(1, games)] == [ep.id for ep in drawn]
-    parts = ((1, natural_set.TEST_FILE), (2, natural_set.TEST2_FILE), (3, natural_set.TEST3_FILE))
-    for part, path in parts:
+    for part, (path, _) in enumerate(natural_set.TEST_PARTS, start=1):
         test_part = natural_sets[path.name]
         assert [ep.id for ep in test_part] == [ep.id for ep in natural_set.draw_part(part, games)]
         assert {ep.model_extra["part"] for ep in test_part} == {natural_set.PARTS[path.name]}

@@ -31,10 +31,10 @@ and are scored against the labels that are errors under it (`planverify.records.
 a generator label of a step `natural` keeps carries `"policy": "minimal"`), with the clean plan
 the labels make under `natural` (`planverify.metrics.episode_under`). The `natural` annotation files are scored too:
 `hand-natural` (`benchmarks/annotated/hand_natural.jsonl`, the hand set read again under
-`natural`), `natural-test-1` and `natural-test-2` (`natural_test.jsonl`, `natural_test2.jsonl`,
-the first two test parts, development data since each was scored at the end of its round) always,
-and `natural-test-3` (the blind test part, `natural_test3.jsonl`) only with `--held-out`, at the
-end of a round of Judge work.
+`natural`), `natural-test-1` to `natural-test-3` (`natural_test.jsonl`, `natural_test2.jsonl`,
+`natural_test3.jsonl`, the first three test parts, development data since each was scored at the
+end of its round) always, and `natural-test-4` (the blind test part, `natural_test4.jsonl`) only
+with `--held-out`, at the end of a round of Judge work.
 
 The evidence table scores the removals at each evidence level (`proven`, `goal-text`, `heuristic`;
 `planverify.metrics.evidence_levels`) as if only they had been made: how many there are, their
@@ -56,7 +56,14 @@ from pathlib import Path
 from typing import Any
 
 from hand_set import HandSetUnavailable, load_hand_set
-from natural_set import REREAD_FILE, TEST2_FILE, TEST3_FILE, TEST_FILE, load_natural
+from natural_set import (
+    REREAD_FILE,
+    TEST2_FILE,
+    TEST3_FILE,
+    TEST4_FILE,
+    TEST_FILE,
+    load_natural,
+)
 
 from planverify import verify_many
 from planverify.inputs.sources import load_episodes
@@ -89,6 +96,7 @@ HAND_SETS = (
     "natural-test-1",
     "natural-test-2",
     "natural-test-3",
+    "natural-test-4",
 )  # read by people: scored without motion
 Key = tuple[str, str, str]  # (set, input condition, judge)
 
@@ -312,7 +320,7 @@ def main() -> None:
     parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument("--trims", nargs="+", choices=TRIM_POLICIES, default=list(TRIM_POLICIES))
     parser.add_argument(
-        "--held-out", action="store_true", help="also score the blind natural test part (part 3)"
+        "--held-out", action="store_true", help="also score the blind natural test part (part 4)"
     )
     args = parser.parse_args()
     if not args.games.is_dir():
@@ -324,8 +332,9 @@ def main() -> None:
             sets["hand-natural"] = load_natural(REREAD_FILE, args.games)
             sets["natural-test-1"] = load_natural(TEST_FILE, args.games)
             sets["natural-test-2"] = load_natural(TEST2_FILE, args.games)
+            sets["natural-test-3"] = load_natural(TEST3_FILE, args.games)
             if args.held_out:
-                sets["natural-test-3"] = load_natural(TEST3_FILE, args.games)
+                sets["natural-test-4"] = load_natural(TEST4_FILE, args.games)
         except HandSetUnavailable as exc:
             sys.exit(f"the hand sets cannot be rebuilt: {exc}")
     source = list(load_episodes([args.games])) if args.generators else []

@@ -16,8 +16,9 @@ from planverify.records.episode import Scene
 from planverify.records.trim import TrimPolicy
 from planverify.world import ground
 from planverify.world.certify import certify_flags
+from planverify.world.repair import Reviewer
 
-from .scenes import CLOSED, OFF, ON, fixture, item, scene
+from .scenes import CLOSED, OFF, ON, fixture, item, part, scene
 
 RINSE = "Rinse the mug."
 FIXTURES = (
@@ -151,6 +152,109 @@ def test_a_tap_running_from_the_start_switched_off_goes_unless_the_plan_used_it(
 ) -> None:
     grounding = ground(goal, [], MUG_UNDER_TAP, task=None, teach_task=None)
     assert [f.step for f in judge_plan(goal, plan, grounding, trim=trim).flags] == flagged
+
+
+LIVING_ROOM = scene(
+    fixture("CoffeeTable", "CoffeeTable"),
+    fixture("Sofa", "Sofa"),
+    fixture("DiningTable", "DiningTable"),
+    item("Laptop", "Laptop", within=["CoffeeTable|0"]),
+    item("Newspaper", "Newspaper", within=["DiningTable|2"]),
+)
+NEWSPAPERS_ON_THE_COFFEE_TABLE = {
+    "task_name": "Put All X In One Y",
+    "desc": "Put all Newspaper on one CoffeeTable.",
+    "components": {
+        "Newspaper": part({"simbotObjectClass": "Newspaper"}, "all"),
+        "CoffeeTable": part({"simbotObjectClass": "CoffeeTable", "receptacle": 1}),
+    },
+    "relations": [
+        {
+            "property": "parentReceptacles",
+            "tail_entity_list": ["CoffeeTable"],
+            "tail_determiner_list": ["the"],
+            "head_entity_list": ["Newspaper"],
+            "head_determiner_list": ["all"],
+        }
+    ],
+}
+MOVE_LAPTOP = ["Driver.PickUp('Laptop')", "Driver.PutAOnB('Laptop', 'Sofa')"]
+BRING_NEWSPAPER = ["Driver.PickUp('Newspaper')", "Driver.PutAOnB('Newspaper', 'CoffeeTable')"]
+
+
+@pytest.mark.parametrize(
+    ("plan", "kept"),
+    [
+        ([*MOVE_LAPTOP, *BRING_NEWSPAPER], True),  # room made where the newspaper goes next
+        ([*BRING_NEWSPAPER, *MOVE_LAPTOP], False),  # moved once nothing else goes there: a detour
+    ],
+)
+def test_natural_keeps_room_made_where_the_goal_puts_things(plan: list[str], kept: bool) -> None:
+    goal = NEWSPAPERS_ON_THE_COFFEE_TABLE["desc"]
+    grounding = ground(goal, [], LIVING_ROOM, task=None, teach_task=NEWSPAPERS_ON_THE_COFFEE_TABLE)
+    natural = judge_plan(goal, plan, grounding, trim="natural")
+    minimal = judge_plan(goal, plan, grounding, trim="minimal")
+    laptop = [plan.index(MOVE_LAPTOP[0]), plan.index(MOVE_LAPTOP[1])]
+    assert [f.step for f in minimal.flags] == laptop
+    if kept:
+        assert natural.flags == []
+        assert [(f.step, f.optional and f.optional.kind) for f in natural.optional] == [
+            (s, "making_room") for s in laptop
+        ]
+    else:
+        assert [f.step for f in natural.flags] == laptop and natural.optional == []
+
+
+def test_room_made_with_the_hands_freed_for_it_is_kept_whole() -> None:
+    goal = NEWSPAPERS_ON_THE_COFFEE_TABLE["desc"]
+    grounding = ground(goal, [], LIVING_ROOM, task=None, teach_task=NEWSPAPERS_ON_THE_COFFEE_TABLE)
+    set_aside = ["Driver.PutAOnB('Newspaper', 'Sofa')", "Driver.PickUp('Newspaper')"]
+    plan = [BRING_NEWSPAPER[0], set_aside[0], *MOVE_LAPTOP, set_aside[1], BRING_NEWSPAPER[1]]
+    minimal = judge_plan(goal, plan, grounding, trim="minimal")
+    natural = judge_plan(goal, plan, grounding, trim="natural")
+    assert sorted(f.step for f in minimal.flags) == [1, 2, 3, 4]
+    assert natural.flags == []
+    assert sorted((f.step, f.optional and f.optional.kind) for f in natural.optional) == [
+        (s, "making_room") for s in (1, 2, 3, 4)
+    ]
+
+
+TWO_MUGS = scene(
+    *FIXTURES,
+    item("Mug", "Mug", receptacle=True, dirty=True, on=["Fridge"]),
+    item("Mug", "Mug2", receptacle=True, dirty=True, within=["CounterTop|0"]),
+)
+
+
+CLEAN_A_MUG = {
+    "task_name": "Clean X",
+    "desc": "Clean a Mug.",
+    "components": {"Mug": part({"objectType": "Mug", "isDirty": 0})},
+    "relations": [],
+}
+
+
+def test_a_container_searched_where_a_look_alike_was_found_and_set_aside_is_a_search() -> None:
+    grounding = ground(RINSE, [], TWO_MUGS, task=None, teach_task=CLEAN_A_MUG)
+    plan = [
+        OPEN,
+        "Driver.PickUp('Mug')",
+        CLOSE,
+        "Driver.PutAOnB('Mug', 'CounterTop')",
+        "Driver.PickUp('Mug2')",
+        "Driver.PutAOnB('Mug2', 'SinkBasin')",
+    ]
+    minimal = judge_plan(RINSE, plan, grounding, trim="minimal")
+    natural = judge_plan(RINSE, plan, grounding, trim="natural")
+    assert [f.step for f in minimal.flags] == [0, 1, 2, 3]
+    assert [f.step for f in natural.flags] == [1, 3]  # the mug found and set aside goes
+    assert [(f.step, f.optional and f.optional.kind) for f in natural.optional] == [
+        (0, "search"),
+        (2, "search"),
+    ]
+    reviewer = Reviewer(plan, TWO_MUGS, grounding.spec)  # the block as one, as certify sees it
+    assert reviewer.trim_blocks({0, 1, 2, 3}) == [({0, 2}, "search")]
+    assert reviewer.trim_blocks({0, 1, 2, 3, 4, 5}) == []  # the mug found is the one rinsed
 
 
 def test_under_natural_certify_vetoes_a_search_a_model_judge_flags() -> None:

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from planverify.records.episode import Episode
+from planverify.records.notation import parse_action
+from planverify.world.goals import parse_teach_task
 from planverify.world.repair import Reviewer
 
 ANNOTATION_KEYS = ("labels", "injected", "clean")
@@ -23,19 +25,34 @@ burner cooks): a wrong place there may do the task's work, so a misplacement nev
 
 
 def mark_minimal_only(episode: Episode) -> Episode:
-    """The episode with each labelled open-and-close of a container that the trim table reads
-    as a search (`Reviewer.trim_blocks` on the plan as corrupted, as the rules Judge and
-    certify read it) marked as an error under the `minimal` trim policy only: `"policy":
-    "minimal"` and `"optional": "search"`, as in the hand-annotated files."""
+    """The episode with each labelled block that the trim table keeps under `natural`
+    (`Reviewer.trim_blocks` on the plan as corrupted, as the rules Judge and certify read it)
+    marked as an error under the `minimal` trim policy only: `"policy": "minimal"` and
+    `"optional"` with the kind, as in the hand-annotated files. Two kinds can be labelled: an
+    open-and-close of a container that is a search, and an object taken off the receptacle
+    the goal puts things on right before the plan puts something there (`making_room`)."""
     labels = episode.labels or []
     removed = {
         label.index for label in labels if label.type == "REMOVE" and label.index is not None
     }
+    marked = _searches(episode, removed) | _room_made(episode, removed)
+    if not marked:
+        return episode
+    data = episode.model_dump(mode="json", exclude_none=True)
+    for label in data["labels"]:
+        if label.get("type") == "REMOVE" and label.get("index") in marked:
+            label |= {"policy": "minimal", "optional": marked[label["index"]]}
+    return Episode.model_validate(data)
+
+
+def _searches(episode: Episode, removed: set[int]) -> dict[int, str]:
+    """The labelled opens and closes that the trim table reads as a search (with what else
+    is labelled between them: a look-alike found there and set aside)."""
     opened = [i for i in removed if episode.actions[i].startswith("Driver.Open(")]
     if not opened:
-        return episode
+        return {}
     reviewer = Reviewer(episode.actions, episode.scene, None)
-    marked: set[int] = set()
+    marked: dict[int, str] = {}
     for i in opened:
         name = reviewer.actions[i].objects[0]
         close = next(
@@ -47,16 +64,32 @@ def mark_minimal_only(episode: Episode) -> Episode:
             ),
             None,
         )
-        block = {i} if close is None else {i, close}  # (certify completes an open with its close)
-        if (block, "search") in reviewer.trim_blocks(block):
-            marked |= block & removed
-    if not marked:
-        return episode
-    data = episode.model_dump(mode="json", exclude_none=True)
-    for label in data["labels"]:
-        if label.get("type") == "REMOVE" and label.get("index") in marked:
-            label |= {"policy": "minimal", "optional": "search"}
-    return Episode.model_validate(data)
+        pair = {i} if close is None else {i, close}  # (certify completes an open with its close)
+        between = {j for j in removed if close is not None and i < j < close}
+        if (pair, "search") in reviewer.trim_blocks(pair | between):
+            marked |= dict.fromkeys(pair & removed, "search")
+    return marked
+
+
+def _room_made(episode: Episode, removed: set[int]) -> dict[int, str]:
+    """The labelled pick-ups and put-downs of an object that the trim table reads as making
+    room, all of that object's labelled steps as one block (it needs the task definition:
+    where the goal puts things)."""
+    if not episode.teach_task or not episode.scene:
+        return {}
+    actions = [parse_action(line) for line in episode.actions]
+    handled: dict[str, set[int]] = {}
+    for i in removed:
+        if actions[i].verb in ("PickUp", "PutAOnB"):
+            handled.setdefault(actions[i].objects[0], set()).add(i)
+    if not handled:
+        return {}
+    reviewer = Reviewer(episode.actions, episode.scene, parse_teach_task(episode.teach_task))
+    marked: dict[int, str] = {}
+    for block in handled.values():
+        if (block, "making_room") in reviewer.trim_blocks(block):
+            marked |= dict.fromkeys(block, "making_room")
+    return marked
 
 
 @dataclass

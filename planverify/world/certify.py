@@ -49,12 +49,13 @@ block of flagged steps, then with the fewest accepted blocks) and why. An insert
 cannot happen where it is placed, or changes nothing because its effect already holds.
 
 **The trim policy (version 3; 4 when the table gained tidying and microwave searches; 5 when it
-gained freeing the hands).** The
+gained freeing the hands; 6 when it gained making room, and searches that found a look-alike
+set aside again).** The
 principle above (the rules Judge's own caution is no evidence against another Judge) holds under
 `minimal`. Under `natural`, the default, an accepted block of a kind the trim table keeps
 (`planverify.world.repair.keep.NATURAL_KEEPS`: a search, a running device switched off and on
 around loading, a container closed after use and opened again, an object set down to free the
-hands) is vetoed, with the kind as the reason: the
+hands, room made where the goal puts things) is vetoed, with the kind as the reason: the
 policy defines what is noise, so a model Judge is held to the same definition as the rules Judge.
 The table is read through the same `trim_blocks` as the search's put-back, so both agree.
 
@@ -85,7 +86,7 @@ from planverify.world.repair import WORK_BUDGET, Reviewer, steps_named
 from planverify.world.repair.keep import NATURAL_KEEPS
 from planverify.world.trace import better, rank, score
 
-CERTIFY_VERSION = "5"  # changes whenever certify can decide a flag or an insertion otherwise
+CERTIFY_VERSION = "6"  # changes whenever certify can decide a flag or an insertion otherwise
 EXACT_LIMIT = 12  # candidate blocks up to which every union of them is tried (2**12 at most)
 PARTNERS = {"PickUp": "PutAOnB", "Open": "Close", "ToggleOn": "ToggleOff"}
 

@@ -10,11 +10,12 @@ as optional, which the search's put-back and certify read alike."""
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 
 from planverify.records.notation import MOTION_VERBS
-from planverify.world.repair.kinds import SURFACES
+from planverify.world.repair.kinds import SURFACES, tail_kinds
 from planverify.world.repair.patterns import Patterns
+from planverify.world.repair.presumptions import CLEARING_REACH
 from planverify.world.rules import BASINS
 from planverify.world.state import CONTAINERS, SOME
 from planverify.world.trace import rank
@@ -31,6 +32,7 @@ NATURAL_KEEPS: dict[str, str] = {
     "device_around_loading": "a running device switched off and on again around loading it",
     "tidying": "a container closed after use and opened again when needed later",
     "freeing_hands": "an object set down to free the hands for the next thing the plan takes",
+    "making_room": "objects taken off the receptacle the plan puts something on next",
 }
 
 
@@ -66,7 +68,10 @@ class KeepRules(Patterns):
             and self._kind_of(s, self.actions[s].objects[0]) in SEARCHED
         }
         opened -= closed_after_use
-        if self._opens_something(opened) and self._searching(opened):
+        if self._opens_something(opened) and (
+            self._searching(opened)
+            or (set(block) > opened and self._searching(opened, ignoring=set(block) - opened))
+        ):
             parts.append((opened, "search"))
         switched = {s for s in block if self.actions[s].verb in ("ToggleOff", "ToggleOn")}
         if len(switched) == 2 and self._around_loading(switched):
@@ -74,7 +79,79 @@ class KeepRules(Patterns):
         freeing = self._freeing_hands(block)
         if freeing:
             parts.append((freeing, "freeing_hands"))
+        room = self._making_room(block)
+        if room:
+            parts.append((room, "making_room"))
         return parts
+
+    def _making_room(self, block: Collection[int]) -> set[int]:
+        """The pick-ups and put-downs in a block, when they take objects off one receptacle
+        (its place given by the scene, of a kind the goal puts things on) and set them
+        elsewhere, and the plan puts something else on it soon after (the laptop taken off the
+        coffee table the newspapers go on). What the Driver held may be set down first and
+        taken up again after, to free the hands for it. Whether the room was needed nobody
+        knows; making it is how people work. Else empty."""
+        steps = sorted(
+            (s for s in block if self.actions[s].verb in ("PickUp", "PutAOnB")),
+            key=self.trace.position,
+        )
+        pairs = [s for s in steps if s not in self._hands_freed(steps)]
+        if not pairs or len(pairs) % 2:
+            return set()
+        places: set[str] = set()
+        for pick, put in zip(pairs[::2], pairs[1::2], strict=True):
+            taken, placed = self.actions[pick], self.actions[put]
+            if (taken.verb, placed.verb) != ("PickUp", "PutAOnB"):
+                return set()
+            if taken.objects[0] != placed.objects[0]:
+                return set()
+            state = self.state_at(self.trace.position(pick))
+            key = state.key(taken.objects[0])
+            place = state.get(key).loc if key is not None else None
+            if place is None or place.startswith(SOME):
+                return set()
+            if self._put_back([pick, put], [self.trace.position(pick), self.trace.position(put)]):
+                return set()  # set back where it was: no room made
+            places.add(place)
+        if len(places) != 1:
+            return set()
+        place = places.pop()
+        state = self.state_at(self.trace.position(pairs[0]))
+        if self.spec is None or state.kind_at(place) not in tail_kinds(self.spec):
+            return set()  # only where the goal puts things is room worth making
+        handled = {self.actions[s].objects[0] for s in pairs}
+        return set(steps) if self._loaded_soon(steps[-1], handled, place) else set()
+
+    def _hands_freed(self, steps: Sequence[int]) -> set[int]:
+        """The first and last of some steps in plan order, when the first sets down an object
+        and the last picks the same object up again: the hands freed for what lies between.
+        Else empty."""
+        if len(steps) < 4:
+            return set()
+        first, last = self.actions[steps[0]], self.actions[steps[-1]]
+        if (first.verb, last.verb) == ("PutAOnB", "PickUp") and first.objects[0] == last.objects[0]:
+            return {steps[0], steps[-1]}
+        return set()
+
+    def _loaded_soon(self, after: int, handled: Collection[str], place: str) -> bool:
+        """Whether, within `CLEARING_REACH` interactions after step `after`, the plan puts an
+        object not in `handled` onto `place`."""
+        seen = 0
+        for pos in range(self.trace.position(after) + 1, len(self.order)):
+            step = self.order[pos]
+            action = self.actions[step]
+            if not self.active(step) or action.verb in MOTION_VERBS:
+                continue
+            seen += 1
+            if seen > CLEARING_REACH:
+                return False
+            if (
+                action.verb == "PutAOnB"
+                and action.objects[0] not in handled
+                and self._puts_into(step, place)
+            ):
+                return True
+        return False
 
     def _freeing_hands(self, block: Collection[int]) -> set[int]:
         """A pick-up and a put-down of one object, alone in a block (motion aside), that carry
@@ -137,13 +214,18 @@ class KeepRules(Patterns):
         state = self.state_at(self.trace.position(step))
         return state.kind_at(state.key(name))
 
-    def _searching(self, block: Collection[int]) -> bool:
+    def _searching(self, block: Collection[int], *, ignoring: Collection[int] = ()) -> bool:
         """Whether opening (and closing) these containers, with nothing taken or put, comes
         before the plan takes an object it has not named yet: the Driver looking for where that
         object is. Opening something to put down what is in hand there is no search, nor is
-        looking once every object the plan takes is found."""
+        looking once every object the plan takes is found. Steps in `ignoring` are read as
+        gone: what is taken out and set aside again with the opening (a look-alike found, a
+        thing looked at) leaves the opening a search."""
         first = min(self.trace.position(s) for s in block)
-        if any(self._used_while_open(s) for s in block if self.actions[s].verb == "Open"):
+        skip = set(ignoring) - set(block)
+        if any(self.actions[s].verb not in ("PickUp", "PutAOnB", *MOTION_VERBS) for s in skip):
+            return False  # more than taking out and setting aside happened with it
+        if any(self._used_while_open(s, skip) for s in block if self.actions[s].verb == "Open"):
             return False  # something taken from it or put in it: it was opened for that
         held = self.state_at(first).held
         names = {self.actions[s].objects[0] for s in block}
@@ -151,6 +233,7 @@ class KeepRules(Patterns):
             step
             for step in self.order[first + 1 :]
             if step not in block
+            and step not in skip
             and self.active(step)
             and self.actions[step].verb not in MOTION_VERBS
             and not (self.actions[step].verb == "Close" and self.actions[step].objects[0] in names)
@@ -168,9 +251,9 @@ class KeepRules(Patterns):
                 return True
         return False
 
-    def _used_while_open(self, opener: int) -> bool:
+    def _used_while_open(self, opener: int, ignoring: Collection[int] = ()) -> bool:
         """Whether anything is taken from, or put into, the container an open step opens
-        before the plan closes it again."""
+        before the plan closes it again (by a step not in `ignoring`)."""
         pos = self.trace.position(opener)
         name = self.actions[opener].objects[0]
         key = self.state_at(pos).key(name)
@@ -180,6 +263,8 @@ class KeepRules(Patterns):
                 continue
             if action.verb == "Close" and action.objects[0] == name:
                 return False
+            if self.order[later] in ignoring:
+                continue
             if action.verb in ("PutAOnB", "PourFromAIntoB") and action.objects[-1] == name:
                 return True
             if action.verb == "PickUp":

@@ -59,3 +59,12 @@ def goal_kinds(spec: GoalSpec) -> frozenset[str]:
         if c.states.keys() - {"receptacle"} or c.name in placed
         for t in types_of(c.select)
     )
+
+
+def tail_kinds(spec: GoalSpec) -> frozenset[str]:
+    """The kinds of receptacles a goal asks objects to be put in or on (its relations' tails:
+    a coffee table, a plate, a sink)."""
+    by_name = {c.name: c for c in spec.components}
+    return frozenset(
+        t for r in spec.relations if r.tail in by_name for t in types_of(by_name[r.tail].select)
+    )

@@ -278,21 +278,53 @@ class Reviewer(KeepRules, Insertion):
                 blocks.setdefault(block, []).append(step)
         for steps in sorted(blocks.values(), key=min):
             kind = self.trim_kinds[steps[0]][0]
-            order = self._order_with(steps)
-            trace = self.sim.trace(order)
-            if trace.impossible - self.trace.impossible or not no_worse(
-                trace.units, self.trace.units
-            ):
-                continue
-            before = self.order, self.trace
-            self.order, self.trace = order, trace
+            if not self._restore(steps, kind) and kind == "making_room":
+                freed = self._set_down_around(steps)
+                if freed:
+                    self._restore(steps + freed, kind)
+
+    def _restore(self, steps: list[int], kind: str) -> bool:
+        """Put removed steps back as optional of `kind`, if the plan with them still runs, meets
+        the goal no less, and the trim table still reads them as that kind."""
+        if any(step in self.optional for step in steps):
+            return False
+        order = self._order_with(steps)
+        trace = self.sim.trace(order)
+        if trace.impossible - self.trace.impossible or not no_worse(trace.units, self.trace.units):
+            return False
+        before = self.order, self.trace
+        self.order, self.trace = order, trace
+        self._index()
+        if (set(steps), kind) not in self.trim_blocks(steps):  # what made it so went too
+            self.order, self.trace = before
             self._index()
-            if (set(steps), kind) not in self.trim_blocks(steps):  # what made it so went too
-                self.order, self.trace = before
-                self._index()
-                continue
-            for step in steps:
-                self.optional[step] = kind
+            return False
+        for step in steps:
+            self.optional[step] = kind
+        return True
+
+    def _set_down_around(self, steps: Collection[int]) -> list[int]:
+        """The removed put-down right before some steps and the removed pick-up right after
+        them, of one object (motion and dialogue aside): what the Driver held, set down to
+        have the hands free for them. Else empty."""
+        ours = set(steps)
+
+        def neighbour(step: int, forward: bool) -> int | None:
+            span = range(step + 1, self.n) if forward else range(step - 1, -1, -1)
+            for other in span:
+                if other not in ours and self.actions[other].verb not in MOTION_VERBS | {"Say"}:
+                    return other
+            return None
+
+        put, pick = neighbour(min(ours), False), neighbour(max(ours), True)
+        if put is None or pick is None or {put, pick} & self.optional.keys():
+            return []
+        if put not in self.removed or pick not in self.removed:
+            return []
+        down, up = self.actions[put], self.actions[pick]
+        if (down.verb, up.verb) != ("PutAOnB", "PickUp") or down.objects[0] != up.objects[0]:
+            return []
+        return [put, pick]
 
     def _order_with(self, steps: Collection[int]) -> list[int]:
         """The order with removed input steps back where they stood (before the first input

@@ -105,6 +105,8 @@ class KeepRules(Patterns):
                 return set()
             if taken.objects[0] != placed.objects[0]:
                 return set()
+            if self._near(self.trace.position(pick), taken.objects[0], forward=False) is not None:
+                return set()  # the plan moved it there: taking it away again makes no room
             state = self.state_at(self.trace.position(pick))
             key = state.key(taken.objects[0])
             place = state.get(key).loc if key is not None else None

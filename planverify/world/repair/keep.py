@@ -112,7 +112,7 @@ class KeepRules(Patterns):
             place = state.get(key).loc if key is not None else None
             if place is None or place.startswith(SOME):
                 return set()
-            if self._put_back([pick, put], [self.trace.position(pick), self.trace.position(put)]):
+            if self._puts_into(put, place):
                 return set()  # set back where it was: no room made
             places.add(place)
         if len(places) != 1:

@@ -257,6 +257,26 @@ def test_a_container_searched_where_a_look_alike_was_found_and_set_aside_is_a_se
     assert reviewer.trim_blocks({0, 1, 2, 3, 4, 5}) == []  # the mug found is the one rinsed
 
 
+EGG_IN_FRIDGE = scene(
+    *FIXTURES, item("Egg", "Egg", on=["Fridge"]), *SINK.model_dump()["objects"][-2:]
+)
+
+
+def test_a_search_stays_a_search_when_what_it_turned_up_is_put_back() -> None:
+    looked_at = ["Driver.PickUp('Egg')", "Driver.PutAOnB('Egg', 'Fridge')"]
+    plan = [OPEN, *looked_at, CLOSE, TAKE, RINSE_IT]
+    grounding = ground(RINSE, [], EGG_IN_FRIDGE, task=None, teach_task=None)
+    natural = judge_plan(RINSE, plan, grounding, trim="natural")
+    assert [f.step for f in natural.flags] == [1, 2]
+    assert [(f.step, f.optional and f.optional.kind) for f in natural.optional] == [
+        (0, "search"),
+        (3, "search"),
+    ]
+    taken_away = [OPEN, looked_at[0], CLOSE, "Driver.PutAOnB('Egg', 'CounterTop')", TAKE, RINSE_IT]
+    trip = judge_plan(RINSE, taken_away, grounding, trim="natural")
+    assert [f.step for f in trip.flags] == [0, 1, 2, 3]  # opened for the egg: the trip goes whole
+
+
 def test_under_natural_certify_vetoes_a_search_a_model_judge_flags() -> None:
     plan, steps, _ = KEPT_KINDS["search before taking the mug"]
     flagged = Critique(flags=[Flag(step=s, action=plan[s], reason="not needed") for s in steps])

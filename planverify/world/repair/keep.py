@@ -70,7 +70,10 @@ class KeepRules(Patterns):
         opened -= closed_after_use
         if self._opens_something(opened) and (
             self._searching(opened)
-            or (set(block) > opened and self._searching(opened, ignoring=set(block) - opened))
+            or (
+                self._only_looked_at(set(block) - opened, opened)
+                and self._searching(opened, ignoring=set(block) - opened)
+            )
         ):
             parts.append((opened, "search"))
         switched = {s for s in block if self.actions[s].verb in ("ToggleOff", "ToggleOn")}
@@ -252,6 +255,43 @@ class KeepRules(Patterns):
             ):
                 return True
         return False
+
+    def _only_looked_at(self, aside: Collection[int], opened: Collection[int]) -> bool:
+        """Whether some steps, beside opening containers, only take out and set down objects
+        that a search turns up by the way: each put back into a container the block opened
+        (looked at), or of a kind the plan takes another of later (a look-alike: a knife found
+        in the fridge, put aside, and another knife used). Else False, as when there are no
+        such steps."""
+        handled: dict[str, list[int]] = {}
+        for step in sorted(aside, key=self.trace.position):
+            action = self.actions[step]
+            if action.verb in MOTION_VERBS:
+                continue
+            if action.verb not in ("PickUp", "PutAOnB"):
+                return False
+            handled.setdefault(action.objects[0], []).append(step)
+        if not handled:
+            return False
+        last = max(self.trace.position(s) for s in aside)
+        containers = {
+            self.state_at(self.trace.position(s)).key(self.actions[s].objects[0])
+            for s in opened
+            if self.actions[s].verb == "Open"
+        }
+        later_kinds = {
+            self._kind_of(step, self.actions[step].objects[0])
+            for step in self.order[last + 1 :]
+            if self.active(step)
+            and self.actions[step].verb in SOUGHT
+            and self.actions[step].objects[0] not in handled
+        }
+        for name, steps in handled.items():
+            put_back = self.actions[steps[-1]].verb == "PutAOnB" and any(
+                self._puts_into(steps[-1], key) for key in containers if key is not None
+            )
+            if not put_back and self._kind_of(steps[0], name) not in later_kinds:
+                return False
+        return True
 
     def _used_while_open(self, opener: int, ignoring: Collection[int] = ()) -> bool:
         """Whether anything is taken from, or put into, the container an open step opens

@@ -33,8 +33,9 @@ the labels make under `natural` (`planverify.metrics.episode_under`). The `natur
 `hand-natural` (`benchmarks/annotated/hand_natural.jsonl`, the hand set read again under
 `natural`), `natural-test-1` to `natural-test-3` (`natural_test.jsonl`, `natural_test2.jsonl`,
 `natural_test3.jsonl`, the first three test parts, development data since each was scored at the
-end of its round) always, and `natural-test-4` (the blind test part, `natural_test4.jsonl`) only
-with `--held-out`, at the end of a round of Judge work.
+end of its round) always, and `natural-test-4` (the last test part, `natural_test4.jsonl`, blind
+until it was scored at the end of round 4) only with `--held-out`, at the end of a round of Judge
+work.
 
 The evidence table scores the removals at each evidence level (`proven`, `goal-text`, `heuristic`;
 `planverify.metrics.evidence_levels`) as if only they had been made: how many there are, their

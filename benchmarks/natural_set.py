@@ -13,7 +13,8 @@
   data since.
 - `annotated/natural_test4.jsonl`, the **fourth held-out test part**: drawn by the same rule with
   its own seed (`SEED_4`), excluding `hand.jsonl` and the first three parts, and labelled blind
-  under the `natural` rule. Score it only at the end of a round of Judge work, never while tuning.
+  under the `natural` rule. It was scored once, at the end of round 4; like the others, it is
+  development data from then on, and a next blind part needs a new seed.
 - `annotated/hand_natural.jsonl`: the episodes of `hand.jsonl`, read again under `natural` after
   Judges had seen them (no blind test).
 
@@ -69,7 +70,7 @@ ANNOTATED = Path(__file__).resolve().parent / "annotated"
 TEST_FILE = ANNOTATED / "natural_test.jsonl"  # the first test part (development data since)
 TEST2_FILE = ANNOTATED / "natural_test2.jsonl"  # the second test part (development data since)
 TEST3_FILE = ANNOTATED / "natural_test3.jsonl"  # the third test part (development data since)
-TEST4_FILE = ANNOTATED / "natural_test4.jsonl"  # the fourth held-out test part
+TEST4_FILE = ANNOTATED / "natural_test4.jsonl"  # the fourth test part (scored at round 4's end)
 REREAD_FILE = ANNOTATED / "hand_natural.jsonl"  # hand.jsonl read again under natural
 HAND_FILE = ANNOTATED / "hand.jsonl"
 RECORD_KEYS = frozenset({"id", "input_digest", "part", "labels"})  # all a line may hold

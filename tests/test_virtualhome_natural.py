@@ -156,3 +156,26 @@ def test_a_task_object_opened_and_closed_again_is_no_way_of_doing_the_task() -> 
     assert runs_to_goal(load_scene("file27_2"), again)
     flags = {f.step: flag_kind(f) for f in _judged("file27_2", again, text)["natural"].flags}
     assert flags == {at + 1: "undoes itself", at + 2: "undoes itself"}
+
+
+def test_a_step_written_before_the_walk_it_needs_and_again_in_its_place_goes() -> None:
+    # Pick up phone: the grab written first as well, before the walk to the phone; the person
+    # wrote it again where it can happen, so the early copy goes and no find is put before it
+    lines, text = _program("file149_1")
+    grab = "[GRAB] <phone> (1.1000)"
+    early = [lines[0], grab, *lines[1:]]
+    for policy, critique in _judged("file149_1", early, text).items():
+        assert {f.step: flag_kind(f) for f in critique.flags}.get(1) == "impossible", policy
+        assert len(early) - 1 not in {f.step for f in critique.flags}, policy
+        assert not critique.missing, policy
+
+
+def test_a_put_of_what_the_hand_takes_only_later_goes_rather_than_a_grab_copied_in() -> None:
+    # Read book: the novel put back on the desk before the person grabs it; the grab that would
+    # let the put happen is the person's next step, so the put goes and their grab stays
+    lines, text = _program("file896_2")
+    at = lines.index("[GRAB] <novel> (1.1000)")
+    put = [*lines[:at], "[PUTBACK] <novel> (1.1000) <desk> (1.357)", *lines[at:]]
+    critique = _judged("file896_2", put, text)["natural"]
+    assert {f.step: flag_kind(f) for f in critique.flags} == {at: "impossible"}
+    assert not critique.missing

@@ -112,9 +112,9 @@ def _fix_failures(work: Work, core: Collection[int]) -> None:
     """Make the program run to the end: each failing step is helped by one inserted step or
     removed, whichever leaves fewer failures and unmet goal parts (on ties a step on what the
     task is about, `core`, wins: a person wrote it; a step on nothing of the task goes, rather
-    than a walk being added to a detour). The helping steps are those that let it happen and
-    those that make an unmet goal part hold (a missing `[LIE]` lets `[SLEEP]` happen; a missing
-    `[PUTBACK]` frees a hand)."""
+    than a walk being added to a detour; so does a step written out of its place, `_misplaced`).
+    The helping steps are those that let it happen and those that make an unmet goal part hold
+    (a missing `[LIE]` lets `[SLEEP]` happen; a missing `[PUTBACK]` frees a hand)."""
     for _ in range(len(work.entries) + 4):
         run = trace(work.lines, work.scene.start)
         at = run.failed_at
@@ -128,6 +128,7 @@ def _fix_failures(work: Work, core: Collection[int]) -> None:
         help_ = best_insertion(work.scene, lines, candidates, positions)
         failing = _step(lines[at])
         ours = failing is None or any(a.node in core for a in failing.arguments)
+        ours = ours and (help_ is None or not _misplaced(work, at, help_[2]))
         if help_ is not None and (
             help_[0].key() < removal.key() or (ours and help_[0].key() == removal.key())
         ):
@@ -136,6 +137,16 @@ def _fix_failures(work: Work, core: Collection[int]) -> None:
         entry = work.entries.pop(at)
         if entry.origin is not None:
             work.impossible[entry.origin] = run.results[-1].reason
+
+
+def _misplaced(work: Work, at: int, help_line: str) -> bool:
+    """Whether the failing line `at` is out of its place rather than short of a step: the person
+    writes it again later (a step written before the walk that makes it possible, then in its
+    place), or writes later the very step that would help it (a `[GRAB]` after the `[PUTBACK]`
+    of what the hand does not hold yet; a `[FIND]` after the step on what it finds). Either way
+    they did not forget a step: copying their later step in front would do it twice."""
+    later = {e.line for e in work.entries[at + 1 :] if e.origin is not None}
+    return work.entries[at].line in later or help_line in later
 
 
 def _core(scene: Scene, goal_text: str) -> set[int]:

@@ -179,3 +179,15 @@ def test_a_put_of_what_the_hand_takes_only_later_goes_rather_than_a_grab_copied_
     critique = _judged("file896_2", put, text)["natural"]
     assert {f.step: flag_kind(f) for f in critique.flags} == {at: "impossible"}
     assert not critique.missing
+
+
+def test_a_switch_in_a_room_the_program_never_goes_to_goes_and_gets_no_walk() -> None:
+    # Turn on light, in the home office: the television of the dining room faces a light the
+    # goal text names, but the program does nothing in that room; switching it on from the
+    # office cannot happen, and a walk there would be a trip the person does not make
+    lines, text = _program("file311_1")
+    far = [lines[0], "[SWITCHON] <television> (1.248)", *lines[1:]]
+    for policy, critique in _judged("file311_1", far, text).items():
+        assert {f.step: flag_kind(f) for f in critique.flags}.get(1) == "impossible", policy
+        assert not critique.missing, policy
+        assert 1 not in {f.step for f in critique.optional}, policy

@@ -112,7 +112,8 @@ def _fix_failures(work: Work, core: Collection[int]) -> None:
     """Make the program run to the end: each failing step is helped by one inserted step or
     removed, whichever leaves fewer failures and unmet goal parts (on ties a step on what the
     task is about, `core`, wins: a person wrote it; a step on nothing of the task goes, rather
-    than a walk being added to a detour; so does a step written out of its place, `_misplaced`).
+    than a walk being added to a detour; so does a step written out of its place, `_misplaced`,
+    and one on a thing in a room the program does nothing else in, `_elsewhere`).
     The helping steps are those that let it happen and those that make an unmet goal part hold
     (a missing `[LIE]` lets `[SLEEP]` happen; a missing `[PUTBACK]` frees a hand)."""
     for _ in range(len(work.entries) + 4):
@@ -128,6 +129,7 @@ def _fix_failures(work: Work, core: Collection[int]) -> None:
         help_ = best_insertion(work.scene, lines, candidates, positions)
         failing = _step(lines[at])
         ours = failing is None or any(a.node in core for a in failing.arguments)
+        ours = ours and not _elsewhere(work, at)
         ours = ours and (help_ is None or not _misplaced(work, at, help_[2]))
         if help_ is not None and (
             help_[0].key() < removal.key() or (ours and help_[0].key() == removal.key())
@@ -147,6 +149,23 @@ def _misplaced(work: Work, at: int, help_line: str) -> bool:
     they did not forget a step: copying their later step in front would do it twice."""
     later = {e.line for e in work.entries[at + 1 :] if e.origin is not None}
     return work.entries[at].line in later or help_line in later
+
+
+def _elsewhere(work: Work, at: int) -> bool:
+    """Whether the failing line `at` is on things that lie in rooms where no other step of the
+    program goes or uses anything: the person never went there, and a walk added to let the
+    step happen would send them on a trip the program does not make (switching on the
+    television of another room, from where they stand)."""
+    rooms = work.scene.rooms
+    step = _step(work.entries[at].line)
+    things = {a.node for a in step.arguments if rooms.get(a.node) != a.node} if step else set()
+    visited = {
+        rooms.get(a.node)
+        for k, e in enumerate(work.entries)
+        if k != at and (other := _step(e.line)) is not None
+        for a in other.arguments
+    }
+    return bool(things) and all(rooms.get(n) not in visited for n in things)
 
 
 def _core(scene: Scene, goal_text: str) -> set[int]:

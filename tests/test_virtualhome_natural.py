@@ -191,3 +191,16 @@ def test_a_switch_in_a_room_the_program_never_goes_to_goes_and_gets_no_walk() ->
         assert {f.step: flag_kind(f) for f in critique.flags}.get(1) == "impossible", policy
         assert not critique.missing, policy
         assert 1 not in {f.step for f in critique.optional}, policy
+
+
+def test_a_walk_only_to_open_and_close_a_thing_goes_with_the_opening_and_closing() -> None:
+    # Brush teeth: the bathroom cabinet is close to the counter the task uses, but the person
+    # walks to it only to open and close it again; the walk is part of that, not an approach
+    lines, text = _program("file491_2")
+    at = lines.index("[WALK] <tooth_paste> (1.1001)")
+    cabinet = ["[WALK] <bathroom_cabinet> (1.40)", "[OPEN] <bathroom_cabinet> (1.40)"]
+    cabinet.append("[CLOSE] <bathroom_cabinet> (1.40)")
+    detour = [*lines[:at], *cabinet, *lines[at:]]
+    assert runs_to_goal(load_scene("file491_2"), detour)
+    critique = _judged("file491_2", detour, text)["natural"]
+    assert {f.step for f in critique.flags} == {at, at + 1, at + 2}

@@ -310,7 +310,9 @@ def _kinds(
     carried the task out (wiping a chair with the cloth in hand, washing at the sink after the
     toilet), and so is going to a thing there (finding the desk and chair to read at); a step
     that moves, opens or switches a thing the task has no use for is a detour wherever it is,
-    and so is going to that thing."""
+    and so is going to that thing. Going to a thing only to open and close it again or to switch
+    it off and on (or on when it is on) is part of that: the approach goes too, whatever the
+    thing, when nothing kept is done with it (`_switched_only`, `_done_with`)."""
     undone = _undone(work)
     removed = [e for block in work.removed for e in block if e.origin is not None]
     previous = _previous(work)
@@ -320,13 +322,18 @@ def _kinds(
     wider = set(used)
     for kinds_now in ROUNDS:
         handled = set()  # objects of removed steps not kept, which no approach may lead to
+        futile: set[int] = set()  # of those, the ones nothing kept is done with
         if "approach" in kinds_now:
             handled = {a.node for e in removed if e.origin not in kinds for a in _objects(e)}
+            futile = _switched_only(removed, kinds) - _done_with(work, removed, kinds)
         for entry in removed:
             origin, step = entry.origin, _step(entry.line)
             if origin is None or step is None or (kind_of(step.verb) or TASK) not in kinds_now:
                 continue
             if _repeats(previous, entry) or outcomes[origin].outcome != "ok" or id(entry) in undone:
+                continue
+            things = {a.node for a in step.arguments if rooms.get(a.node) != a.node}
+            if things and things <= futile:
                 continue
             here = place if not {a.node for a in step.arguments} & handled else set()
             kind = optional_kind(step, wider, rooms, here)
@@ -334,6 +341,35 @@ def _kinds(
                 kinds[origin] = kind
         wider |= {a.node for o in kinds if (s := _step(lines[o])) for a in s.arguments}
     return kinds
+
+
+SWITCHES = frozenset({"OPEN", "CLOSE", "SWITCHON", "SWITCHOFF", "PLUGIN", "PLUGOUT"})
+# verbs that change a thing's state where it stands
+
+
+def _switched_only(removed: Sequence[Entry], kinds: dict[int, str]) -> set[int]:
+    """The objects whose removed steps that `natural` does not keep only open, close or switch
+    them (a thing taken up and put down is another matter: the person may have meant to carry
+    it)."""
+    gone = [
+        (s.verb, a.node)
+        for e in removed
+        if e.origin not in kinds and (s := _step(e.line))
+        for a in _objects(e)
+    ]
+    return {n for v, n in gone if v in SWITCHES} - {n for v, n in gone if v not in SWITCHES}
+
+
+def _done_with(work: Work, removed: Sequence[Entry], kinds: dict[int, str]) -> set[int]:
+    """The objects a step other than an approach does something with, among the steps kept and
+    the removed ones `natural` keeps (`kinds`); for a put, where it goes as well."""
+    kept = [*work.entries, *(e for e in removed if e.origin in kinds)]
+    return {
+        a.node
+        for e in kept
+        if (step := _step(e.line)) is not None and kind_of(step.verb) != "approach"
+        for a in step.arguments
+    }
 
 
 def _undone(work: Work) -> set[int]:

@@ -204,3 +204,32 @@ def test_a_walk_only_to_open_and_close_a_thing_goes_with_the_opening_and_closing
     assert runs_to_goal(load_scene("file491_2"), detour)
     critique = _judged("file491_2", detour, text)["natural"]
     assert {f.step for f in critique.flags} == {at, at + 1, at + 2}
+
+
+def test_a_thing_put_down_and_taken_up_again_keeps_the_last_put() -> None:
+    # Set up table: the napkin put on the table, taken up again, then put there by the person;
+    # the program is the same whichever put goes, and the one put down and taken up again is
+    # the slip: the person's last put stays
+    lines, text = _program("file419_2")
+    put = "[PUTBACK] <cloth_napkin> (1.1001) <table> (1.226)"
+    at = lines.index(put)
+    again = [*lines[:at], put, "[GRAB] <cloth_napkin> (1.1001)", *lines[at:]]
+    assert runs_to_goal(load_scene("file419_2"), again)
+    for policy, critique in _judged("file419_2", again, text).items():
+        flags = {f.step: flag_kind(f) for f in critique.flags}
+        assert flags.get(at) == flags.get(at + 1) == "undoes itself", policy
+        assert at + 2 not in flags, policy
+
+
+def test_a_take_up_is_not_undone_by_a_put_down_taken_up_again() -> None:
+    # Watch TV: the remote grabbed, later put on the couch and grabbed again; the put and the
+    # second grab undo each other, the person's first grab is how they carried the remote
+    lines, text = _program("file411_1")
+    at = lines.index("[SWITCHON] <television> (1.410)")
+    grab = "[GRAB] <remote_control> (1.1000)"
+    again = [*lines[:at], "[PUTBACK] <remote_control> (1.1000) <couch> (1.352)", grab]
+    again += lines[at:]
+    assert runs_to_goal(load_scene("file411_1"), again)
+    critique = _judged("file411_1", again, text)["natural"]
+    assert {f.step for f in critique.flags} == {at, at + 1}
+    assert lines.index(grab) in {f.step for f in critique.optional}

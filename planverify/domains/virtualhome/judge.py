@@ -101,6 +101,7 @@ def judge_both(
         _remove_runs(work, lambda step: not {a.node for a in step.arguments} & core)
         _remove_runs(work)
         _remove_pairs(work)
+        _last_put_stays(work)
     used = _used(work, goal_text)
     kinds = _kinds(work, used, lines, outcomes)
     minimal = _critique(work, lines, outcomes, used, kinds, set())
@@ -257,6 +258,33 @@ def _remove_pairs(work: Work) -> None:
         j = min(j - 1, len(work.entries) - 1)
 
 
+PUTS = frozenset({"PUTBACK", "PUTIN"})  # verbs that put down what the hand holds
+
+
+def _last_put_stays(work: Work) -> None:
+    """Where the person puts a thing down, takes it up and puts it down again just as before,
+    the removal reads the last put as the one that stays: a thing stays where it was put last,
+    and a put-down followed by taking the thing up again is what did nothing (a take-up then a
+    put-down is how a thing is carried). Of a kept put and a removed one written the same way
+    later, the removed one is kept instead when the program runs and meets its goal as well."""
+    run = trace(work.lines, work.scene.start)
+    base = _parts(check(work.scene, run))
+    for block in work.removed:
+        for slot, late in enumerate(block):
+            step = _step(late.line)
+            if late.origin is None or step is None or step.verb not in PUTS:
+                continue
+            early = [e for e in work.entries if e.order < late.order and e.line == late.line]
+            if not early or early[-1].origin is None:
+                continue
+            swapped = [e for e in work.entries if e is not early[-1]] + [late]
+            swapped.sort(key=lambda e: e.order)
+            if _accept(work, trace([e.line for e in swapped], work.scene.start), base):
+                work.entries = swapped
+                block[slot] = early[-1]
+                block.sort(key=lambda e: e.order)
+
+
 def _paired(first: Entry, second: Entry) -> bool:
     a, b = _step(first.line), _step(second.line)
     if a is None or b is None or not a.arguments:
@@ -375,20 +403,27 @@ def _done_with(work: Work, removed: Sequence[Entry], kinds: dict[int, str]) -> s
 def _undone(work: Work) -> set[int]:
     """The removed steps (by `id`) that undo each other on one object, next to each other in the
     program but for approaches (opened and closed, switched off and on, put down and picked up
-    again): such a pair is no way of carrying out a task, whatever it is on."""
+    again): such a pair is no way of carrying out a task, whatever it is on. Of a take-up, a
+    put-down and a take-up again, the pair is the put-down and the take-up after it: taking a
+    thing up and putting it down is how it is carried, so the first take-up is not undone."""
     removed = {id(e) for block in work.removed for e in block}
     acts = [
         (e, step)
         for e in _in_order(work)
         if (step := _step(e.line)) and kind_of(step.verb) != "approach"
     ]
-    found: set[int] = set()
+    pairs = []
     for (first, a), (second, b) in pairwise(acts):
         if id(first) not in removed or id(second) not in removed:
             continue
         if not a.arguments or not b.arguments or a.arguments[0].node != b.arguments[0].node:
             continue
-        if OPPOSITES.get(a.verb) == b.verb or (a.verb in ("PUTBACK", "PUTIN") and b.verb == "GRAB"):
+        if OPPOSITES.get(a.verb) == b.verb or (a.verb in PUTS and b.verb == "GRAB"):
+            pairs.append((first, a, second))
+    put_down = {id(first) for first, a, _ in pairs if a.verb in PUTS}
+    found: set[int] = set()
+    for first, a, second in pairs:
+        if a.verb != "GRAB" or id(second) not in put_down:
             found |= {id(first), id(second)}
     return found
 
@@ -507,16 +542,24 @@ def _why(
     for other in block:
         other_step = _step(other.line)
         if other is not entry and step is not None and other_step is not None:
-            if OPPOSITES.get(step.verb) == other_step.verb:
+            if not _opposed(step.verb, other_step.verb):
+                continue
+            if other.order > entry.order:
                 return f"undone by step {other.origin} ({other.line}); the goal does without both"
-            if OPPOSITES.get(other_step.verb) == step.verb:
-                return f"undoes step {other.origin} ({other.line}); the goal does without both"
+            return f"undoes step {other.origin} ({other.line}); the goal does without both"
     objects = [a for a in (step.arguments if step is not None else ()) if a.node not in used]
     rooms = work.scene.rooms
     if objects and all(rooms.get(a.node) != a.node for a in objects):
         names = ", ".join(f"<{a.name}> ({a.node})" for a in objects)
         return f"a detour to {names}, which the goal has no use for"
     return "the goal does without it: the program runs and meets its goal without it"
+
+
+def _opposed(a: str, b: str) -> bool:
+    """Whether one of two verbs undoes the other (a take-up and a put-down count)."""
+    return (
+        OPPOSITES.get(a) == b or OPPOSITES.get(b) == a or (bool({a, b} & PUTS) and "GRAB" in {a, b})
+    )
 
 
 def _missing(work: Work, entry: Entry) -> Missing:

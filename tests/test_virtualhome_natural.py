@@ -156,3 +156,80 @@ def test_a_task_object_opened_and_closed_again_is_no_way_of_doing_the_task() -> 
     assert runs_to_goal(load_scene("file27_2"), again)
     flags = {f.step: flag_kind(f) for f in _judged("file27_2", again, text)["natural"].flags}
     assert flags == {at + 1: "undoes itself", at + 2: "undoes itself"}
+
+
+def test_a_step_written_before_the_walk_it_needs_and_again_in_its_place_goes() -> None:
+    # Pick up phone: the grab written first as well, before the walk to the phone; the person
+    # wrote it again where it can happen, so the early copy goes and no find is put before it
+    lines, text = _program("file149_1")
+    grab = "[GRAB] <phone> (1.1000)"
+    early = [lines[0], grab, *lines[1:]]
+    for policy, critique in _judged("file149_1", early, text).items():
+        assert {f.step: flag_kind(f) for f in critique.flags}.get(1) == "impossible", policy
+        assert len(early) - 1 not in {f.step for f in critique.flags}, policy
+        assert not critique.missing, policy
+
+
+def test_a_put_of_what_the_hand_takes_only_later_goes_rather_than_a_grab_copied_in() -> None:
+    # Read book: the novel put back on the desk before the person grabs it; the grab that would
+    # let the put happen is the person's next step, so the put goes and their grab stays
+    lines, text = _program("file896_2")
+    at = lines.index("[GRAB] <novel> (1.1000)")
+    put = [*lines[:at], "[PUTBACK] <novel> (1.1000) <desk> (1.357)", *lines[at:]]
+    critique = _judged("file896_2", put, text)["natural"]
+    assert {f.step: flag_kind(f) for f in critique.flags} == {at: "impossible"}
+    assert not critique.missing
+
+
+def test_a_switch_in_a_room_the_program_never_goes_to_goes_and_gets_no_walk() -> None:
+    # Turn on light, in the home office: the television of the dining room faces a light the
+    # goal text names, but the program does nothing in that room; switching it on from the
+    # office cannot happen, and a walk there would be a trip the person does not make
+    lines, text = _program("file311_1")
+    far = [lines[0], "[SWITCHON] <television> (1.248)", *lines[1:]]
+    for policy, critique in _judged("file311_1", far, text).items():
+        assert {f.step: flag_kind(f) for f in critique.flags}.get(1) == "impossible", policy
+        assert not critique.missing, policy
+        assert 1 not in {f.step for f in critique.optional}, policy
+
+
+def test_a_walk_only_to_open_and_close_a_thing_goes_with_the_opening_and_closing() -> None:
+    # Brush teeth: the bathroom cabinet is close to the counter the task uses, but the person
+    # walks to it only to open and close it again; the walk is part of that, not an approach
+    lines, text = _program("file491_2")
+    at = lines.index("[WALK] <tooth_paste> (1.1001)")
+    cabinet = ["[WALK] <bathroom_cabinet> (1.40)", "[OPEN] <bathroom_cabinet> (1.40)"]
+    cabinet.append("[CLOSE] <bathroom_cabinet> (1.40)")
+    detour = [*lines[:at], *cabinet, *lines[at:]]
+    assert runs_to_goal(load_scene("file491_2"), detour)
+    critique = _judged("file491_2", detour, text)["natural"]
+    assert {f.step for f in critique.flags} == {at, at + 1, at + 2}
+
+
+def test_a_thing_put_down_and_taken_up_again_keeps_the_last_put() -> None:
+    # Set up table: the napkin put on the table, taken up again, then put there by the person;
+    # the program is the same whichever put goes, and the one put down and taken up again is
+    # the slip: the person's last put stays
+    lines, text = _program("file419_2")
+    put = "[PUTBACK] <cloth_napkin> (1.1001) <table> (1.226)"
+    at = lines.index(put)
+    again = [*lines[:at], put, "[GRAB] <cloth_napkin> (1.1001)", *lines[at:]]
+    assert runs_to_goal(load_scene("file419_2"), again)
+    for policy, critique in _judged("file419_2", again, text).items():
+        flags = {f.step: flag_kind(f) for f in critique.flags}
+        assert flags.get(at) == flags.get(at + 1) == "undoes itself", policy
+        assert at + 2 not in flags, policy
+
+
+def test_a_take_up_is_not_undone_by_a_put_down_taken_up_again() -> None:
+    # Watch TV: the remote grabbed, later put on the couch and grabbed again; the put and the
+    # second grab undo each other, the person's first grab is how they carried the remote
+    lines, text = _program("file411_1")
+    at = lines.index("[SWITCHON] <television> (1.410)")
+    grab = "[GRAB] <remote_control> (1.1000)"
+    again = [*lines[:at], "[PUTBACK] <remote_control> (1.1000) <couch> (1.352)", grab]
+    again += lines[at:]
+    assert runs_to_goal(load_scene("file411_1"), again)
+    critique = _judged("file411_1", again, text)["natural"]
+    assert {f.step for f in critique.flags} == {at, at + 1}
+    assert lines.index(grab) in {f.step for f in critique.optional}

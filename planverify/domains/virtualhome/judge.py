@@ -101,6 +101,7 @@ def judge_both(
         _remove_runs(work, lambda step: not {a.node for a in step.arguments} & core)
         _remove_runs(work)
         _remove_pairs(work)
+        _last_put_stays(work)
     used = _used(work, goal_text)
     kinds = _kinds(work, used, lines, outcomes)
     minimal = _critique(work, lines, outcomes, used, kinds, set())
@@ -112,9 +113,10 @@ def _fix_failures(work: Work, core: Collection[int]) -> None:
     """Make the program run to the end: each failing step is helped by one inserted step or
     removed, whichever leaves fewer failures and unmet goal parts (on ties a step on what the
     task is about, `core`, wins: a person wrote it; a step on nothing of the task goes, rather
-    than a walk being added to a detour). The helping steps are those that let it happen and
-    those that make an unmet goal part hold (a missing `[LIE]` lets `[SLEEP]` happen; a missing
-    `[PUTBACK]` frees a hand)."""
+    than a walk being added to a detour; so does a step written out of its place, `_misplaced`,
+    and one on a thing in a room the program does nothing else in, `_elsewhere`).
+    The helping steps are those that let it happen and those that make an unmet goal part hold
+    (a missing `[LIE]` lets `[SLEEP]` happen; a missing `[PUTBACK]` frees a hand)."""
     for _ in range(len(work.entries) + 4):
         run = trace(work.lines, work.scene.start)
         at = run.failed_at
@@ -128,6 +130,8 @@ def _fix_failures(work: Work, core: Collection[int]) -> None:
         help_ = best_insertion(work.scene, lines, candidates, positions)
         failing = _step(lines[at])
         ours = failing is None or any(a.node in core for a in failing.arguments)
+        ours = ours and not _elsewhere(work, at)
+        ours = ours and (help_ is None or not _misplaced(work, at, help_[2]))
         if help_ is not None and (
             help_[0].key() < removal.key() or (ours and help_[0].key() == removal.key())
         ):
@@ -136,6 +140,33 @@ def _fix_failures(work: Work, core: Collection[int]) -> None:
         entry = work.entries.pop(at)
         if entry.origin is not None:
             work.impossible[entry.origin] = run.results[-1].reason
+
+
+def _misplaced(work: Work, at: int, help_line: str) -> bool:
+    """Whether the failing line `at` is out of its place rather than short of a step: the person
+    writes it again later (a step written before the walk that makes it possible, then in its
+    place), or writes later the very step that would help it (a `[GRAB]` after the `[PUTBACK]`
+    of what the hand does not hold yet; a `[FIND]` after the step on what it finds). Either way
+    they did not forget a step: copying their later step in front would do it twice."""
+    later = {e.line for e in work.entries[at + 1 :] if e.origin is not None}
+    return work.entries[at].line in later or help_line in later
+
+
+def _elsewhere(work: Work, at: int) -> bool:
+    """Whether the failing line `at` is on things that lie in rooms where no other step of the
+    program goes or uses anything: the person never went there, and a walk added to let the
+    step happen would send them on a trip the program does not make (switching on the
+    television of another room, from where they stand)."""
+    rooms = work.scene.rooms
+    step = _step(work.entries[at].line)
+    things = {a.node for a in step.arguments if rooms.get(a.node) != a.node} if step else set()
+    visited = {
+        rooms.get(a.node)
+        for k, e in enumerate(work.entries)
+        if k != at and (other := _step(e.line)) is not None
+        for a in other.arguments
+    }
+    return bool(things) and all(rooms.get(n) not in visited for n in things)
 
 
 def _core(scene: Scene, goal_text: str) -> set[int]:
@@ -227,6 +258,33 @@ def _remove_pairs(work: Work) -> None:
         j = min(j - 1, len(work.entries) - 1)
 
 
+PUTS = frozenset({"PUTBACK", "PUTIN"})  # verbs that put down what the hand holds
+
+
+def _last_put_stays(work: Work) -> None:
+    """Where the person puts a thing down, takes it up and puts it down again just as before,
+    the removal reads the last put as the one that stays: a thing stays where it was put last,
+    and a put-down followed by taking the thing up again is what did nothing (a take-up then a
+    put-down is how a thing is carried). Of a kept put and a removed one written the same way
+    later, the removed one is kept instead when the program runs and meets its goal as well."""
+    run = trace(work.lines, work.scene.start)
+    base = _parts(check(work.scene, run))
+    for block in work.removed:
+        for slot, late in enumerate(block):
+            step = _step(late.line)
+            if late.origin is None or step is None or step.verb not in PUTS:
+                continue
+            early = [e for e in work.entries if e.order < late.order and e.line == late.line]
+            if not early or early[-1].origin is None:
+                continue
+            swapped = [e for e in work.entries if e is not early[-1]] + [late]
+            swapped.sort(key=lambda e: e.order)
+            if _accept(work, trace([e.line for e in swapped], work.scene.start), base):
+                work.entries = swapped
+                block[slot] = early[-1]
+                block.sort(key=lambda e: e.order)
+
+
 def _paired(first: Entry, second: Entry) -> bool:
     a, b = _step(first.line), _step(second.line)
     if a is None or b is None or not a.arguments:
@@ -280,7 +338,9 @@ def _kinds(
     carried the task out (wiping a chair with the cloth in hand, washing at the sink after the
     toilet), and so is going to a thing there (finding the desk and chair to read at); a step
     that moves, opens or switches a thing the task has no use for is a detour wherever it is,
-    and so is going to that thing."""
+    and so is going to that thing. Going to a thing only to open and close it again or to switch
+    it off and on (or on when it is on) is part of that: the approach goes too, whatever the
+    thing, when nothing kept is done with it (`_switched_only`, `_done_with`)."""
     undone = _undone(work)
     removed = [e for block in work.removed for e in block if e.origin is not None]
     previous = _previous(work)
@@ -290,13 +350,18 @@ def _kinds(
     wider = set(used)
     for kinds_now in ROUNDS:
         handled = set()  # objects of removed steps not kept, which no approach may lead to
+        futile: set[int] = set()  # of those, the ones nothing kept is done with
         if "approach" in kinds_now:
             handled = {a.node for e in removed if e.origin not in kinds for a in _objects(e)}
+            futile = _switched_only(removed, kinds) - _done_with(work, removed, kinds)
         for entry in removed:
             origin, step = entry.origin, _step(entry.line)
             if origin is None or step is None or (kind_of(step.verb) or TASK) not in kinds_now:
                 continue
             if _repeats(previous, entry) or outcomes[origin].outcome != "ok" or id(entry) in undone:
+                continue
+            things = {a.node for a in step.arguments if rooms.get(a.node) != a.node}
+            if things and things <= futile:
                 continue
             here = place if not {a.node for a in step.arguments} & handled else set()
             kind = optional_kind(step, wider, rooms, here)
@@ -306,23 +371,59 @@ def _kinds(
     return kinds
 
 
+SWITCHES = frozenset({"OPEN", "CLOSE", "SWITCHON", "SWITCHOFF", "PLUGIN", "PLUGOUT"})
+# verbs that change a thing's state where it stands
+
+
+def _switched_only(removed: Sequence[Entry], kinds: dict[int, str]) -> set[int]:
+    """The objects whose removed steps that `natural` does not keep only open, close or switch
+    them (a thing taken up and put down is another matter: the person may have meant to carry
+    it)."""
+    gone = [
+        (s.verb, a.node)
+        for e in removed
+        if e.origin not in kinds and (s := _step(e.line))
+        for a in _objects(e)
+    ]
+    return {n for v, n in gone if v in SWITCHES} - {n for v, n in gone if v not in SWITCHES}
+
+
+def _done_with(work: Work, removed: Sequence[Entry], kinds: dict[int, str]) -> set[int]:
+    """The objects a step other than an approach does something with, among the steps kept and
+    the removed ones `natural` keeps (`kinds`); for a put, where it goes as well."""
+    kept = [*work.entries, *(e for e in removed if e.origin in kinds)]
+    return {
+        a.node
+        for e in kept
+        if (step := _step(e.line)) is not None and kind_of(step.verb) != "approach"
+        for a in step.arguments
+    }
+
+
 def _undone(work: Work) -> set[int]:
     """The removed steps (by `id`) that undo each other on one object, next to each other in the
     program but for approaches (opened and closed, switched off and on, put down and picked up
-    again): such a pair is no way of carrying out a task, whatever it is on."""
+    again): such a pair is no way of carrying out a task, whatever it is on. Of a take-up, a
+    put-down and a take-up again, the pair is the put-down and the take-up after it: taking a
+    thing up and putting it down is how it is carried, so the first take-up is not undone."""
     removed = {id(e) for block in work.removed for e in block}
     acts = [
         (e, step)
         for e in _in_order(work)
         if (step := _step(e.line)) and kind_of(step.verb) != "approach"
     ]
-    found: set[int] = set()
+    pairs = []
     for (first, a), (second, b) in pairwise(acts):
         if id(first) not in removed or id(second) not in removed:
             continue
         if not a.arguments or not b.arguments or a.arguments[0].node != b.arguments[0].node:
             continue
-        if OPPOSITES.get(a.verb) == b.verb or (a.verb in ("PUTBACK", "PUTIN") and b.verb == "GRAB"):
+        if OPPOSITES.get(a.verb) == b.verb or (a.verb in PUTS and b.verb == "GRAB"):
+            pairs.append((first, a, second))
+    put_down = {id(first) for first, a, _ in pairs if a.verb in PUTS}
+    found: set[int] = set()
+    for first, a, second in pairs:
+        if a.verb != "GRAB" or id(second) not in put_down:
             found |= {id(first), id(second)}
     return found
 
@@ -441,16 +542,24 @@ def _why(
     for other in block:
         other_step = _step(other.line)
         if other is not entry and step is not None and other_step is not None:
-            if OPPOSITES.get(step.verb) == other_step.verb:
+            if not _opposed(step.verb, other_step.verb):
+                continue
+            if other.order > entry.order:
                 return f"undone by step {other.origin} ({other.line}); the goal does without both"
-            if OPPOSITES.get(other_step.verb) == step.verb:
-                return f"undoes step {other.origin} ({other.line}); the goal does without both"
+            return f"undoes step {other.origin} ({other.line}); the goal does without both"
     objects = [a for a in (step.arguments if step is not None else ()) if a.node not in used]
     rooms = work.scene.rooms
     if objects and all(rooms.get(a.node) != a.node for a in objects):
         names = ", ".join(f"<{a.name}> ({a.node})" for a in objects)
         return f"a detour to {names}, which the goal has no use for"
     return "the goal does without it: the program runs and meets its goal without it"
+
+
+def _opposed(a: str, b: str) -> bool:
+    """Whether one of two verbs undoes the other (a take-up and a put-down count)."""
+    return (
+        OPPOSITES.get(a) == b or OPPOSITES.get(b) == a or (bool({a, b} & PUTS) and "GRAB" in {a, b})
+    )
 
 
 def _missing(work: Work, entry: Entry) -> Missing:

@@ -162,6 +162,9 @@ class ServedGraph(CompiledStateGraph[Any, Any, Any, Any]):
         deadline = asyncio.get_running_loop().time() + policy.deadline
         try:
             while True:
+                # a server may run each step of this generator in a task of its own (langgraph-api
+                # does), whose context is a fresh copy: set the flag again where the step runs
+                OFF_THE_LOOP.set(True)
                 scope = asyncio.timeout_at(deadline)
                 try:
                     async with scope:

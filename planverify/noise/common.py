@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from planverify.records.episode import Episode
-from planverify.records.notation import parse_action
 from planverify.world.goals import parse_teach_task
 from planverify.world.repair import Reviewer
 
@@ -77,7 +76,7 @@ def _room_made(episode: Episode, removed: set[int]) -> dict[int, str]:
     where the goal puts things)."""
     if not episode.teach_task or not episode.scene:
         return {}
-    actions = [parse_action(line) for line in episode.actions]
+    actions = episode.parsed()
     handled: dict[str, set[int]] = {}
     for i in removed:
         if actions[i].verb in ("PickUp", "PutAOnB"):

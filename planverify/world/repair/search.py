@@ -312,7 +312,8 @@ class Reviewer(KeepRules, Insertion):
         def neighbour(step: int, forward: bool) -> int | None:
             span = range(step + 1, self.n) if forward else range(step - 1, -1, -1)
             for other in span:
-                if other not in ours and self.actions[other].verb not in MOTION_VERBS | {"Say"}:
+                action = self.actions[other]
+                if other not in ours and action.verb not in MOTION_VERBS and not action.is_dialogue:
                     return other
             return None
 

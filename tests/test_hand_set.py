@@ -223,12 +223,13 @@ def test_the_episodes_are_the_seeded_draw(
 
 
 def natural_files(natural_set: ModuleType) -> tuple[Path, ...]:
-    """The natural files: the four test parts and the re-read of the hand set."""
+    """The natural files: the five test parts and the re-read of the hand set."""
     return (
         natural_set.TEST_FILE,
         natural_set.TEST2_FILE,
         natural_set.TEST3_FILE,
         natural_set.TEST4_FILE,
+        natural_set.TEST5_FILE,
         natural_set.REREAD_FILE,
     )
 
@@ -271,6 +272,9 @@ def test_the_test_part_is_new_and_the_reread_covers_the_hand_set(
     fourth = {r["id"] for r in records[natural_set.TEST4_FILE.name]}
     assert len(fourth) == 40
     assert not fourth & (set(hand) | {r["id"] for r in test_part} | second | third)
+    fifth = {r["id"] for r in records[natural_set.TEST5_FILE.name]}
+    assert len(fifth) == 40
+    assert not fifth & (set(hand) | {r["id"] for r in test_part} | second | third | fourth)
     reread = {r["id"]: r for r in records[natural_set.REREAD_FILE.name]}
     assert {i: r["input_digest"] for i, r in reread.items()} == {
         i: r["input_digest"] for i, r in hand.items()

@@ -48,8 +48,15 @@ KEPT_KINDS = {
         "device_around_loading",
     ),
 }
+TOLD = "Commander.Say('Rinse the mug.')"
+KEPT_KINDS["fridge searched once the Commander said what to do"] = (
+    [TOLD, OPEN, CLOSE, TAKE, RINSE_IT],
+    [1, 2],
+    "search",
+)
 REMOVED_KINDS = {
     "tap off and straight on, nothing loaded": [OFF_TAP, ON_TAP, TAKE, RINSE_IT],
+    "fridge opened before the Commander said anything": [OPEN, CLOSE, TOLD, TAKE, RINSE_IT],
     "fridge opened with the mug in hand, then put down": [TAKE, OPEN, CLOSE, RINSE_IT],
     "fridge opened once nothing is left to take": [TAKE, RINSE_IT, OPEN, CLOSE],
 }
@@ -127,6 +134,27 @@ def test_natural_keeps_a_container_closed_after_use_and_opened_again() -> None:
     assert [f.step for f in minimal.flags] == [2, 5]
 
 
+@pytest.mark.parametrize(
+    ("between", "kept"),
+    [
+        (["Driver.Move(0.25)"], False),  # closed and opened again at once: no tidying
+        (["Commander.Say('One more thing')"], True),  # told something new in between
+    ],
+)
+def test_a_container_closed_and_opened_again_at_once_is_no_tidying(
+    between: list[str], kept: bool
+) -> None:
+    plan = [OPEN, TAKE, CLOSE, *between, OPEN, CLOSE, RINSE_IT]
+    closed, reopened = 2, 3 + len(between)
+    grounding = ground(RINSE, [], MUG_IN_FRIDGE, task=None, teach_task=None)
+    natural = judge_plan(RINSE, plan, grounding, trim="natural")
+    minimal = judge_plan(RINSE, plan, grounding, trim="minimal")
+    assert {closed, reopened} <= {f.step for f in minimal.flags}
+    optional = {f.step for f in natural.optional}
+    assert ({closed, reopened} <= optional) is kept
+    assert ({closed, reopened} <= {f.step for f in natural.flags}) is not kept
+
+
 MUG_UNDER_TAP = scene(
     *FIXTURES,
     item("Mug", "Mug", receptacle=True, on=["SinkBasin"], filled=True),
@@ -152,6 +180,17 @@ def test_a_tap_running_from_the_start_switched_off_goes_unless_the_plan_used_it(
 ) -> None:
     grounding = ground(goal, [], MUG_UNDER_TAP, task=None, teach_task=None)
     assert [f.step for f in judge_plan(goal, plan, grounding, trim=trim).flags] == flagged
+
+
+def test_a_tap_switched_off_and_on_after_a_pour_into_the_sink_is_not_around_loading() -> None:
+    goal = "Put the mug on the counter."
+    plan = [TAKE, "Driver.PourFromAIntoB('Mug', 'SinkBasin')", OFF_TAP, ON_TAP, SET_DOWN]
+    grounding = ground(goal, [], MUG_UNDER_TAP, task=None, teach_task=None)
+    natural = judge_plan(goal, plan, grounding, trim="natural")
+    minimal = judge_plan(goal, plan, grounding, trim="minimal")
+    assert {2, 3} <= {f.step for f in natural.flags}
+    assert [f.step for f in natural.flags] == [f.step for f in minimal.flags]
+    assert natural.optional == []
 
 
 LIVING_ROOM = scene(

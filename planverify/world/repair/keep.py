@@ -190,7 +190,8 @@ class KeepRules(Patterns):
     def _tidied(self, block: Collection[int]) -> set[int]:
         """The close and the later open of one container in a block, when the plan had opened
         it and taken something from it or put something in it before closing it: closing after
-        use is tidying, and the open that follows is needed because of it. Else empty."""
+        use is tidying, and the open that follows is needed because of it, unless nothing was
+        done or said between the two (motion aside). Else empty."""
         steps = sorted(
             (s for s in block if self.actions[s].verb in ("Open", "Close")),
             key=self.trace.position,
@@ -200,6 +201,8 @@ class KeepRules(Patterns):
         name = self.actions[steps[0]].objects[0]
         if self.actions[steps[1]].objects[0] != name:
             return set()
+        if all(self.actions[s].verb in MOTION_VERBS for s in range(steps[0] + 1, steps[1])):
+            return set()  # opened again at once, nothing done or said between: no tidying
         opener = self._near(self.trace.position(steps[0]), name, {"Open"}, forward=False)
         if opener is None or not self._used_while_open(opener):
             return set()
@@ -223,9 +226,12 @@ class KeepRules(Patterns):
         """Whether opening (and closing) these containers, with nothing taken or put, comes
         before the plan takes an object it has not named yet: the Driver looking for where that
         object is. Opening something to put down what is in hand there is no search, nor is
-        looking once every object the plan takes is found. Steps in `ignoring` are read as
+        looking once every object the plan takes is found, nor before the Commander first speaks
+        (the Driver exploring, not yet told what to look for). Steps in `ignoring` are read as
         gone: what is taken out and set aside again with the opening (a look-alike found, a
         thing looked at) leaves the opening a search."""
+        if min(block) < self.told:
+            return False  # nobody has said yet what the task needs: exploring, not looking
         first = min(self.trace.position(s) for s in block)
         skip = set(ignoring) - set(block)
         if any(self.actions[s].verb not in ("PickUp", "PutAOnB", *MOTION_VERBS) for s in skip):
@@ -338,8 +344,8 @@ class KeepRules(Patterns):
         acted = set(self._acted_on(state, device)) | {device}
         before = self._previous_interaction(off)
         span = list(range(off + 1, on))
-        if before is not None:
-            span.insert(0, self.trace.position(before))
+        if before is not None and self.actions[before].verb == "PutAOnB":
+            span.insert(0, self.trace.position(before))  # only putting in: pouring loads nothing
         for pos in span:
             action = self.actions[self.order[pos]]
             if action.verb not in LOADING or not self.active(self.order[pos]):

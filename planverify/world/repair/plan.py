@@ -82,6 +82,10 @@ class Plan:
         self._state_units = len(spec.components) if spec is not None else 0  # units first in it
         self.order = list(range(self.n))
         self._inactive = {i for i, a in enumerate(self.actions) if not a.known or a.is_dialogue}
+        # the Commander's first line: before it the Driver has not been told what to look for
+        self.told = next(
+            (i for i, a in enumerate(self.actions) if a.is_dialogue and a.agent == "Commander"), 0
+        )
         self.trace = self.sim.trace(self.order)
         self.idle_units = self.sim.trace([]).units  # what the goal gets from doing nothing
         self._index()

@@ -615,6 +615,7 @@ def as_first_used(state: State, plan: Iterable[Action]) -> None:
             state.set(key, **{attribute: before})
 
 
+STILL = 0.5  # metres the Driver may step (and no turn) and still stand where it did
 STOVE_REACH = 2  # interactions between food put into a pan and the knob switched on for it
 
 
@@ -622,7 +623,9 @@ def as_first_placed(state: State, plan: Sequence[Action]) -> dict[str, str]:
     """Give objects whose place is unknown the place the plan shows (changed in place), and
     return the places given, by object key:
 
-    - an object first picked up right after a container was opened (motion aside) was in it;
+    - an object first picked up right after a container was opened, the Driver standing
+      where it opened it, was in it (in the shared games, 232 of 253 such objects; of the 25
+      picked up elsewhere, 14 were not in it);
     - a vessel first picked up right after a tap was switched off, and poured out next other
       than into a basin, was filled in the basin under it (its water is used);
     - a pan or pot the plan has not moved, that food is put into within `STOVE_REACH`
@@ -631,7 +634,17 @@ def as_first_placed(state: State, plan: Sequence[Action]) -> dict[str, str]:
     Without a scene this is all that is known of where things were, and it is what a recorded
     demonstration shows: the Driver reached into what it had just opened, and cooked where it
     lit the stove. It never makes a step of the plan impossible."""
-    steps = [a for a in plan if a.known and not a.is_dialogue and a.verb not in MOTION_VERBS]
+    steps: list[Action] = []
+    still: list[bool] = []  # whether the Driver stands where it did at the step before
+    walked: list[Action] = []
+    for action in plan:
+        if action.verb in MOTION_VERBS:
+            walked.append(action)
+        elif action.known and not action.is_dialogue:
+            distance, heading = net_motion(walked)
+            steps.append(action)
+            still.append(distance <= STILL and heading == 0)
+            walked = []
     placed: dict[str, str] = {}
     seen: set[str] = set()  # objects named so far
     moved: set[str] = set()  # objects picked up so far
@@ -639,7 +652,7 @@ def as_first_placed(state: State, plan: Sequence[Action]) -> dict[str, str]:
         name = action.objects[0] if action.objects else None
         if action.verb == "PickUp" and name is not None and name not in seen and k > 0:
             after = steps[k + 1] if k + 1 < len(steps) else None
-            placed |= _place_by(state, name, steps[k - 1], after)
+            placed |= _place_by(state, name, steps[k - 1], after, still=still[k])
         if action.verb in ("PutAOnB", "PourFromAIntoB") and action.objects[1] not in moved:
             cooker = state.key(action.objects[1])
             near = steps[max(k - STOVE_REACH, 0) : k + STOVE_REACH + 1]
@@ -670,9 +683,12 @@ def _lights_stove(state: State, steps: Iterable[Action]) -> bool:
     )
 
 
-def _place_by(state: State, name: str, before: Action, after: Action | None) -> dict[str, str]:
+def _place_by(
+    state: State, name: str, before: Action, after: Action | None, *, still: bool = True
+) -> dict[str, str]:
     """Place an object first picked up between the steps `before` and `after`, as they show
-    (see `as_first_placed`); the place given, by key."""
+    (see `as_first_placed`; `still`: whether the Driver stands where it did at `before`); the
+    place given, by key."""
     key = state.key(name)
     if key is None or not placeable(state.get(key)) or not before.objects:
         return {}
@@ -680,7 +696,7 @@ def _place_by(state: State, name: str, before: Action, after: Action | None) -> 
     if source is None:
         return {}
     kind = state.get(source).kind
-    if before.verb == "Open" and kind in CONTAINERS:
+    if before.verb == "Open" and kind in CONTAINERS and still:
         state.set(key, loc=source)
         return {key: source}
     if (

@@ -244,6 +244,44 @@ def test_natural_keeps_room_made_where_the_goal_puts_things(plan: list[str], kep
         assert [f.step for f in natural.flags] == laptop and natural.optional == []
 
 
+SOFA_TAKEN = scene(
+    fixture("CoffeeTable", "CoffeeTable"),
+    fixture("Sofa", "Sofa"),
+    fixture("DiningTable", "DiningTable"),
+    item("Laptop", "Laptop", on=["Sofa"], within=["Sofa|1"]),
+    item("Newspaper", "Newspaper", within=["DiningTable|2"]),
+    item("Newspaper", "Newspaper2", within=["DiningTable|2"]),
+)
+ROOM_FOR_A_NEWSPAPER = [
+    "Driver.PickUp('Laptop')",
+    "Driver.PutAOnB('Laptop', 'DiningTable')",
+    "Driver.PickUp('Newspaper')",
+    "Driver.Move(1.0)",
+    "Driver.PutAOnB('Newspaper', 'Sofa')",
+    "Driver.PickUp('Newspaper2')",
+    "Driver.PutAOnB('Newspaper2', 'CoffeeTable')",
+    "Driver.PickUp('Newspaper')",
+    "Driver.PutAOnB('Newspaper', 'CoffeeTable')",
+]
+
+
+def test_room_made_for_a_thing_the_goal_is_about_is_kept_wherever_it_is_made() -> None:
+    # the sofa is no place the goal puts things, but a newspaper is set down there next
+    goal = NEWSPAPERS_ON_THE_COFFEE_TABLE["desc"]
+    grounding = ground(goal, [], SOFA_TAKEN, task=None, teach_task=NEWSPAPERS_ON_THE_COFFEE_TABLE)
+    natural = judge_plan(goal, ROOM_FOR_A_NEWSPAPER, grounding, trim="natural")
+    minimal = judge_plan(goal, ROOM_FOR_A_NEWSPAPER, grounding, trim="minimal")
+    assert [f.step for f in minimal.flags] == [0, 1]
+    assert natural.flags == []
+    assert [(f.step, f.optional and f.optional.kind) for f in natural.optional] == [
+        (0, "making_room"),
+        (1, "making_room"),
+    ]
+    elsewhere = [*ROOM_FOR_A_NEWSPAPER[:4], "Driver.PutAOnB('Newspaper', 'CoffeeTable')"]
+    laptop_only = judge_plan(goal, elsewhere, grounding, trim="natural")  # nothing goes on the sofa
+    assert [f.step for f in laptop_only.flags] == [0, 1]
+
+
 def test_room_made_with_the_hands_freed_for_it_is_kept_whole() -> None:
     goal = NEWSPAPERS_ON_THE_COFFEE_TABLE["desc"]
     grounding = ground(goal, [], LIVING_ROOM, task=None, teach_task=NEWSPAPERS_ON_THE_COFFEE_TABLE)

@@ -89,9 +89,9 @@ class KeepRules(Patterns):
 
     def _making_room(self, block: Collection[int]) -> set[int]:
         """The pick-ups and put-downs in a block, when they take objects off one receptacle
-        (its place given by the scene, of a kind the goal puts things on) and set them
-        elsewhere, and the plan puts something else on it soon after (the laptop taken off the
-        coffee table the newspapers go on). What the Driver held may be set down first and
+        (its place given by the scene) and set them elsewhere, and the plan soon after puts
+        something else on it that the goal is about, or anything when the goal puts things on
+        receptacles of its kind (the laptop taken off the coffee table the newspapers go on). What the Driver held may be set down first and
         taken up again after, to free the hands for it. Whether the room was needed nobody
         knows; making it is how people work. Else empty."""
         steps = sorted(
@@ -122,10 +122,16 @@ class KeepRules(Patterns):
             return set()
         place = places.pop()
         state = self.state_at(self.trace.position(pairs[0]))
-        if self.spec is None or state.kind_at(place) not in tail_kinds(self.spec):
-            return set()  # only where the goal puts things is room worth making
+        if self.spec is None:
+            return set()
         handled = {self.actions[s].objects[0] for s in pairs}
-        return set(steps) if self._loaded_soon(steps[-1], handled, place) else set()
+        loaded = self._loaded_soon(steps[-1], handled, place)
+        if loaded is None:
+            return set()
+        # room is worth making where the goal puts things, or for a thing the goal is about
+        goal_place = state.kind_at(place) in tail_kinds(self.spec)
+        goal_thing = self._kind_of(loaded, self.actions[loaded].objects[0]) in self.goal_kinds
+        return set(steps) if goal_place or goal_thing else set()
 
     def _hands_freed(self, steps: Sequence[int]) -> set[int]:
         """The first and last of some steps in plan order, when the first sets down an object
@@ -138,9 +144,9 @@ class KeepRules(Patterns):
             return {steps[0], steps[-1]}
         return set()
 
-    def _loaded_soon(self, after: int, handled: Collection[str], place: str) -> bool:
-        """Whether, within `CLEARING_REACH` interactions after step `after`, the plan puts an
-        object not in `handled` onto `place`."""
+    def _loaded_soon(self, after: int, handled: Collection[str], place: str) -> int | None:
+        """The step that, within `CLEARING_REACH` interactions after step `after`, puts an
+        object not in `handled` onto `place`, or None."""
         seen = 0
         for pos in range(self.trace.position(after) + 1, len(self.order)):
             step = self.order[pos]
@@ -149,14 +155,14 @@ class KeepRules(Patterns):
                 continue
             seen += 1
             if seen > CLEARING_REACH:
-                return False
+                return None
             if (
                 action.verb == "PutAOnB"
                 and action.objects[0] not in handled
                 and self._puts_into(step, place)
             ):
-                return True
-        return False
+                return step
+        return None
 
     def _freeing_hands(self, block: Collection[int]) -> set[int]:
         """A pick-up and a put-down of one object, alone in a block (motion aside), that carry

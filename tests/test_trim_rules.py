@@ -365,6 +365,45 @@ def test_under_natural_certify_vetoes_a_search_a_model_judge_flags() -> None:
     assert [f.step for f in minimal.critique.flags] == steps and minimal.vetoes == []
 
 
+def test_certify_removes_a_tap_run_straight_off_whatever_else_it_pairs_with() -> None:
+    # the tap runs from the start: off before the mug goes in and on after it is out are the
+    # care `natural` keeps; on and straight off again between them (3, 4) is no care at all
+    take_out = ["Driver.PickUp('Mug')", "Driver.PutAOnB('Mug', 'CounterTop')"]
+    plan = [OFF_TAP, TAKE, RINSE_IT, ON_TAP, OFF_TAP, *take_out, ON_TAP]
+    steps = [0, 3, 4, 7]
+    flagged = Critique(flags=[Flag(step=s, action=plan[s], reason="not needed") for s in steps])
+    natural = certify_flags(plan, flagged, GROUNDING, trim="natural")
+    assert [f.step for f in natural.critique.flags] == [3, 4]
+    assert [v.step for v in natural.vetoes] == [0, 7]
+    assert all("around loading" in v.reason for v in natural.vetoes)
+
+
+def test_a_thing_set_down_in_passing_makes_no_room() -> None:
+    # the cup comes out of the basin, is set down on the stool and taken up again before the
+    # mug goes in: the stool and back is a misplacement, not the room made
+    stool = scene(
+        *FIXTURES,
+        item("Mug", "Mug", receptacle=True, dirty=True, within=["CounterTop|0"]),
+        item("Cup", "Cup", receptacle=True, on=["SinkBasin"], within=["SinkBasin|2"]),
+        fixture("Stool", "Stool"),
+    )
+    grounding = ground(RINSE, [], stool, task=None, teach_task=CLEAN_A_MUG)
+    plan = [
+        TAKE_CUP,
+        "Driver.PutAOnB('Cup', 'Stool')",
+        "Driver.PickUp('Cup')",
+        "Driver.PutAOnB('Cup', 'CounterTop')",
+        TAKE,
+        RINSE_IT,
+    ]
+    reviewer = Reviewer(plan, stool, grounding.spec)
+    assert reviewer.trim_blocks({0, 1}) == []
+    straight = [TAKE_CUP, "Driver.PutAOnB('Cup', 'CounterTop')", TAKE, RINSE_IT]
+    assert Reviewer(straight, stool, grounding.spec).trim_blocks({0, 1}) == [
+        ({0, 1}, "making_room")
+    ]
+
+
 class FlagsAndPutsBack:
     """A `Judge` that flags step 2 and asks for the same step after step 1: where it stood."""
 

@@ -128,6 +128,10 @@ class KeepRules(Patterns):
         loaded = self._loaded_soon(steps[-1], handled, place)
         if loaded is None:
             return set()
+        for name in handled:
+            again = self._near(self.trace.position(steps[-1]), name, forward=True)
+            if again is not None and self.trace.position(again) < self.trace.position(loaded):
+                return set()  # taken up again before the room is used: set down in passing
         # room is worth making where the goal puts things, or for a thing the goal is about
         goal_place = state.kind_at(place) in tail_kinds(self.spec)
         goal_thing = self._kind_of(loaded, self.actions[loaded].objects[0]) in self.goal_kinds

@@ -17,8 +17,8 @@
   0.895), and has been development data since.
 - `annotated/natural_test5.jsonl`, the **fifth held-out test part**: drawn by the same rule with
   its own seed (`SEED_5`), excluding `hand.jsonl` and the first four parts, and labelled blind
-  under the `natural` rule. Score it only at the end of a round of Judge work, never while tuning;
-  once scored it becomes development data, and a next blind part needs a new seed.
+  under the `natural` rule. It was scored once, at the end of round 5 (recall 0.866, precision
+  0.900), and is development data from then on; a next blind part needs a sixth seed.
 - `annotated/hand_natural.jsonl`: the episodes of `hand.jsonl`, read again under `natural` after
   Judges had seen them (no blind test).
 
@@ -75,7 +75,7 @@ TEST_FILE = ANNOTATED / "natural_test.jsonl"  # the first test part (development
 TEST2_FILE = ANNOTATED / "natural_test2.jsonl"  # the second test part (development data since)
 TEST3_FILE = ANNOTATED / "natural_test3.jsonl"  # the third test part (development data since)
 TEST4_FILE = ANNOTATED / "natural_test4.jsonl"  # the fourth test part (development data since)
-TEST5_FILE = ANNOTATED / "natural_test5.jsonl"  # the fifth held-out test part
+TEST5_FILE = ANNOTATED / "natural_test5.jsonl"  # the fifth test part (scored at round 5's end)
 REREAD_FILE = ANNOTATED / "hand_natural.jsonl"  # hand.jsonl read again under natural
 HAND_FILE = ANNOTATED / "hand.jsonl"
 RECORD_KEYS = frozenset({"id", "input_digest", "part", "labels"})  # all a line may hold

@@ -3,15 +3,10 @@ the plan: each behaviour on a small hand-written plan in TEACh notation."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from planverify.records.notation import parse_action
 from planverify.world.repair import review
-from planverify.world.rules import as_first_placed
-from planverify.world.start import initial_state
-from planverify.world.state import State
 
 from .scenes import part
+from .test_places import placed
 from .test_repair import removed, spec_of
 
 TOMATO_IN_FRIDGE = spec_of(
@@ -30,14 +25,6 @@ TOMATO_IN_FRIDGE = spec_of(
         }
     ],
 )
-
-
-def placed(plan: Sequence[str]) -> State:
-    """The state without a scene at the start of a plan, placed as the plan shows."""
-    actions = [parse_action(line) for line in plan]
-    state = initial_state(None, names=[name for action in actions for name in action.objects])
-    as_first_placed(state, actions)
-    return state
 
 
 # ------------------------------------------------------------ taken right after an open

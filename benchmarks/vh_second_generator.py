@@ -30,8 +30,9 @@ policies and scores as benchmarks/vh_quality.py does: a REMOVE label is found wh
 that step, a MISSING label when one of its missing steps is the same verb on the same nodes.
 Precision is flags and missing steps that find a label over all of them; `excused` also counts a
 flag on a line the Judge removes from the person's clean program too. By default the first Judge
-pass is scored (`static`, as vh_quality.py does); `--loop` scores the whole Judge/Planner loop's
-removals and insertions.
+pass is scored (`static`, as vh_quality.py does): its critique under both trim policies comes from
+one search (`judge_both`, the critique `verify_many(static=True)` returns under each); `--loop`
+scores the whole Judge/Planner loop's removals and insertions, through `verify_many`.
 
 Usage: python benchmarks/vh_second_generator.py [--seeds 101 102] [--limit N] [--loop]
        [--write corrupted.jsonl]
@@ -52,10 +53,12 @@ from typing import Any
 from planverify import VerificationResult, verify_many
 from planverify.domains.virtualhome import data
 from planverify.domains.virtualhome.goals import GoalCheck
+from planverify.domains.virtualhome.judge import judge_both
 from planverify.domains.virtualhome.notation import Argument, Step, format_step, parse_step
 from planverify.domains.virtualhome.records import program_record
 from planverify.domains.virtualhome.replay import Scene, goal_nodes, load_scene, state_check
 from planverify.domains.virtualhome.simulate import State, StepResult, take_step
+from planverify.records.critique import Critique
 from planverify.records.trim import TRIM_POLICIES, TrimPolicy
 
 try:
@@ -795,6 +798,14 @@ def said_of(result: VerificationResult, loop: bool) -> Said:
     return Said(flags, missing, {i: str(k) for i, k in kept.items() if i not in flags})
 
 
+def said_of_critique(critique: Critique) -> Said:
+    """The removals and the missing steps of the first Judge pass's critique."""
+    flags = {f.step: (f.action, f.reason) for f in critique.flags}
+    kept = {f.step: str(f.optional.kind) for f in critique.optional if f.optional is not None}
+    missing = [m.action for m in critique.missing if m.action]
+    return Said(flags, missing, {i: k for i, k in kept.items() if i not in flags})
+
+
 def nodes(line: str) -> tuple[str, tuple[int, ...]]:
     step = parse_step(line)
     return step.verb, tuple(a.node for a in step.arguments)
@@ -948,6 +959,22 @@ def judged(records: list[dict[str, Any]], policy: TrimPolicy, loop: bool) -> dic
     return {r.id: r for r in results}
 
 
+def judged_both(records: list[dict[str, Any]]) -> dict[str, dict[TrimPolicy, Said] | str]:
+    """The first Judge pass under both trim policies by record id, from one search a record (as
+    vh_quality.py does; labels are never given), or why the Judge failed on it."""
+    said: dict[str, dict[TrimPolicy, Said] | str] = {}
+    for record in records:
+        try:
+            both = judge_both(
+                record["actions"], load_scene(record["program"]), goal_text=record["goal"]
+            )
+        except Exception as exc:  # counted as a verify error, as verify_many's status says
+            said[record["id"]] = f"{type(exc).__name__}: {exc}"
+            continue
+        said[record["id"]] = {policy: said_of_critique(both[policy]) for policy in TRIM_POLICIES}
+    return said
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[101], help="Generator seeds.")
@@ -978,22 +1005,30 @@ def main() -> None:
     if args.write:
         args.write.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     print(f"generated in {time.perf_counter() - start:.0f} s")
+    both = None if args.loop else judged_both(clean_records + records)
     for policy in TRIM_POLICIES:
         tally = Tally()
-        results = judged(clean_records + records, policy, args.loop)
+        answers: dict[str, Said | str] = {}
+        if both is None:
+            results = judged(clean_records + records, policy, args.loop)
+            for key, result in results.items():
+                ok = result.status == "ok"
+                answers[key] = said_of(result, args.loop) if ok else str(result.error)
+        else:
+            answers = {k: v if isinstance(v, str) else v[policy] for k, v in both.items()}
         clean = {}
         for record in clean_records:
-            result = results[record["id"]]
-            clean[record["id"]] = said_of(result, args.loop)
+            answer = answers[record["id"]]
+            clean[record["id"]] = answer if isinstance(answer, Said) else Said({}, [], {})
             tally.clean_steps += len(record["actions"])
             tally.clean_removed += len(clean[record["id"]].flags)
             tally.clean_missing += len(clean[record["id"]].missing)
         for corrupted, record in zip(made, records, strict=True):
-            result = results[record["id"]]
-            if result.status != "ok":
-                tally.failed.append(f"{record['id']}: {result.error}")
+            answer = answers[record["id"]]
+            if isinstance(answer, str):
+                tally.failed.append(f"{record['id']}: {answer}")
                 continue
-            score(corrupted, said_of(result, args.loop), clean[corrupted.name], tally)
+            score(corrupted, answer, clean[corrupted.name], tally)
         report(policy, tally, not args.no_lists)
         print(f"time so far: {time.perf_counter() - start:.0f} s")
 

@@ -233,3 +233,68 @@ def test_a_take_up_is_not_undone_by_a_put_down_taken_up_again() -> None:
     critique = _judged("file411_1", again, text)["natural"]
     assert {f.step for f in critique.flags} == {at, at + 1}
     assert lines.index(grab) in {f.step for f in critique.optional}
+
+
+def test_a_thing_merely_close_to_what_the_task_uses_is_not_part_of_the_task() -> None:
+    # Turn on light: the keyboard on the bedroom desk is close to a light the goal names, but
+    # that is no tie to the task; grabbing it from the living room cannot happen, and a find
+    # added to let it happen would make a detour of the person's
+    lines, text = _program("file708_1")
+    scene = load_scene("file708_1")
+    assert 168 in scene.near[169] and 168 not in scene.placed.get(169, ())
+    at = lines.index("[WALK] <bedroom> (2.67)")
+    far = [*lines[:at], "[GRAB] <keyboard> (1.168)", *lines[at:]]
+    for policy, critique in _judged("file708_1", far, text).items():
+        assert {f.step: flag_kind(f) for f in critique.flags}.get(at) == "impossible", policy
+        assert not critique.missing, policy
+
+
+@pytest.mark.parametrize(
+    ("name", "carried"),
+    [
+        (
+            "file837_2",
+            [
+                "[GRAB] <food_food> (1.1000)",
+                "[PUTBACK] <food_food> (1.1000) <kitchen_counter> (1.230)",
+            ],
+        ),
+        ("file875_1", ["[GRAB] <pillow> (1.182)", "[PUTBACK] <pillow> (1.182) <bed> (1.105)"]),
+    ],
+)
+def test_a_thing_taken_up_and_put_down_elsewhere_is_carried_not_undone(
+    name: str, carried: list[str]
+) -> None:
+    # Put groceries in fridge: the groceries carried to the kitchen counter; Go to sleep: the
+    # pillow taken from the floor and put on the bed. The goal does without either, but moving
+    # a thing the task names is how the person carried it out, not a step undone
+    lines, text = _program(name)
+    both = _judged(name, lines, text)
+    assert not both["natural"].flags
+    kept = {lines[f.step]: f.optional.kind for f in both["natural"].optional if f.optional}
+    assert all(kept.get(line) == "task" for line in carried)
+    assert {lines.index(line) for line in carried} <= {f.step for f in both["minimal"].flags}
+
+
+def test_a_thing_put_down_where_it_lies_without_being_taken_goes_and_gets_no_grab() -> None:
+    # Wash hands: the soap found and never taken, then put back on the sink it lies on; a grab
+    # added to let the put happen would only take the soap up and put it down where it was
+    lines, text = _program("file80_1")
+    put = [*lines, "[PUTBACK] <soap> (1.1000) <sink> (1.42)"]
+    for policy, critique in _judged("file80_1", put, text).items():
+        flags = {f.step: flag_kind(f) for f in critique.flags}
+        assert flags.get(len(lines)) == "impossible", policy
+        assert "[GRAB] <soap> (1.1000)" not in [m.action for m in critique.missing], policy
+
+
+def test_a_missing_grab_goes_right_after_the_find_of_what_it_takes() -> None:
+    # Wash clothes: the detergent found, its grab left out; the person then opens the washing
+    # machine they had closed. The grab goes after the find, not after the opening, so closing
+    # and opening again are not read as a pair undone with nothing between
+    lines, text = _program("file850_1")
+    grab = "[GRAB] <laundry_detergent> (1.1002)"
+    short = _without(lines, grab)
+    find = short.index("[FIND] <laundry_detergent> (1.1002)")
+    critique = _judged("file850_1", short, text)["natural"]
+    assert [(m.action, m.after) for m in critique.missing] == [(grab, find)]
+    assert not critique.flags

@@ -16,7 +16,7 @@ simulator against its `vh_goal` (node states, edges, ordered action goals).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
@@ -43,6 +43,7 @@ from planverify.domains.virtualhome.replay import (
     Trace,
     check,
     goal_nodes,
+    lies_at,
     trace,
 )
 from planverify.domains.virtualhome.simulate import StepResult, take_step
@@ -93,8 +94,8 @@ def judge_both(
     steps of the kinds it keeps put back)."""
     entries = [Entry(line, float(i), i) for i, line in enumerate(lines)]
     work = Work(scene, entries, {}, [], [])
-    core = _core(scene, goal_text)
-    _fix_failures(work, core)
+    core = _core(scene, goal_text, scene.near)
+    _fix_failures(work, _core(scene, goal_text, scene.placed))
     _fix_goal(work, goal_text)
     outcomes = _outcomes(work)
     if scene.goal is not None and trace(work.lines, scene.start).completed:
@@ -114,7 +115,8 @@ def _fix_failures(work: Work, core: Collection[int]) -> None:
     removed, whichever leaves fewer failures and unmet goal parts (on ties a step on what the
     task is about, `core`, wins: a person wrote it; a step on nothing of the task goes, rather
     than a walk being added to a detour; so does a step written out of its place, `_misplaced`,
-    and one on a thing in a room the program does nothing else in, `_elsewhere`).
+    one on a thing in a room the program does nothing else in, `_elsewhere`, and a put-down
+    where the thing lies already, which a take-up would only undo, `_puts_back`).
     The helping steps are those that let it happen and those that make an unmet goal part hold
     (a missing `[LIE]` lets `[SLEEP]` happen; a missing `[PUTBACK]` frees a hand)."""
     for _ in range(len(work.entries) + 4):
@@ -132,6 +134,7 @@ def _fix_failures(work: Work, core: Collection[int]) -> None:
         ours = failing is None or any(a.node in core for a in failing.arguments)
         ours = ours and not _elsewhere(work, at)
         ours = ours and (help_ is None or not _misplaced(work, at, help_[2]))
+        ours = ours and (help_ is None or not _puts_back(run, at, help_[2]))
         if help_ is not None and (
             help_[0].key() < removal.key() or (ours and help_[0].key() == removal.key())
         ):
@@ -152,6 +155,22 @@ def _misplaced(work: Work, at: int, help_line: str) -> bool:
     return work.entries[at].line in later or help_line in later
 
 
+def _puts_back(run: Trace, at: int, help_line: str) -> bool:
+    """Whether the failing line `at` puts a thing down where it lies already and the help takes
+    it up: the take-up and the put-down would leave it where it was, which is no way of carrying
+    out a task (putting the soap back on the sink it lies on, without ever taking it)."""
+    step, helper = _step(run.lines[at]), _step(help_line)
+    if step is None or helper is None or step.verb not in PUTS or helper.verb != "GRAB":
+        return False
+    return helper.arguments[0].node == step.arguments[0].node and _lay_there(run.states[at], step)
+
+
+def _lay_there(state: object, put: Step) -> bool:
+    """Whether a put-down (`[PUTBACK]`, `[PUTIN]`) puts its thing where it lies in `state`."""
+    relation = "INSIDE" if put.verb == "PUTIN" else "ON"
+    return (relation, put.arguments[-1].node) in lies_at(state, put.arguments[0].node)
+
+
 def _elsewhere(work: Work, at: int) -> bool:
     """Whether the failing line `at` is on things that lie in rooms where no other step of the
     program goes or uses anything: the person never went there, and a walk added to let the
@@ -169,11 +188,14 @@ def _elsewhere(work: Work, at: int) -> bool:
     return bool(things) and all(rooms.get(n) not in visited for n in things)
 
 
-def _core(scene: Scene, goal_text: str) -> set[int]:
+def _core(scene: Scene, goal_text: str, ties: Mapping[int, Collection[int]]) -> set[int]:
     """What the task is about whatever the program says: the goal's objects, those the goal text
-    names, and the objects tied to them at the start."""
+    names, and the objects `ties` ties to them at the start. To order removals (detours first)
+    that is any edge (`Scene.near`); to decide whether a step that cannot happen is given a walk
+    it is only what they lie on or in and what lies on or in them (`Scene.placed`): the
+    keyboard on the desk beside a lamp is close to it, not part of turning it on."""
     core = set(goal_nodes(scene.goal)) | named_nodes(scene.classes, goal_text)
-    return core | {m for n in core for m in scene.near.get(n, ())}
+    return core | {m for n in core for m in ties.get(n, ())}
 
 
 def _fix_goal(work: Work, goal_text: str) -> None:
@@ -403,21 +425,29 @@ def _done_with(work: Work, removed: Sequence[Entry], kinds: dict[int, str]) -> s
 def _undone(work: Work) -> set[int]:
     """The removed steps (by `id`) that undo each other on one object, next to each other in the
     program but for approaches (opened and closed, switched off and on, put down and picked up
-    again): such a pair is no way of carrying out a task, whatever it is on. Of a take-up, a
-    put-down and a take-up again, the pair is the put-down and the take-up after it: taking a
-    thing up and putting it down is how it is carried, so the first take-up is not undone."""
+    again, taken up and put back where it lay): such a pair is no way of carrying out a task,
+    whatever it is on. A take-up and a put-down somewhere else carry the thing there: that
+    undoes nothing. Of a take-up, a put-down and a take-up again, the pair is the put-down and
+    the take-up after it: taking a thing up and putting it down is how it is carried, so the
+    first take-up is not undone."""
     removed = {id(e) for block in work.removed for e in block}
+    order = _in_order(work)
     acts = [
-        (e, step)
-        for e in _in_order(work)
+        (k, e, step)
+        for k, e in enumerate(order)
         if (step := _step(e.line)) and kind_of(step.verb) != "approach"
     ]
+    states: list[object] = []
     pairs = []
-    for (first, a), (second, b) in pairwise(acts):
+    for (i, first, a), (_, second, b) in pairwise(acts):
         if id(first) not in removed or id(second) not in removed:
             continue
         if not a.arguments or not b.arguments or a.arguments[0].node != b.arguments[0].node:
             continue
+        if a.verb == "GRAB" and b.verb in PUTS:
+            states = states or _states(work, order)
+            if not _lay_there(states[i], b):
+                continue  # carried somewhere else
         if OPPOSITES.get(a.verb) == b.verb or (a.verb in PUTS and b.verb == "GRAB"):
             pairs.append((first, a, second))
     put_down = {id(first) for first, a, _ in pairs if a.verb in PUTS}
@@ -426,6 +456,14 @@ def _undone(work: Work) -> set[int]:
         if a.verb != "GRAB" or id(second) not in put_down:
             found |= {id(first), id(second)}
     return found
+
+
+def _states(work: Work, order: Sequence[Entry]) -> list[object]:
+    """The simulator's state before each of the lines in `order`, and after the last."""
+    states = [work.scene.start]
+    for index, entry in enumerate(order):
+        states.append(take_step(states[-1], entry.line, index)[1])
+    return states
 
 
 def _objects(entry: Entry) -> tuple[Argument, ...]:

@@ -200,14 +200,21 @@ def best_insertion(
     or None when there are no candidates; of equally good candidates, the first. Of equally good
     places for one candidate, one between two copies of a line on its objects comes first (a
     person who finds a thing twice running did something with it in between: the step that is
-    missing), then the first of `positions`."""
+    missing), then one right after the program goes to, finds or faces one of its objects when
+    no step from there to the first of `positions` names them (a person takes up a thing as
+    they find it, not after going on to open something else), then the first of `positions`."""
     best: tuple[Quality, int, str] | None = None
     for line in dict.fromkeys(candidates):
-        mine: tuple[tuple[int, int, bool], int] | None = None
-        on = {a.node for a in parse_step(line).arguments}
+        mine: tuple[tuple[int, int, bool, bool], int] | None = None
+        step = parse_step(line)
+        on = {a.node for a in step.arguments}
         for position in positions:
             tried = [*lines[:position], line, *lines[position:]]
-            rank = (*quality(scene, tried).key(), not _between_copies(lines, position, on))
+            rank = (
+                *quality(scene, tried).key(),
+                not _between_copies(lines, position, on),
+                step.verb in APPROACHES or not _after_approach(lines, position, on, positions[0]),
+            )
             if mine is None or rank < mine[0]:
                 mine = (rank, position)
         if mine is None:
@@ -216,6 +223,19 @@ def best_insertion(
         if best is None or found.key() < best[0].key():
             best = (found, mine[1], line)
     return best
+
+
+def _after_approach(lines: Sequence[str], position: int, on: Collection[int], until: int) -> bool:
+    """Whether `position` comes right after a step that goes to, finds or faces one of `on`, and
+    no step from there to `until` names one of them (so that the step put in there changes
+    nothing the person does with them in between)."""
+    if position == 0:
+        return False
+    before = parse_step(lines[position - 1])
+    if before.verb not in APPROACHES or not any(a.node in on for a in before.arguments):
+        return False
+    between = lines[position:until]
+    return not any(a.node in on for line in between for a in parse_step(line).arguments)
 
 
 def _between_copies(lines: Sequence[str], position: int, on: Collection[int]) -> bool:

@@ -23,6 +23,7 @@ try:
 except ImportError as exc:  # pragma: no cover - simulate already said so
     raise data.PackageMissing() from exc
 
+PLACED = frozenset({"ON", "INSIDE"})  # the edges that say where a thing lies
 CHECK_EVERY_STEPS = 32  # simulator steps between two checks of the deadline (each is slow)
 
 
@@ -39,6 +40,10 @@ class Scene:
     rooms: dict[int, int]  # node id -> the room it lies in, at the start
     properties: dict[int, frozenset[str]]  # node id -> its properties, e.g. GRABBABLE
     near: dict[int, frozenset[int]]  # node id -> the objects an edge ties it to at the start
+    placed: dict[int, frozenset[int]] = field(default_factory=dict)
+    # node id -> what it lies on or in at the start, and what lies on or in it (rooms aside): of
+    # `near`, the ties that are no mere closeness (`CLOSE`, `FACING` tie a lamp to the keyboard
+    # on the desk beside it, and the floor and walls to everything)
 
 
 @cache
@@ -61,14 +66,18 @@ def scene_of(name: str, title: str, graph: Mapping[str, Any], goal: Goal | None)
     rooms.update({r: r for r in room_ids})
     properties = {int(n["id"]): frozenset(n.get("properties", [])) for n in nodes}
     ties: dict[int, set[int]] = {}
+    lies: dict[int, set[int]] = {}
     for e in graph.get("edges", []):
         ends = int(e["from_id"]), int(e["to_id"])
         if not room_ids & set(ends):
-            ties.setdefault(ends[0], set()).add(ends[1])
-            ties.setdefault(ends[1], set()).add(ends[0])
+            for table in [ties] + ([lies] if e["relation_type"] in PLACED else []):
+                table.setdefault(ends[0], set()).add(ends[1])
+                table.setdefault(ends[1], set()).add(ends[0])
     near = {node: frozenset(found) for node, found in ties.items()}
+    placed = {node: frozenset(found) for node, found in lies.items()}
     classes = node_classes(graph)
-    return Scene(name, title, graph, initial_state(graph), goal, classes, rooms, properties, near)
+    start = initial_state(graph)
+    return Scene(name, title, graph, start, goal, classes, rooms, properties, near, placed)
 
 
 def goal_nodes(goal: Goal | None) -> frozenset[int]:
@@ -78,6 +87,17 @@ def goal_nodes(goal: Goal | None) -> frozenset[int]:
     ids = {n.node for n in goal.nodes} | {e.target for e in goal.edges}
     ids |= {e.source for e in goal.edges}
     return frozenset(ids)
+
+
+def lies_at(state: State, node: int) -> frozenset[tuple[str, int]]:
+    """Where a thing lies in a simulator state: the `ON` and `INSIDE` edges from it, as
+    (relation, node) pairs."""
+    found = state.get_node(node)
+    if found is None:
+        return frozenset()
+    return frozenset(
+        (name, n.id) for name in PLACED for n in state.get_nodes_from(found, Relation[name])
+    )
 
 
 def state_check(goal: Goal | None, state: State, verbs: Sequence[str]) -> GoalCheck:

@@ -193,6 +193,18 @@ def test_a_switch_in_a_room_the_program_never_goes_to_goes_and_gets_no_walk() ->
         assert 1 not in {f.step for f in critique.optional}, policy
 
 
+def test_a_task_object_opened_turned_to_and_closed_again_is_how_people_work() -> None:
+    lines, text = _program("file27_2")  # Wash clothes: as above, turned to between
+    at = lines.index("[CLOSE] <washing_machine> (1.1001)")
+    look = "[TURNTO] <washing_machine> (1.1001)"
+    again = [*lines[: at + 1], "[OPEN] <washing_machine> (1.1001)", look, *lines[at:]]
+    assert runs_to_goal(load_scene("file27_2"), again)
+    judged = _judged("file27_2", again, text)
+    assert {at + 1, at + 3} <= {f.step for f in judged["minimal"].flags}
+    flags = {f.step: flag_kind(f) for f in judged["natural"].flags}
+    assert "undoes itself" not in {flags.get(at + 1), flags.get(at + 3)}
+
+
 def test_a_walk_only_to_open_and_close_a_thing_goes_with_the_opening_and_closing() -> None:
     # Brush teeth: the bathroom cabinet is close to the counter the task uses, but the person
     # walks to it only to open and close it again; the walk is part of that, not an approach

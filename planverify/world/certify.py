@@ -55,7 +55,7 @@ principle above (the rules Judge's own caution is no evidence against another Ju
 `minimal`. Under `natural`, the default, an accepted block of a kind the trim table keeps
 (`planverify.world.repair.keep.NATURAL_KEEPS`: a search, a running device switched off and on
 around loading, a container closed after use and opened again, an object set down to free the
-hands, room made where the goal puts things) is vetoed, with the kind as the reason: the
+hands, room made for what the goal is about or where it puts things) is vetoed, with the kind as the reason: the
 policy defines what is noise, so a model Judge is held to the same definition as the rules Judge.
 The table is read through the same `trim_blocks` as the search's put-back, so both agree. A
 switch the flags pair both ways, with a neighbour into a block of no kind (switched on and

@@ -91,8 +91,10 @@ class KeepRules(Patterns):
         """The pick-ups and put-downs in a block, when they take objects off one receptacle
         (its place given by the scene) and set them elsewhere, and the plan soon after puts
         something else on it that the goal is about, or anything when the goal puts things on
-        receptacles of its kind (the laptop taken off the coffee table the newspapers go on). What the Driver held may be set down first and
-        taken up again after, to free the hands for it. Whether the room was needed nobody
+        receptacles of its kind (the laptop taken off the coffee table the newspapers go on),
+        with nothing taken up again before that (a thing set down in passing made no room).
+        What the Driver held may be set down first and taken up again after, to free the hands
+        for it. Whether the room was needed nobody
         knows; making it is how people work. Else empty."""
         steps = sorted(
             (s for s in block if self.actions[s].verb in ("PickUp", "PutAOnB")),

@@ -418,11 +418,8 @@ def _kept_by_trim(reviewer: Reviewer, decision: _Decision, accepted: Steps) -> d
                 unkept |= block
     # a switch that also pairs with its neighbour into a block of no trim kind (switched on and
     # straight off again) goes with it, whatever else it could pair with
-    return {s: k for s, k in kept.items() if not (s in unkept and _is_switch(reviewer, s))}
-
-
-def _is_switch(reviewer: Reviewer, step: int) -> bool:
-    return reviewer.actions[step].verb in ("ToggleOn", "ToggleOff")
+    switches = {s for s in unkept if reviewer.actions[s].verb in ("ToggleOn", "ToggleOff")}
+    return {s: k for s, k in kept.items() if s not in switches}
 
 
 def _kept_reason(kind: str) -> str:

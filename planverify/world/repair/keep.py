@@ -94,8 +94,10 @@ class KeepRules(Patterns):
         receptacles of its kind (the laptop taken off the coffee table the newspapers go on),
         with nothing taken up again before that (a thing set down in passing made no room).
         What the Driver held may be set down first and taken up again after, to free the hands
-        for it. Whether the room was needed nobody
-        knows; making it is how people work. Else empty."""
+        for it. Whether the room was needed nobody knows; making it is how people work. Else
+        empty."""
+        if self.spec is None:
+            return set()
         steps = sorted(
             (s for s in block if self.actions[s].verb in ("PickUp", "PutAOnB")),
             key=self.trace.position,
@@ -123,9 +125,6 @@ class KeepRules(Patterns):
         if len(places) != 1:
             return set()
         place = places.pop()
-        state = self.state_at(self.trace.position(pairs[0]))
-        if self.spec is None:
-            return set()
         handled = {self.actions[s].objects[0] for s in pairs}
         loaded = self._loaded_soon(steps[-1], handled, place)
         if loaded is None:
@@ -135,9 +134,10 @@ class KeepRules(Patterns):
             if again is not None and self.trace.position(again) < self.trace.position(loaded):
                 return set()  # taken up again before the room is used: set down in passing
         # room is worth making where the goal puts things, or for a thing the goal is about
-        goal_place = state.kind_at(place) in tail_kinds(self.spec)
-        goal_thing = self._kind_of(loaded, self.actions[loaded].objects[0]) in self.goal_kinds
-        return set(steps) if goal_place or goal_thing else set()
+        if self._kind_of(loaded, self.actions[loaded].objects[0]) in self.goal_kinds:
+            return set(steps)
+        state = self.state_at(self.trace.position(pairs[0]))
+        return set(steps) if state.kind_at(place) in tail_kinds(self.spec) else set()
 
     def _hands_freed(self, steps: Sequence[int]) -> set[int]:
         """The first and last of some steps in plan order, when the first sets down an object

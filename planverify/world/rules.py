@@ -635,15 +635,14 @@ def as_first_placed(state: State, plan: Sequence[Action]) -> dict[str, str]:
     demonstration shows: the Driver reached into what it had just opened, and cooked where it
     lit the stove. It never makes a step of the plan impossible."""
     steps: list[Action] = []
-    still: list[bool] = []  # whether the Driver stands where it did at the step before
+    walks: list[list[Action]] = []  # the motion since the step before, for each step
     walked: list[Action] = []
     for action in plan:
         if action.verb in MOTION_VERBS:
             walked.append(action)
         elif action.known and not action.is_dialogue:
-            distance, heading = net_motion(walked)
             steps.append(action)
-            still.append(distance <= STILL and heading == 0)
+            walks.append(walked)
             walked = []
     placed: dict[str, str] = {}
     seen: set[str] = set()  # objects named so far
@@ -652,7 +651,9 @@ def as_first_placed(state: State, plan: Sequence[Action]) -> dict[str, str]:
         name = action.objects[0] if action.objects else None
         if action.verb == "PickUp" and name is not None and name not in seen and k > 0:
             after = steps[k + 1] if k + 1 < len(steps) else None
-            placed |= _place_by(state, name, steps[k - 1], after, still=still[k])
+            distance, heading = net_motion(walks[k])
+            still = distance <= STILL and heading == 0  # standing where it did at the step before
+            placed |= _place_by(state, name, steps[k - 1], after, still=still)
         if action.verb in ("PutAOnB", "PourFromAIntoB") and action.objects[1] not in moved:
             cooker = state.key(action.objects[1])
             near = steps[max(k - STOVE_REACH, 0) : k + STOVE_REACH + 1]

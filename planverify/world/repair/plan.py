@@ -97,6 +97,10 @@ class Plan:
         # what each removal's and insertion's proof rests on: (uses the goal, states known)
         self.grounds: dict[int, tuple[bool, bool]] = {}
         self.scene_known = scene is not None
+        # a stretch's motion (verb, amount) -> the no-op motion found in it (`remove_noop_motion`)
+        self._noop_memo: dict[
+            tuple[tuple[str, str | None], ...], tuple[list[int], bool] | None
+        ] = {}
 
     def exhausted(self) -> bool:
         """Whether the search has spent its budget (`WORK_BUDGET`): what it found so far holds,

@@ -110,7 +110,7 @@ class Reviewer(KeepRules, Insertion):
         together, as sure as those removals."""
         found = False
         for stretch in self._motion_stretches():
-            while (noop := _noop_block([self.actions[s] for s in stretch])) is not None:
+            while (noop := self._noop_in([self.actions[s] for s in stretch])) is not None:
                 block = [stretch[i] for i in noop[0]]
                 why = self._noop_reason(block, run=noop[1])
                 first, last = block[0], block[-1]
@@ -128,6 +128,14 @@ class Reviewer(KeepRules, Insertion):
                 found = True
         if found:
             self._retrace()
+
+    def _noop_in(self, motion: list[Action]) -> tuple[list[int], bool] | None:
+        """`_noop_block`, remembered by the stretch's motion: the motion passes find the same
+        stretches again where nothing between them went."""
+        key = tuple((action.verb, action.amount) for action in motion)
+        if key not in self._noop_memo:
+            self._noop_memo[key] = _noop_block(motion)
+        return self._noop_memo[key]
 
     def _motion_stretches(self) -> list[list[int]]:
         """The steps of motion (of known amount, that the search may remove) in each stretch of
@@ -289,7 +297,7 @@ class Reviewer(KeepRules, Insertion):
         if any(step in self.optional for step in steps):
             return False
         order = self._order_with(steps)
-        trace = self.sim.trace(order)
+        trace = self.sim.trace(order, reuse=self.trace)
         if trace.impossible - self.trace.impossible or not no_worse(trace.units, self.trace.units):
             return False
         before = self.order, self.trace
@@ -342,17 +350,16 @@ class Reviewer(KeepRules, Insertion):
     def _minimal_motion(self) -> None:
         """After `natural`'s motion pass: the motion that goes once the put-back blocks go too
         is `minimal`'s alone, of the kind of the put-back step nearest it; the order returns
-        to `natural`'s."""
-        natural, before = list(self.order), set(self.removed)
+        to `natural`'s (every step it removes is optional), and so does the trace."""
+        natural, trace, before = self.order, self.trace, set(self.removed)
         self.order = [s for s in natural if s not in self.optional]
-        self._retrace()
-        self.remove_noop_motion()
+        self.remove_noop_motion()  # (it reads the order, not the trace)
         put = sorted(self.optional)
         for step in set(self.removed) - before:
             nearest = min(put, key=lambda s: abs(s - step))
             self.optional[step] = self.optional[nearest]
-        self.order = [s for s in natural if s not in self.removed or s in self.optional]
-        self._retrace()
+        self.order, self.trace = natural, trace
+        self._index()
 
     def _known_effects(self, block: Collection[int]) -> bool:
         """Whether the states a block's proof used were known: a scene, and no step of the block
@@ -474,9 +481,14 @@ def _noop_block(motion: Sequence[Action]) -> tuple[list[int], bool] | None:
     if best is not None:
         return list(range(*best)), True
     steps = [step_pose(a) for a in motion]
+    # a move and a turn undo each other only if both are next to nothing: pair like with like
+    turns = [step.heading != 0 for step in steps]
+    tiny = [same_pose(step, Pose()) for step in steps]
     for gap in range(2, len(motion)):
         for i in range(len(motion) - gap):
             j = i + gap
+            if turns[i] != turns[j] and not (tiny[i] or tiny[j]):
+                continue
             if not same_pose(compose(steps[i], steps[j]), Pose()):
                 continue
             between = relative(pose[i + 1], pose[j])

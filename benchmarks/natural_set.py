@@ -18,7 +18,11 @@
 - `annotated/natural_test5.jsonl`, the **fifth held-out test part**: drawn by the same rule with
   its own seed (`SEED_5`), excluding `hand.jsonl` and the first four parts, and labelled blind
   under the `natural` rule. It was scored once, at the end of round 5 (recall 0.866, precision
-  0.900), and is development data from then on; a next blind part needs a sixth seed.
+  0.900), and has been development data since.
+- `annotated/natural_test6.jsonl`, the **sixth held-out test part**: drawn by the same rule with
+  its own seed (`SEED_6`), excluding `hand.jsonl` and the first five parts, and labelled blind
+  under the `natural` rule. Score it only at the end of a round of Judge work, never while tuning;
+  once scored it becomes development data, and a next blind part needs a new seed.
 - `annotated/hand_natural.jsonl`: the episodes of `hand.jsonl`, read again under `natural` after
   Judges had seen them (no blind test).
 
@@ -38,7 +42,7 @@ the family's name; the first ones of distinct scenes are taken (topped up in the
 `PER_FAMILY`, one more for the `LARGEST` families with the most games. Each part has its seed and
 excludes `hand.jsonl` and the parts before it (`draw_part`).
 
-    python benchmarks/natural_set.py [--games DIR] [--part 5]   # a part's draw and label counts
+    python benchmarks/natural_set.py [--games DIR] [--part 6]   # a part's draw and label counts
 """
 
 from __future__ import annotations
@@ -75,7 +79,8 @@ TEST_FILE = ANNOTATED / "natural_test.jsonl"  # the first test part (development
 TEST2_FILE = ANNOTATED / "natural_test2.jsonl"  # the second test part (development data since)
 TEST3_FILE = ANNOTATED / "natural_test3.jsonl"  # the third test part (development data since)
 TEST4_FILE = ANNOTATED / "natural_test4.jsonl"  # the fourth test part (development data since)
-TEST5_FILE = ANNOTATED / "natural_test5.jsonl"  # the fifth test part (scored at round 5's end)
+TEST5_FILE = ANNOTATED / "natural_test5.jsonl"  # the fifth test part (development data since)
+TEST6_FILE = ANNOTATED / "natural_test6.jsonl"  # the sixth held-out test part
 REREAD_FILE = ANNOTATED / "hand_natural.jsonl"  # hand.jsonl read again under natural
 HAND_FILE = ANNOTATED / "hand.jsonl"
 RECORD_KEYS = frozenset({"id", "input_digest", "part", "labels"})  # all a line may hold
@@ -85,6 +90,7 @@ PARTS = {
     TEST3_FILE.name: "held_out_test_3",
     TEST4_FILE.name: "held_out_test_4",
     TEST5_FILE.name: "held_out_test_5",
+    TEST6_FILE.name: "held_out_test_6",
     REREAD_FILE.name: "reread_after_judges",
 }
 LABEL_KEYS = frozenset({"type", "index", "after", "action", "error", "reason"})
@@ -99,12 +105,14 @@ SEED_2 = "planverify-natural-test-2"  # the second test part's seed
 SEED_3 = "planverify-natural-test-3"  # the third test part's seed
 SEED_4 = "planverify-natural-test-4"  # the fourth test part's seed
 SEED_5 = "planverify-natural-test-5"  # the fifth test part's seed
+SEED_6 = "planverify-natural-test-6"  # the sixth test part's seed
 TEST_PARTS = (  # in drawn order
     (TEST_FILE, SEED),
     (TEST2_FILE, SEED_2),
     (TEST3_FILE, SEED_3),
     (TEST4_FILE, SEED_4),
     (TEST5_FILE, SEED_5),
+    (TEST6_FILE, SEED_6),
 )
 
 
@@ -112,7 +120,7 @@ def draw_test(
     episodes: Iterable[Episode], excluded: Iterable[str], *, seed: str = SEED
 ) -> list[Episode]:
     """The episodes of a test part, chosen from `episodes` by the rule in the docstring; `seed`
-    is the part's own (`SEED`, `SEED_2` ... `SEED_5` for the first to the fifth)."""
+    is the part's own (`SEED`, `SEED_2` ... `SEED_6` for the first to the sixth)."""
     skip = set(excluded)
     families: dict[str, list[Episode]] = {}
     for episode in episodes:
@@ -133,7 +141,7 @@ def draw_test(
 
 
 def draw_part(part: int, episodes: Iterable[Episode]) -> list[Episode]:
-    """Test part 1 to 5 as drawn: each part excludes `hand.jsonl` and the parts before it."""
+    """Test part 1 to 6 as drawn: each part excludes `hand.jsonl` and the parts before it."""
     if not 1 <= part <= len(TEST_PARTS):
         raise ValueError(f"no test part {part}")
     excluded = [r["id"] for r in read_records(HAND_FILE)]
@@ -243,14 +251,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=Path, default=GAMES)
     parser.add_argument(
-        "--part", type=int, choices=(1, 2, 3, 4, 5), default=1, help="whose draw to list"
+        "--part", type=int, choices=(1, 2, 3, 4, 5, 6), default=1, help="whose draw to list"
     )
     args = parser.parse_args()
     if not args.games.is_dir():
         sys.exit(f"no TEACh games at {args.games}")
     for episode in draw_part(args.part, all_games(args.games)):
         print(episode.task, episode.id, steps(episode, motion=False))
-    for path in (TEST_FILE, TEST2_FILE, TEST3_FILE, TEST4_FILE, TEST5_FILE, REREAD_FILE):
+    for path in (*(test for test, _ in TEST_PARTS), REREAD_FILE):
         if path.is_file():
             print_counts(path, args.games)
 

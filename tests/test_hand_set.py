@@ -223,13 +223,14 @@ def test_the_episodes_are_the_seeded_draw(
 
 
 def natural_files(natural_set: ModuleType) -> tuple[Path, ...]:
-    """The natural files: the five test parts and the re-read of the hand set."""
+    """The natural files: the six test parts and the re-read of the hand set."""
     return (
         natural_set.TEST_FILE,
         natural_set.TEST2_FILE,
         natural_set.TEST3_FILE,
         natural_set.TEST4_FILE,
         natural_set.TEST5_FILE,
+        natural_set.TEST6_FILE,
         natural_set.REREAD_FILE,
     )
 
@@ -275,6 +276,10 @@ def test_the_test_part_is_new_and_the_reread_covers_the_hand_set(
     fifth = {r["id"] for r in records[natural_set.TEST5_FILE.name]}
     assert len(fifth) == 40
     assert not fifth & (set(hand) | {r["id"] for r in test_part} | second | third | fourth)
+    sixth = {r["id"] for r in records[natural_set.TEST6_FILE.name]}
+    assert len(sixth) == 39  # only two Plate Of Toast episodes were left to draw
+    earlier = set(hand) | {r["id"] for r in test_part} | second | third | fourth | fifth
+    assert not sixth & earlier
     reread = {r["id"]: r for r in records[natural_set.REREAD_FILE.name]}
     assert {i: r["input_digest"] for i, r in reread.items()} == {
         i: r["input_digest"] for i, r in hand.items()
@@ -369,13 +374,21 @@ def test_the_test_part_is_the_seeded_draw_over_every_family(
     hand = [r["id"] for r in hand_set.read_records()]
     drawn = natural_set.draw_test(games, hand)
     assert [ep.id for ep in natural_set.draw_part(1, games)] == [ep.id for ep in drawn]
+    excluded = set(hand)
     for part, (path, _) in enumerate(natural_set.TEST_PARTS, start=1):
         test_part = natural_sets[path.name]
         assert [ep.id for ep in test_part] == [ep.id for ep in natural_set.draw_part(part, games)]
         assert {ep.model_extra["part"] for ep in test_part} == {natural_set.PARTS[path.name]}
         counts = Counter(ep.task for ep in test_part)
         assert set(counts) == {ep.task for ep in games}
-        assert min(counts.values()) >= 3
+        # three a family, or all that are left to draw (part 6 has two Plate Of Toast)
+        left = Counter(
+            ep.task
+            for ep in games
+            if ep.id not in excluded and hand_set.steps(ep, motion=False) <= natural_set.MAX_STEPS
+        )
+        assert all(n >= min(natural_set.PER_FAMILY, left[task]) for task, n in counts.items())
+        excluded |= {ep.id for ep in test_part}
 
 
 def test_labels_keep_the_goal_and_motion_labels_keep_the_net_motion(

@@ -33,8 +33,8 @@ the labels make under `natural` (`planverify.metrics.episode_under`). The `natur
 `hand-natural` (`benchmarks/annotated/hand_natural.jsonl`, the hand set read again under
 `natural`), `natural-test-1` to `natural-test-5` (`natural_test.jsonl` to `natural_test5.jsonl`,
 the first five test parts, development data since each was scored at the end of its round)
-always, and `natural-test-6` (the blind test part, `natural_test6.jsonl`) only with `--held-out`,
-at the end of a round of Judge work.
+always, and `natural-test-6` (the last test part, `natural_test6.jsonl`, blind until it was
+scored at the end of round 6) only with `--held-out`.
 
 The evidence table scores the removals at each evidence level (`proven`, `goal-text`, `heuristic`;
 `planverify.metrics.evidence_levels`) as if only they had been made: how many there are, their
@@ -324,7 +324,7 @@ def main() -> None:
     parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument("--trims", nargs="+", choices=TRIM_POLICIES, default=list(TRIM_POLICIES))
     parser.add_argument(
-        "--held-out", action="store_true", help="also score the blind natural test part (part 6)"
+        "--held-out", action="store_true", help="also score the last natural test part (part 6)"
     )
     args = parser.parse_args()
     if not args.games.is_dir():

@@ -377,6 +377,65 @@ def test_a_slice_put_aside_goes_though_a_condition_about_other_things_fails() ->
     assert removed(verdicts) == [(3, 5)]
 
 
+ONE_SLICE = [
+    "Driver.PickUp('Knife')",
+    "Driver.Slice('Tomato')",
+    "Driver.PutAOnB('Knife', 'CounterTop')",
+    "Driver.PickUp('TomatoSliced')",
+    "Driver.PutAOnB('TomatoSliced', 'Plate')",
+]
+
+
+@pytest.mark.parametrize(
+    ("second_goes_to", "gone"),
+    [("Plate", (5, 6)), ("DiningTable", (5, 6))],
+    ids=["a second slice on the plate: the second is the one too many", "a second set aside"],
+)
+def test_of_two_slices_on_the_plate_the_later_goes(
+    second_goes_to: str, gone: tuple[int, ...]
+) -> None:
+    plan = [*ONE_SLICE, "Driver.PickUp('TomatoSliced2')"]
+    plan.append(f"Driver.PutAOnB('TomatoSliced2', '{second_goes_to}')")
+    assert removed(judge(plan, spec=TOMATO_ON_PLATE)) == [gone]
+
+
+TOAST_ON_PLATE = spec_of(
+    "Plate Of Toast",
+    {
+        "toast": part({"objectType": "BreadSliced", "isCooked": 1}),
+        "plate": part({"objectType": "Plate", "receptacle": 1}),
+    },
+    [
+        {
+            "property": "parentReceptacles",
+            "tail_entity_list": ["plate"],
+            "tail_determiner_list": ["the"],
+            "head_entity_list": ["toast"],
+            "head_determiner_list": ["a"],
+        }
+    ],
+)
+TOASTER_KITCHEN = scene(
+    fixture("CounterTop", "CounterTop"),
+    fixture("Toaster", "Toaster", on=["CounterTop"], **ON),
+    item("Plate", "Plate", receptacle=True),
+    item("Bread", "Bread"),
+    item("Knife", "Knife"),
+)
+
+
+def test_a_slice_toasted_and_set_aside_before_another_is_served_is_the_one_that_goes() -> None:
+    # both slices go through the toaster the same way, but the first ends on the counter and
+    # the second on the plate: they are no twins, and the one set aside goes, all four steps
+    plan = ["Driver.PickUp('Knife')", "Driver.Slice('Bread')"]
+    plan.append("Driver.PutAOnB('Knife', 'CounterTop')")
+    for name, last in (("BreadSliced", "CounterTop"), ("BreadSliced2", "Plate")):
+        plan += [f"Driver.PickUp('{name}')", f"Driver.PutAOnB('{name}', 'Toaster')"]
+        plan += [f"Driver.PickUp('{name}')", f"Driver.PutAOnB('{name}', '{last}')"]
+    verdicts = judge(plan, spec=TOAST_ON_PLATE, where=TOASTER_KITCHEN)
+    assert sorted(s for r in removed(verdicts) for s in r) == [3, 4, 5, 6]
+
+
 MICROWAVE_KITCHEN = scene(
     fixture("CounterTop", "CounterTop"),
     fixture("Microwave", "Microwave", on=["CounterTop"], **OFF, **CLOSED),

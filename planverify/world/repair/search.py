@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterator, Sequence
 
-from planverify.records.notation import MOTION_VERBS, Action
+from planverify.records.notation import MOTION_VERBS, Action, object_type
 from planverify.world.classes import types_of
 from planverify.world.deadline import CHECK_EVERY
 from planverify.world.goals import evaluate
@@ -252,6 +252,7 @@ class Reviewer(KeepRules, Insertion):
             )
             if block is None:
                 return removed
+            block = self._later_alike(block) or block
             why = self._removal_reason(block)
             known = self._known_effects(block) and not self._presumed(block)
             grounds = (not self._goal_free(block), known)
@@ -274,6 +275,42 @@ class Reviewer(KeepRules, Insertion):
             self._apply(block)
             start = min(start, len(self.order))
             removed = True
+
+    def _later_alike(self, block: set[int]) -> set[int] | None:
+        """A later block that does to another instance of the same type what a block that can go
+        does to its object (a second tomato slice put on the plate after the first), when the two
+        end in the same place and the later can go too with the block kept: of interchangeable
+        instances, the one that came last is the one too many. (One that ends elsewhere, set
+        aside, is no such twin: it is the wrong one.) None otherwise."""
+        steps = sorted(block, key=self.trace.position)
+        actions = [self.actions[s] for s in steps]
+        names = {a.objects[0] for a in actions if a.objects}
+        if len(names) != 1 or any(a.verb not in ("PickUp", "PutAOnB") for a in actions):
+            return None
+        name = names.pop()
+        shape = [(a.verb, a.objects[1:]) for a in actions]
+        for other in self.blocks(blame=False, start=self.trace.position(steps[-1]) + 1):
+            if self.exhausted():
+                return None
+            theirs = [self.actions[s] for s in sorted(other, key=self.trace.position)]
+            if [(a.verb, a.objects[1:]) for a in theirs] != shape:
+                continue
+            named = {a.objects[0] for a in theirs}
+            if len(named) != 1 or name in named:
+                continue
+            twin = named.pop()
+            alike = object_type(twin) == object_type(name) and self._end_together(name, twin)
+            if alike and self._removable(other):
+                return other
+        return None
+
+    def _end_together(self, name: str, other: str) -> bool:
+        """Whether two objects end the plan in the same place."""
+        end = self.trace.final[0]
+        keys = end.key(name), end.key(other)
+        if keys[0] is None or keys[1] is None:
+            return False
+        return end.get(keys[0]).loc == end.get(keys[1]).loc
 
     def put_back(self) -> None:
         """Make the plan `natural`'s: put back each removed block of a kind the trim table keeps

@@ -22,7 +22,13 @@
 - `annotated/natural_test6.jsonl`, the **sixth held-out test part**: drawn by the same rule with
   its own seed (`SEED_6`), excluding `hand.jsonl` and the first five parts, and labelled blind
   under the `natural` rule. It was scored once, at the end of round 6 (recall 0.877, precision
-  0.854), and is development data from then on; a next blind part needs a seventh seed.
+  0.854), and has been development data since.
+- `annotated/natural_test7.jsonl`, the **seventh held-out test part**: drawn by the same rule with
+  its own seed (`SEED_7`), excluding `hand.jsonl` and the first six parts, and labelled blind
+  under the `natural` rule; not yet scored. No Plate Of Toast episode is left under the cap and
+  only two N Cooked Slices Of X In Y, so it holds 36 episodes over eleven families. Score it only
+  at the end of a round of Judge work, never while tuning; once scored it becomes development
+  data, and a next blind part needs a new seed.
 - `annotated/hand_natural.jsonl`: the episodes of `hand.jsonl`, read again under `natural` after
   Judges had seen them (no blind test).
 
@@ -42,7 +48,7 @@ the family's name; the first ones of distinct scenes are taken (topped up in the
 `PER_FAMILY`, one more for the `LARGEST` families with the most games. Each part has its seed and
 excludes `hand.jsonl` and the parts before it (`draw_part`).
 
-    python benchmarks/natural_set.py [--games DIR] [--part 6]   # a part's draw and label counts
+    python benchmarks/natural_set.py [--games DIR] [--part 7]   # a part's draw and label counts
 """
 
 from __future__ import annotations
@@ -80,7 +86,8 @@ TEST2_FILE = ANNOTATED / "natural_test2.jsonl"  # the second test part (developm
 TEST3_FILE = ANNOTATED / "natural_test3.jsonl"  # the third test part (development data since)
 TEST4_FILE = ANNOTATED / "natural_test4.jsonl"  # the fourth test part (development data since)
 TEST5_FILE = ANNOTATED / "natural_test5.jsonl"  # the fifth test part (development data since)
-TEST6_FILE = ANNOTATED / "natural_test6.jsonl"  # the sixth test part (scored at round 6's end)
+TEST6_FILE = ANNOTATED / "natural_test6.jsonl"  # the sixth test part (development data since)
+TEST7_FILE = ANNOTATED / "natural_test7.jsonl"  # the seventh held-out test part
 REREAD_FILE = ANNOTATED / "hand_natural.jsonl"  # hand.jsonl read again under natural
 HAND_FILE = ANNOTATED / "hand.jsonl"
 RECORD_KEYS = frozenset({"id", "input_digest", "part", "labels"})  # all a line may hold
@@ -91,6 +98,7 @@ PARTS = {
     TEST4_FILE.name: "held_out_test_4",
     TEST5_FILE.name: "held_out_test_5",
     TEST6_FILE.name: "held_out_test_6",
+    TEST7_FILE.name: "held_out_test_7",
     REREAD_FILE.name: "reread_after_judges",
 }
 LABEL_KEYS = frozenset({"type", "index", "after", "action", "error", "reason"})
@@ -106,6 +114,7 @@ SEED_3 = "planverify-natural-test-3"  # the third test part's seed
 SEED_4 = "planverify-natural-test-4"  # the fourth test part's seed
 SEED_5 = "planverify-natural-test-5"  # the fifth test part's seed
 SEED_6 = "planverify-natural-test-6"  # the sixth test part's seed
+SEED_7 = "planverify-natural-test-7"  # the seventh test part's seed
 TEST_PARTS = (  # in drawn order
     (TEST_FILE, SEED),
     (TEST2_FILE, SEED_2),
@@ -113,6 +122,7 @@ TEST_PARTS = (  # in drawn order
     (TEST4_FILE, SEED_4),
     (TEST5_FILE, SEED_5),
     (TEST6_FILE, SEED_6),
+    (TEST7_FILE, SEED_7),
 )
 
 
@@ -120,7 +130,7 @@ def draw_test(
     episodes: Iterable[Episode], excluded: Iterable[str], *, seed: str = SEED
 ) -> list[Episode]:
     """The episodes of a test part, chosen from `episodes` by the rule in the docstring; `seed`
-    is the part's own (`SEED`, `SEED_2` ... `SEED_6` for the first to the sixth)."""
+    is the part's own (`SEED`, `SEED_2` ... `SEED_7` for the first to the seventh)."""
     skip = set(excluded)
     families: dict[str, list[Episode]] = {}
     for episode in episodes:
@@ -141,7 +151,7 @@ def draw_test(
 
 
 def draw_part(part: int, episodes: Iterable[Episode]) -> list[Episode]:
-    """Test part 1 to 6 as drawn: each part excludes `hand.jsonl` and the parts before it."""
+    """Test part 1 to 7 as drawn: each part excludes `hand.jsonl` and the parts before it."""
     if not 1 <= part <= len(TEST_PARTS):
         raise ValueError(f"no test part {part}")
     excluded = [r["id"] for r in read_records(HAND_FILE)]
@@ -251,7 +261,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=Path, default=GAMES)
     parser.add_argument(
-        "--part", type=int, choices=(1, 2, 3, 4, 5, 6), default=1, help="whose draw to list"
+        "--part", type=int, choices=(1, 2, 3, 4, 5, 6, 7), default=1, help="whose draw to list"
     )
     args = parser.parse_args()
     if not args.games.is_dir():

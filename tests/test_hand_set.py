@@ -223,7 +223,7 @@ def test_the_episodes_are_the_seeded_draw(
 
 
 def natural_files(natural_set: ModuleType) -> tuple[Path, ...]:
-    """The natural files: the six test parts and the re-read of the hand set."""
+    """The natural files: the seven test parts and the re-read of the hand set."""
     return (
         natural_set.TEST_FILE,
         natural_set.TEST2_FILE,
@@ -231,6 +231,7 @@ def natural_files(natural_set: ModuleType) -> tuple[Path, ...]:
         natural_set.TEST4_FILE,
         natural_set.TEST5_FILE,
         natural_set.TEST6_FILE,
+        natural_set.TEST7_FILE,
         natural_set.REREAD_FILE,
     )
 
@@ -280,6 +281,9 @@ def test_the_test_part_is_new_and_the_reread_covers_the_hand_set(
     assert len(sixth) == 39  # only two Plate Of Toast episodes were left to draw
     earlier = set(hand) | {r["id"] for r in test_part} | second | third | fourth | fifth
     assert not sixth & earlier
+    seventh = {r["id"] for r in records[natural_set.TEST7_FILE.name]}
+    assert len(seventh) == 36  # no Plate Of Toast and two N Cooked Slices were left to draw
+    assert not seventh & (earlier | sixth)
     reread = {r["id"]: r for r in records[natural_set.REREAD_FILE.name]}
     assert {i: r["input_digest"] for i, r in reread.items()} == {
         i: r["input_digest"] for i, r in hand.items()
@@ -380,13 +384,14 @@ def test_the_test_part_is_the_seeded_draw_over_every_family(
         assert [ep.id for ep in test_part] == [ep.id for ep in natural_set.draw_part(part, games)]
         assert {ep.model_extra["part"] for ep in test_part} == {natural_set.PARTS[path.name]}
         counts = Counter(ep.task for ep in test_part)
-        assert set(counts) == {ep.task for ep in games}
-        # three a family, or all that are left to draw (part 6 has two Plate Of Toast)
+        # every family with episodes left to draw, three a family or all that are left (part 6
+        # has two Plate Of Toast; part 7 none, and two N Cooked Slices Of X In Y)
         left = Counter(
             ep.task
             for ep in games
             if ep.id not in excluded and hand_set.steps(ep, motion=False) <= natural_set.MAX_STEPS
         )
+        assert set(counts) == set(left)
         assert all(n >= min(natural_set.PER_FAMILY, left[task]) for task, n in counts.items())
         excluded |= {ep.id for ep in test_part}
 

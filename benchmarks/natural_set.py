@@ -1,34 +1,15 @@
 """The `natural` annotation files: TEACh demonstrations labelled under both trim policies
 (docs/annotation.md, "The `natural` trim policy").
 
-- `annotated/natural_test.jsonl`, the **first held-out test part**: episodes not in `hand.jsonl`,
-  drawn by `draw_test` and labelled under the `natural` rule before any Judge had seen them. It
-  was scored once, at the end of round 1, and has been development data since.
-- `annotated/natural_test2.jsonl`, the **second held-out test part**: drawn by the same rule with a
-  seed of its own (`SEED_2`), excluding `hand.jsonl` and the first part, and labelled blind under
-  the `natural` rule. It was scored at the end of a round and has been development data since.
-- `annotated/natural_test3.jsonl`, the **third held-out test part**: drawn by the same rule with
-  its own seed (`SEED_3`), excluding `hand.jsonl` and the first two parts, and labelled blind
-  under the `natural` rule. It was scored once, at the end of round 3, and has been development
-  data since.
-- `annotated/natural_test4.jsonl`, the **fourth held-out test part**: drawn by the same rule with
-  its own seed (`SEED_4`), excluding `hand.jsonl` and the first three parts, and labelled blind
-  under the `natural` rule. It was scored once, at the end of round 4 (recall 0.786, precision
-  0.895), and has been development data since.
-- `annotated/natural_test5.jsonl`, the **fifth held-out test part**: drawn by the same rule with
-  its own seed (`SEED_5`), excluding `hand.jsonl` and the first four parts, and labelled blind
-  under the `natural` rule. It was scored once, at the end of round 5 (recall 0.866, precision
-  0.900), and has been development data since.
-- `annotated/natural_test6.jsonl`, the **sixth held-out test part**: drawn by the same rule with
-  its own seed (`SEED_6`), excluding `hand.jsonl` and the first five parts, and labelled blind
-  under the `natural` rule. It was scored once, at the end of round 6 (recall 0.877, precision
-  0.854), and has been development data since.
-- `annotated/natural_test7.jsonl`, the **seventh held-out test part**: drawn by the same rule with
-  its own seed (`SEED_7`), excluding `hand.jsonl` and the first six parts, and labelled blind
-  under the `natural` rule; not yet scored. No Plate Of Toast episode is left under the cap and
-  only two N Cooked Slices Of X In Y, so it holds 36 episodes over eleven families. Score it only
-  at the end of a round of Judge work, never while tuning; once scored it becomes development
-  data, and a next blind part needs a new seed.
+- `annotated/natural_test.jsonl` to `natural_test7.jsonl`, the **held-out test parts**, one a
+  round: episodes not in `hand.jsonl` nor in an earlier part, drawn by `draw_test` with the
+  part's own seed (`TEST_PARTS`) and labelled blind under the `natural` rule, before any Judge
+  had seen them. A part is scored once, at the end of the round that made it, and is development
+  data from then on; a next blind part needs a new seed. Parts 1 to 6 were scored at the end of
+  rounds 1 to 6 (without motion, with scene and task: part 4 recall 0.786, precision 0.895;
+  part 5 0.866 / 0.900; part 6 0.877 / 0.854). Part 7 is not yet scored: no Plate Of Toast
+  episode is left under the cap and only two N Cooked Slices Of X In Y, so it holds 36 episodes
+  over eleven families.
 - `annotated/hand_natural.jsonl`: the episodes of `hand.jsonl`, read again under `natural` after
   Judges had seen them (no blind test).
 

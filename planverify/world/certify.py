@@ -49,19 +49,19 @@ block of flagged steps, then with the fewest accepted blocks) and why. An insert
 cannot happen where it is placed, or changes nothing because its effect already holds.
 
 **The trim policy (version 3; 4 when the table gained tidying and microwave searches; 5 when it
-gained freeing the hands; 6 when it gained making room, and searches that found a look-alike
-set aside again; 7 when a switch paired both ways went with its plain neighbour).** The
-principle above (the rules Judge's own caution is no evidence against another Judge) holds under
-`minimal`. Under `natural`, the default, an accepted block of a kind the trim table keeps
-(`planverify.world.repair.keep.NATURAL_KEEPS`: a search, a running device switched off and on
-around loading, a container closed after use and opened again, an object set down to free the
-hands, room made for what the goal is about or where it puts things) is vetoed, with the kind as the reason: the
+gained freeing the hands; 6 when it gained making room, and searches that found a look-alike set
+aside again; 7 when a switch paired both ways went with its plain neighbour).** The principle above
+(the rules Judge's own caution is no evidence against another Judge) holds under `minimal`. Under
+`natural`, the default, an accepted block of a kind the trim table keeps
+(`planverify.world.repair.keep.NATURAL_KEEPS`: a search, a running device switched off and on around
+loading, a container closed after use and opened again, an object set down to free the hands, room
+made for what the goal is about or where it puts things) is vetoed, with the kind as the reason: the
 policy defines what is noise, so a model Judge is held to the same definition as the rules Judge.
-The table is read through the same `trim_blocks` as the search's put-back, so both agree. A
-switch the flags pair both ways, with a neighbour into a block of no kind (switched on and
-straight off again) and with another into one of a kind (off and on around loading), goes with
-its neighbour: the noisy Judge's flags around a tap run for nothing had made the whole run look
-like care, and vetoed true flags (on the injected set, removal recall lost 1.6 points; 0.3 now).
+The table is read through the same `trim_blocks` as the search's put-back, so both agree. A switch
+the flags pair both ways, with a neighbour into a block of no kind (switched on and straight off
+again) and with another into one of a kind (off and on around loading), goes with its neighbour: the
+noisy Judge's flags around a tap run for nothing had made the whole run look like care, and vetoed
+true flags (on the injected set, removal recall lost 1.6 points; 0.3 now).
 
 >>> from planverify.records.critique import Critique, Flag
 >>> from planverify.world import ground

@@ -424,13 +424,13 @@ def _done_with(work: Work, removed: Sequence[Entry], kinds: dict[int, str]) -> s
 
 def _undone(work: Work) -> set[int]:
     """The removed steps (by `id`) that undo each other on one object, next to each other in the
-    program (opened and closed, switched off and on, put down and picked up again, taken up and
-    put back where it lay): such a pair is no way of carrying out a task, whatever it is on.
-    With a step between, even only going to or looking at the thing, the person did something
-    with it in between (switched the TV on, turned to it, switched it off): how people work. A take-up and a put-down somewhere else carry the thing there: that
-    undoes nothing. Of a take-up, a put-down and a take-up again, the pair is the put-down and
-    the take-up after it: taking a thing up and putting it down is how it is carried, so the
-    first take-up is not undone."""
+    program (opened and closed, switched off and on, put down and picked up again, taken up and put
+    back where it lay): such a pair is no way of carrying out a task, whatever it is on. With a step
+    between, even only going to or looking at the thing, the person did something with it in between
+    (switched the TV on, turned to it, switched it off): how people work. A take-up and a put-down
+    somewhere else carry the thing there: that undoes nothing. Of a take-up, a put-down and a
+    take-up again, the pair is the put-down and the take-up after it: taking a thing up and putting
+    it down is how it is carried, so the first take-up is not undone."""
     removed = {id(e) for block in work.removed for e in block}
     order = _in_order(work)
     acts = [(k, e, step) for k, e in enumerate(order) if (step := _step(e.line))]

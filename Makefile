@@ -66,6 +66,7 @@ figures: figures-cheap
 	$(FIGURE) vh_quality -- $(RUN)/vh_quality.py --seed 1
 	$(FIGURE) vh_quality_held_out -- $(RUN)/vh_quality.py --seed 1 --held-out
 	$(FIGURE) vh_second_generator -- $(RUN)/vh_second_generator.py --seeds 101 102 --no-lists
+	$(FIGURE) vh_second_generator_held_out -- $(RUN)/vh_second_generator.py --seeds 101 102 --no-lists --held-out
 
 # Opt-in: the model path against a real model server on loopback (../shared/tools/local-llm builds
 # llama-cpp-python once, about 5 minutes, then serves a small model). Not part of `make test`.

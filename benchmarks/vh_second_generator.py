@@ -1,5 +1,5 @@
 """A second, independent generator of labelled errors in VirtualHome programs, and a scorer of the
-offline (rules) Judge on them, for the development titles.
+offline (rules) Judge on them, for the development titles (`--held-out`: the held-out ones).
 
 Written without reading the Judge or the project's own error generator, so that it does not share
 their blind spots. Errors are the slips a person makes when writing a household program:
@@ -35,7 +35,7 @@ one search (`judge_both`, the critique `verify_many(static=True)` returns under 
 scores the whole Judge/Planner loop's removals and insertions, through `verify_many`.
 
 Usage: python benchmarks/vh_second_generator.py [--seeds 101 102] [--limit N] [--loop]
-       [--write corrupted.jsonl]
+       [--write corrupted.jsonl] [--held-out]
 """
 
 from __future__ import annotations
@@ -49,6 +49,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from vh_quality import held_out_titles
 
 from planverify import VerificationResult, verify_many
 from planverify.domains.virtualhome import data
@@ -767,11 +769,6 @@ def record_of(made: Corrupted, program: data.Program) -> dict[str, Any]:
 # --- the scorer ------------------------------------------------------------------------------
 
 
-def held_out_titles() -> list[str]:
-    """The held-out titles (benchmarks/vh_quality.py): alphabetical, every fifth from the fifth."""
-    return sorted(data.titles_with_goals())[4::5]
-
-
 @dataclass
 class Said:
     """What the Judge said of one plan: the steps it removes, and the steps it says are missing."""
@@ -919,13 +916,14 @@ def report(policy: TrimPolicy, t: Tally, show_lists: bool) -> None:
         print("\n".join(f"  {line}" for line in t.false))
 
 
-def development_programs(limit: int | None) -> tuple[list[str], list[str]]:
-    """The development titles' programs that run to their own goal, and those set apart."""
+def chosen_programs(limit: int | None, held_out: bool) -> tuple[list[str], list[str]]:
+    """The programs of the development (or held-out) titles that run to their own goal, and
+    those set apart."""
     held = set(held_out_titles())
     titles = data.titles_with_goals()
     kept: list[str] = []
     apart: list[str] = []
-    for title in sorted(t for t in titles if t not in held):
+    for title in sorted(t for t in titles if (t in held) == held_out):
         for key in titles[title][:limit]:
             name = "file" + key
             program = data.read_program(name)
@@ -982,12 +980,14 @@ def main() -> None:
     parser.add_argument("--loop", action="store_true", help="Score the whole loop's edits.")
     parser.add_argument("--write", type=Path, help="Write the corrupted records here (JSONL).")
     parser.add_argument("--no-lists", action="store_true", help="Only the figures.")
+    parser.add_argument("--held-out", action="store_true", help="Score the held-out titles.")
     args = parser.parse_args()
     start = time.perf_counter()
-    names, apart = development_programs(args.limit)
+    names, apart = chosen_programs(args.limit, args.held_out)
     print(
-        f"eai-eval {data.package_version()}; development titles (held out: "
-        f"{', '.join(held_out_titles())}); seeds {args.seeds}; "
+        f"eai-eval {data.package_version()}; "
+        f"{'held-out titles' if args.held_out else 'development titles (held out'}: "
+        f"{', '.join(held_out_titles())}{'' if args.held_out else ')'}; seeds {args.seeds}; "
         f"scoring {'the whole loop' if args.loop else 'the first Judge pass'}"
     )
     print(f"programs: {len(names)}; not meeting their own goal (set apart): {len(apart)}")

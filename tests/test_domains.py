@@ -125,6 +125,8 @@ def test_a_teach_result_is_the_same_and_records_no_domain() -> None:
 def test_verify_plan_repairs_a_virtualhome_program_and_records_the_package_version() -> None:
     import importlib.metadata
 
+    from planverify.domains.virtualhome.judge import RULES_VERSION
+
     lines = list(_record(DRINK)["actions"])
     broken = [line for line in lines if not line.startswith("[OPEN]")]  # the cupboard stays shut
     result = verify_plan(broken, "Drink", domain="virtualhome", program=DRINK)
@@ -135,9 +137,9 @@ def test_verify_plan_repairs_a_virtualhome_program_and_records_the_package_versi
     settings = result.settings
     assert settings is not None and settings.key != TEACH_KEYS["natural"]
     recorded = settings.model_dump()["domains"]["virtualhome"]
-    assert recorded == f"{importlib.metadata.version('eai-eval')}+judge-" + template_version(
-        "judge_system_virtualhome"
-    )
+    package, rules, prompt = recorded.split("+")
+    assert package == importlib.metadata.version("eai-eval") and rules == f"rules-{RULES_VERSION}"
+    assert prompt == "judge-" + template_version("judge_system_virtualhome")
 
 
 @needs_vh

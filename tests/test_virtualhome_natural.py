@@ -310,3 +310,59 @@ def test_a_missing_grab_goes_right_after_the_find_of_what_it_takes() -> None:
     critique = _judged("file850_1", short, text)["natural"]
     assert [(m.action, m.after) for m in critique.missing] == [(grab, find)]
     assert not critique.flags
+
+
+def test_a_cup_set_in_the_sink_under_the_running_faucet_is_filled_not_undone() -> None:
+    # Drink: the faucet is on when the cup goes into the sink and comes out again: filling it,
+    # which the simulator does not model; with the faucet off the pair does nothing
+    lines, text = _program("file26_1")
+    pair = ["[PUTBACK] <cup> (1.1000) <sink> (1.231)", "[GRAB] <cup> (1.1000)"]
+    both = _judged("file26_1", lines, text)
+    assert not both["natural"].flags
+    kept = {lines[f.step]: f.optional.kind for f in both["natural"].optional if f.optional}
+    assert [kept.get(line) for line in pair] == ["task", "task"]
+    dry = [line for line in lines if "<faucet>" not in line or line.startswith("[FIND]")]
+    assert runs_to_goal(load_scene("file26_1"), dry)
+    flags = {dry[f.step]: flag_kind(f) for f in _judged("file26_1", dry, text)["natural"].flags}
+    assert [flags.get(line) for line in pair] == ["undoes itself", "undoes itself"]
+
+
+def test_the_faucet_run_while_the_cup_stands_in_the_sink_is_part_of_the_task() -> None:
+    # Drink: the cup put in the sink, the faucet switched on and off, the cup taken up; run
+    # before the cup is there, the same switching does nothing the task needs
+    lines, text = _program("file156_1")
+    switches = ["[SWITCHON] <faucet> (1.232)", "[SWITCHOFF] <faucet> (1.232)"]
+    both = _judged("file156_1", lines, text)
+    assert not both["natural"].flags
+    kept = {lines[f.step]: f.optional.kind for f in both["natural"].optional if f.optional}
+    assert [kept.get(line) for line in switches] == ["task", "task"]
+    put = lines.index("[PUTBACK] <cup> (1.1000) <sink> (1.231)")
+    early = [*lines[:put], *switches, *(line for line in lines[put:] if line not in switches)]
+    assert runs_to_goal(load_scene("file156_1"), early)
+    flagged = {early[f.step] for f in _judged("file156_1", early, text)["natural"].flags}
+    assert set(switches) <= flagged
+
+
+def test_a_towel_in_hand_while_wiping_the_bowl_is_used_and_one_only_fetched_is_not() -> None:
+    # Wash dishes by hand: the towel is taken, the bowl wiped, the towel put back; the script
+    # names the towel only in its own steps. Without the wiping it is fetched for nothing
+    lines, text = _program("file988_1")
+    towel = [line for line in lines if "<towel>" in line]
+    both = _judged("file988_1", lines, text)
+    assert not both["natural"].flags
+    assert {lines.index(line) for line in towel} <= {f.step for f in both["natural"].optional}
+    unused = [line for line in lines if not line.startswith("[WIPE]")]
+    assert runs_to_goal(load_scene("file988_1"), unused)
+    critique = _judged("file988_1", unused, text)["natural"]
+    assert {flag_kind(f) for f in critique.flags if unused[f.step] in towel} == {"detour"}
+    assert {unused[f.step] for f in critique.flags} >= set(towel)
+
+
+def test_a_book_put_on_the_table_by_a_lit_lamp_and_taken_up_again_is_undone() -> None:
+    # Read book: a lamp on beside the table does nothing to what lies on the table
+    lines, text = _program("file897_2")
+    pair = ["[PUTBACK] <novel> (1.1000) <table> (1.355)", "[GRAB] <novel> (1.1000)"]
+    assert "[SWITCHON] <light> (1.411)" in lines
+    critique = _judged("file897_2", lines, text)["natural"]
+    flags = {lines[f.step]: flag_kind(f) for f in critique.flags}
+    assert [flags.get(line) for line in pair] == ["undoes itself", "undoes itself"]

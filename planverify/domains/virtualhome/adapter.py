@@ -17,6 +17,7 @@ from planverify.domains import Case, DomainUnavailable
 from planverify.domains.virtualhome import domain
 from planverify.domains.virtualhome.corrupt import corrupt_program
 from planverify.domains.virtualhome.data import PackageMissing, package_version
+from planverify.domains.virtualhome.judge import RULES_VERSION
 from planverify.domains.virtualhome.notation import NotationError, parse_step
 from planverify.domains.virtualhome.records import iter_records
 from planverify.domains.virtualhome.repair import runs_to_goal
@@ -43,8 +44,10 @@ class VirtualHome:
     planner_prompt = "planner_system_virtualhome"
 
     def version(self) -> str | None:
-        """The `eai-eval` version, and the version of this domain's Judge instructions."""
-        return f"{package_version()}+judge-{template_version(self.judge_prompt)}"
+        """The `eai-eval` version, the offline Judge's version and the version of this domain's
+        Judge instructions."""
+        rules = f"rules-{RULES_VERSION}"
+        return f"{package_version()}+{rules}+judge-{template_version(self.judge_prompt)}"
 
     def grounded(self, case: Case) -> bool:
         return case.program is not None

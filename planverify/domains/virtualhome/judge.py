@@ -43,14 +43,19 @@ from planverify.domains.virtualhome.replay import (
     Trace,
     check,
     goal_nodes,
+    held,
+    is_on,
     lies_at,
     trace,
 )
-from planverify.domains.virtualhome.simulate import StepResult, take_step
+from planverify.domains.virtualhome.simulate import State, StepResult, take_step
 from planverify.records.critique import Critique, Flag, Missing
 from planverify.records.evidence import Evidence, simulated
 from planverify.records.trim import DEFAULT_TRIM, OptionalNote, TrimPolicy
 
+RULES_VERSION = (
+    "1"  # changes whenever this Judge can give another verdict (stored results key on it)
+)
 LONGEST_RUN = 4  # the longest run of steps removed as one block
 PROVEN_USELESS: Evidence = simulated(scene_known=True, goal_source="vh_goal", uses_goal=True)
 PROVEN_IMPOSSIBLE: Evidence = simulated(scene_known=True, goal_source="vh_goal", uses_goal=False)
@@ -165,7 +170,7 @@ def _puts_back(run: Trace, at: int, help_line: str) -> bool:
     return helper.arguments[0].node == step.arguments[0].node and _lay_there(run.states[at], step)
 
 
-def _lay_there(state: object, put: Step) -> bool:
+def _lay_there(state: State, put: Step) -> bool:
     """Whether a put-down (`[PUTBACK]`, `[PUTIN]`) puts its thing where it lies in `state`."""
     relation = "INSIDE" if put.verb == "PUTIN" else "ON"
     return (relation, put.arguments[-1].node) in lies_at(state, put.arguments[0].node)
@@ -342,8 +347,50 @@ def _used(work: Work, goal_text: str) -> set[int]:
         step = _step(entry.line)
         used |= {a.node for a in step.arguments} if step is not None else set()
     used = {n for n in used if scene.classes.get(n) != "character"}
+    used |= _tools(work, used)
     near = {m for n in used for m in scene.near.get(n, ())}
     return used | {n for n in near if scene.classes.get(n) != "character"}
+
+
+def _tools(work: Work, used: set[int]) -> set[int]:
+    """What the person used on the things the task uses without the script naming it: a thing in
+    hand while doing something to one of them (the towel held while wiping the bowl), and a
+    device switched on or off while one of them sat at it (the faucet running while the cup
+    stood in the sink)."""
+    order = _in_order(work)
+    states = _states(work, order)
+    steps = [_step(e.line) for e in order]
+    found: set[int] = set()
+    for k, step in enumerate(steps):
+        if step is not None and kind_of(step.verb) == "activity":
+            objects = {a.node for a in step.arguments}
+            found |= held(states[k]) - objects if objects & used else set()
+    for thing, switches in _stays(work.scene, steps):
+        found |= {n for k in switches if thing in used and (n := _first_node(steps[k]))}
+    return found
+
+
+def _stays(scene: Scene, steps: Sequence[Step | None]) -> list[tuple[int, list[int]]]:
+    """Each thing put down, with the positions of the switch steps on a device at its place (the
+    place or what is tied to it) while it stays there, until it is taken up again."""
+    stays = []
+    for k, put in enumerate(steps):
+        if put is None or put.verb not in PUTS:
+            continue
+        thing, at = put.arguments[0].node, _devices_at(scene, put)
+        switches = []
+        for j in range(k + 1, len(steps)):
+            step = steps[j]
+            if step is not None and step.verb == "GRAB" and _first_node(step) == thing:
+                break
+            if step is not None and step.verb in {"SWITCHON", "SWITCHOFF"}:
+                switches += [j] if _first_node(step) in at else []
+        stays.append((thing, switches))
+    return stays
+
+
+def _first_node(step: Step | None) -> int | None:
+    return step.arguments[0].node if step is not None and step.arguments else None
 
 
 ROUNDS = (frozenset({"activity", "posture"}), frozenset({TASK}), frozenset({"approach"}))
@@ -434,17 +481,20 @@ def _undone(work: Work) -> set[int]:
     removed = {id(e) for block in work.removed for e in block}
     order = _in_order(work)
     acts = [(k, e, step) for k, e in enumerate(order) if (step := _step(e.line))]
-    states: list[object] = []
+    states = _states(work, order)
+    steps = [_step(e.line) for e in order]
+    filling = {k for _, switches in _stays(work.scene, steps) for k in switches}
     pairs = []
     for (i, first, a), (_, second, b) in pairwise(acts):
-        if id(first) not in removed or id(second) not in removed:
+        if id(first) not in removed or id(second) not in removed or i in filling:
             continue
         if not a.arguments or not b.arguments or a.arguments[0].node != b.arguments[0].node:
             continue
-        if a.verb == "GRAB" and b.verb in PUTS:
-            states = states or _states(work, order)
-            if not _lay_there(states[i], b):
-                continue  # carried somewhere else
+        if a.verb == "GRAB" and b.verb in PUTS and not _lay_there(states[i], b):
+            continue  # carried somewhere else
+        put = (i, a) if a.verb in PUTS else (i + 1, b) if b.verb in PUTS else None
+        if put is not None and _at_running_device(work.scene, states[put[0] + 1], put[1]):
+            continue  # filled at the running faucet
         if OPPOSITES.get(a.verb) == b.verb or (a.verb in PUTS and b.verb == "GRAB"):
             pairs.append((first, a, second))
     put_down = {id(first) for first, a, _ in pairs if a.verb in PUTS}
@@ -455,7 +505,29 @@ def _undone(work: Work) -> set[int]:
     return found
 
 
-def _states(work: Work, order: Sequence[Entry]) -> list[object]:
+def _at_running_device(scene: Scene, state: State, put: Step) -> bool:
+    """Whether a device at the place of a put-down is on."""
+    return any(is_on(state, node) for node in _devices_at(scene, put))
+
+
+RECEPTACLES = frozenset({"RECIPIENT", "CONTAINERS"})  # properties of a place that takes things in
+
+
+def _devices_at(scene: Scene, put: Step) -> set[int]:
+    """The devices that act on what a put-down leaves in a receptacle (a sink, a coffee maker, a
+    microwave): the receptacle itself or what is tied to it (the faucet over the sink), when it
+    has a switch. A lamp by the table lights it but does nothing to what lies on it."""
+    place = put.arguments[-1].node
+    if not RECEPTACLES & scene.properties.get(place, frozenset()):
+        return set()
+    return {
+        n
+        for n in {place, *scene.near.get(place, ())}
+        if "HAS_SWITCH" in scene.properties.get(n, ())
+    }
+
+
+def _states(work: Work, order: Sequence[Entry]) -> list[State]:
     """The simulator's state before each of the lines in `order`, and after the last."""
     states = [work.scene.start]
     for index, entry in enumerate(order):

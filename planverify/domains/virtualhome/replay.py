@@ -100,6 +100,22 @@ def lies_at(state: State, node: int) -> frozenset[tuple[str, int]]:
     )
 
 
+def held(state: State) -> frozenset[int]:
+    """The things the character holds in a simulator state."""
+    character = next(state.get_char_node(0))
+    return frozenset(
+        n.id
+        for name in ("HOLDS_RH", "HOLDS_LH")
+        for n in state.get_nodes_from(character, Relation[name])
+    )
+
+
+def is_on(state: State, node: int) -> bool:
+    """Whether a thing is switched on in a simulator state."""
+    found = state.get_node(node)
+    return found is not None and "ON" in {s.name for s in found.states}
+
+
 def state_check(goal: Goal | None, state: State, verbs: Sequence[str]) -> GoalCheck:
     """What of the goal a simulator state and the verbs carried out leave unmet."""
     if goal is None:

@@ -25,8 +25,9 @@ from pathlib import Path
 
 from planverify.inputs.sources import load_episodes
 from planverify.records.notation import dialogue_lines
+from planverify.world.goal_families import signature
 from planverify.world.goals import parse_teach_task
-from planverify.world.text_goals import read_goal, signature
+from planverify.world.text_goals import read_goal
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 CONDITIONS = ("description", "dialogue only", "typos")

@@ -10,9 +10,10 @@ import pytest
 
 from planverify.agents.rules import judge_plan
 from planverify.world import Grounding, ground, near_types, spelling
+from planverify.world.goal_families import build_task, signature, spec_of
 from planverify.world.goals import GoalSpec, parse_teach_task
 from planverify.world.spelling import Speller
-from planverify.world.text_goals import NO_GOAL, build_task, read_goal, signature, spec_of
+from planverify.world.text_goals import NO_GOAL, read_goal
 
 TASK = build_task("Clean All X", ["Cup"])  # a task definition, as a game file has it
 

@@ -12,8 +12,9 @@ from typer.testing import CliRunner
 
 from planverify.cli import app
 from planverify.world import text_goals
+from planverify.world.goal_families import FAMILIES, signature, spec_of
 from planverify.world.goals import GoalSpec, parse_teach_task
-from planverify.world.text_goals import FAMILIES, read_goal, signature, spec_of
+from planverify.world.text_goals import read_goal
 
 runner = CliRunner()
 

@@ -29,7 +29,8 @@ def read_goal_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the reading as JSON.")] = False,
 ) -> None:
     """Print the goal spec read from a goal text and the Commander's words (exit 1: none)."""
-    from planverify.world.text_goals import FAMILIES, read_goal
+    from planverify.world.goal_families import FAMILIES
+    from planverify.world.text_goals import read_goal
 
     if task is not None and " ".join(task.split()).lower() not in {f.lower() for f in FAMILIES}:
         raise fail(f"unknown task family {task!r}; known: {', '.join(FAMILIES)}")

@@ -181,6 +181,18 @@ def test_a_put_of_what_the_hand_takes_only_later_goes_rather_than_a_grab_copied_
     assert not critique.missing
 
 
+def test_a_cup_put_under_the_running_faucet_before_it_is_taken_gets_the_grab_it_lacks() -> None:
+    # Drink: the glass is never grabbed before it goes into the sink, the faucet running; the
+    # grab after it ends the filling, so the grab missing before the put is proposed instead
+    lines, text = _program("file787_1")
+    grab = "[GRAB] <water_glass> (1.1000)"
+    first = lines.index(grab)
+    ungrabbed = lines[:first] + lines[first + 1 :]
+    critique = _judged("file787_1", ungrabbed, text)["natural"]
+    assert not critique.flags
+    assert [m.action for m in critique.missing] == [grab]
+
+
 def test_a_switch_in_a_room_the_program_never_goes_to_goes_and_gets_no_walk() -> None:
     # Turn on light, in the home office: the television of the dining room faces a light the
     # goal text names, but the program does nothing in that room; switching it on from the

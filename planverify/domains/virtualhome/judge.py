@@ -138,7 +138,8 @@ def _fix_failures(work: Work, core: Collection[int]) -> None:
         failing = _step(lines[at])
         ours = failing is None or any(a.node in core for a in failing.arguments)
         ours = ours and not _elsewhere(work, at)
-        ours = ours and (help_ is None or not _misplaced(work, at, help_[2]))
+        misplaced = help_ is not None and _misplaced(work, at, help_[2])
+        ours = ours and (not misplaced or _fills(work.scene, run, at))
         ours = ours and (help_ is None or not _puts_back(run, at, help_[2]))
         if help_ is not None and (
             help_[0].key() < removal.key() or (ours and help_[0].key() == removal.key())
@@ -158,6 +159,16 @@ def _misplaced(work: Work, at: int, help_line: str) -> bool:
     they did not forget a step: copying their later step in front would do it twice."""
     later = {e.line for e in work.entries[at + 1 :] if e.origin is not None}
     return work.entries[at].line in later or help_line in later
+
+
+def _fills(scene: Scene, run: Trace, at: int) -> bool:
+    """Whether the failing line `at` puts a thing into a receptacle while a device there runs
+    (the cup into the sink under the running faucet): the take-up written after it ends the
+    filling, so it is no copy of the step missing before it."""
+    step = _step(run.lines[at])
+    return (
+        step is not None and step.verb in PUTS and _at_running_device(scene, run.states[at], step)
+    )
 
 
 def _puts_back(run: Trace, at: int, help_line: str) -> bool:

@@ -29,6 +29,13 @@ def _judged(name: str, lines: list[str], text: str) -> dict[str, Critique]:
     return dict(judge_both(lines, load_scene(name), goal_text=text))
 
 
+def _natural_keeps(name: str, lines: list[str], text: str) -> dict[str, str]:
+    """The kind `natural` keeps each optional line as, once it is checked to remove nothing."""
+    natural = _judged(name, lines, text)["natural"]
+    assert not natural.flags
+    return {lines[f.step]: f.optional.kind for f in natural.optional if f.optional}
+
+
 def _without(lines: list[str], line: str) -> list[str]:
     at = lines.index(line)
     return lines[:at] + lines[at + 1 :]
@@ -329,9 +336,7 @@ def test_a_cup_set_in_the_sink_under_the_running_faucet_is_filled_not_undone() -
     # which the simulator does not model; with the faucet off the pair does nothing
     lines, text = _program("file26_1")
     pair = ["[PUTBACK] <cup> (1.1000) <sink> (1.231)", "[GRAB] <cup> (1.1000)"]
-    both = _judged("file26_1", lines, text)
-    assert not both["natural"].flags
-    kept = {lines[f.step]: f.optional.kind for f in both["natural"].optional if f.optional}
+    kept = _natural_keeps("file26_1", lines, text)
     assert [kept.get(line) for line in pair] == ["task", "task"]
     dry = [line for line in lines if "<faucet>" not in line or line.startswith("[FIND]")]
     assert runs_to_goal(load_scene("file26_1"), dry)
@@ -344,9 +349,7 @@ def test_the_faucet_run_while_the_cup_stands_in_the_sink_is_part_of_the_task() -
     # before the cup is there, the same switching does nothing the task needs
     lines, text = _program("file156_1")
     switches = ["[SWITCHON] <faucet> (1.232)", "[SWITCHOFF] <faucet> (1.232)"]
-    both = _judged("file156_1", lines, text)
-    assert not both["natural"].flags
-    kept = {lines[f.step]: f.optional.kind for f in both["natural"].optional if f.optional}
+    kept = _natural_keeps("file156_1", lines, text)
     assert [kept.get(line) for line in switches] == ["task", "task"]
     put = lines.index("[PUTBACK] <cup> (1.1000) <sink> (1.231)")
     early = [*lines[:put], *switches, *(line for line in lines[put:] if line not in switches)]
@@ -360,9 +363,7 @@ def test_a_towel_in_hand_while_wiping_the_bowl_is_used_and_one_only_fetched_is_n
     # names the towel only in its own steps. Without the wiping it is fetched for nothing
     lines, text = _program("file988_1")
     towel = [line for line in lines if "<towel>" in line]
-    both = _judged("file988_1", lines, text)
-    assert not both["natural"].flags
-    assert {lines.index(line) for line in towel} <= {f.step for f in both["natural"].optional}
+    assert set(towel) <= set(_natural_keeps("file988_1", lines, text))
     unused = [line for line in lines if not line.startswith("[WIPE]")]
     assert runs_to_goal(load_scene("file988_1"), unused)
     critique = _judged("file988_1", unused, text)["natural"]

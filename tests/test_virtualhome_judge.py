@@ -3,7 +3,11 @@ on human programs read from the installed eai-eval (nothing of its data is kept 
 
 from __future__ import annotations
 
+import hashlib
+import json
 import random
+import re
+from pathlib import Path
 
 import pytest
 
@@ -14,7 +18,7 @@ pytest.importorskip(
 
 from planverify.domains.virtualhome import data, domain
 from planverify.domains.virtualhome.corrupt import ERRORS, corrupt, corrupt_program, exact
-from planverify.domains.virtualhome.judge import flag_kind, judge_both
+from planverify.domains.virtualhome.judge import RULES_VERSION, flag_kind, judge_both
 from planverify.domains.virtualhome.kinds import named_nodes, optional_kind
 from planverify.domains.virtualhome.notation import parse_step
 from planverify.domains.virtualhome.repair import runs_to_goal
@@ -181,3 +185,46 @@ def test_domain_functions(tv: tuple[list[str], Scene]) -> None:
     facts = domain.prompt_facts(lines, WATCH_TV)
     assert "television (410)" in facts and "ON(television.410)" in facts
     assert domain.judge(lines, program=WATCH_TV, goal=_goal_text(WATCH_TV)).flags is not None
+
+
+# The verdicts of this Judge on a fixed sample, by `eai-eval` version and `RULES_VERSION`: a
+# change that gives another verdict must bump RULES_VERSION (stored results key on it) and pin here
+VERDICTS = {"1.0.5+2": "c8fa5568befef2f1"}
+PROGRAM = re.compile(r"file[0-9]+_[0-9]")
+
+
+def _sample() -> list[str]:
+    """One program a title with a goal, and every program a VirtualHome test reads (each rule
+    has a test on a program that shows it)."""
+    titles = data.titles_with_goals()
+    named = {
+        match
+        for path in Path(__file__).parent.glob("test_virtualhome*.py")
+        for match in PROGRAM.findall(path.read_text(encoding="utf-8"))
+    }
+    with_goals = {"file" + key for keys in titles.values() for key in keys}
+    return sorted({"file" + titles[title][0] for title in titles} | (named & with_goals))
+
+
+def _verdicts_digest() -> str:
+    """A digest of both policies' critiques of the sample's programs, clean and with one error of
+    the project's generator (seed 1)."""
+    said = []
+    for name in _sample():
+        scene, text = load_scene(name), _goal_text(name)
+        lines = list(data.read_program(name).lines)
+        made = corrupt_program(scene, lines, 1, name, text)
+        for program in [lines, *([made.lines] if made is not None else [])]:
+            for policy, critique in judge_both(program, scene, goal_text=text).items():
+                said.append([name, policy, critique.model_dump(mode="json", exclude_none=True)])
+    return hashlib.sha256(json.dumps(said, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def test_the_rules_version_names_the_verdicts() -> None:
+    key = f"{data.package_version()}+{RULES_VERSION}"
+    if not any(k.startswith(f"{data.package_version()}+") for k in VERDICTS):
+        pytest.skip(f"verdicts are pinned for other eai-eval versions than {key}")
+    digest = _verdicts_digest()
+    assert VERDICTS.get(key) == digest, (
+        f"the Judge's verdicts are now {digest}: if that is meant, bump RULES_VERSION and pin it"
+    )

@@ -8,6 +8,8 @@
 - `replay`: a program's scene and goal, and fast re-runs of edited versions of it;
 - `kinds`: the trim policies' kinds on VirtualHome, in one table;
 - `repair`: steps to put in, found by trying them in the simulator;
+- `edit`: the program as the offline Judge edits it, and reading it;
+- `keeps`: what `natural` keeps of the steps the Judge's search removed, and why;
 - `judge`: the offline Judge, by simulation against `vh_goal`;
 - `corrupt`: labelled errors put into human programs;
 - `domain`: what the core needs (judge, certify a flag, prompt facts, object names, goal check);

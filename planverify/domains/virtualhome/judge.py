@@ -10,27 +10,33 @@ simulator against its `vh_goal` (node states, edges, ordered action goals).
    and its repeat). A block goes only when the program without it still runs to the end and
    meets every goal part it met, action goals in order.
 4. `natural` puts back the removed steps of a kind `kinds.KINDS` names, when the program still
-   runs and meets the goal with them (never two that undo each other); they are listed in
-   `Critique.optional`.
+   runs and meets the goal with them (never two that undo each other; `keeps`); they are listed
+   in `Critique.optional`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass
-from itertools import pairwise
 
-from planverify.domains.virtualhome.goals import GoalCheck
-from planverify.domains.virtualhome.kinds import (
-    IDEMPOTENT,
-    OPPOSITES,
-    REASONS,
-    TASK,
-    kind_of,
-    named_nodes,
-    optional_kind,
+from planverify.domains.virtualhome.edit import (
+    PUTS,
+    Entry,
+    Work,
+    accepts,
+    goal_parts,
+    lay_there,
+    previous_lines,
+    step_of,
 )
-from planverify.domains.virtualhome.notation import Argument, NotationError, Step, parse_step
+from planverify.domains.virtualhome.keeps import (
+    at_running_device,
+    kept_kinds,
+    repeats,
+    restore,
+    used_objects,
+)
+from planverify.domains.virtualhome.kinds import OPPOSITES, REASONS, named_nodes
+from planverify.domains.virtualhome.notation import Step
 from planverify.domains.virtualhome.repair import (
     best_insertion,
     enablers,
@@ -38,17 +44,8 @@ from planverify.domains.virtualhome.repair import (
     quality,
     shortfall,
 )
-from planverify.domains.virtualhome.replay import (
-    Scene,
-    Trace,
-    check,
-    goal_nodes,
-    held,
-    is_on,
-    lies_at,
-    trace,
-)
-from planverify.domains.virtualhome.simulate import State, StepResult, take_step
+from planverify.domains.virtualhome.replay import Scene, Trace, check, goal_nodes, trace
+from planverify.domains.virtualhome.simulate import StepResult, take_step
 from planverify.records.critique import Critique, Flag, Missing
 from planverify.records.evidence import Evidence, simulated
 from planverify.records.trim import DEFAULT_TRIM, OptionalNote, TrimPolicy
@@ -58,30 +55,6 @@ RULES_VERSION = "2"
 LONGEST_RUN = 4  # the longest run of steps removed as one block
 PROVEN_USELESS: Evidence = simulated(scene_known=True, goal_source="vh_goal", uses_goal=True)
 PROVEN_IMPOSSIBLE: Evidence = simulated(scene_known=True, goal_source="vh_goal", uses_goal=False)
-
-
-@dataclass
-class Entry:
-    """A line of the program under judgement."""
-
-    line: str  # the script line
-    order: float  # where it stands among the input's lines (inserted lines fall between)
-    origin: int | None  # its 0-based position in the input; None for an inserted line
-
-
-@dataclass
-class Work:
-    """The program as the Judge edits it, and what it found so far."""
-
-    scene: Scene
-    entries: list[Entry]  # the program now
-    impossible: dict[int, str]  # input position -> why it cannot happen
-    inserted: list[Entry]  # lines put in
-    removed: list[list[Entry]]  # blocks the goal does without, in the order they were found
-
-    @property
-    def lines(self) -> list[str]:
-        return [e.line for e in self.entries]
 
 
 def judge_program(
@@ -107,10 +80,10 @@ def judge_both(
         _remove_runs(work)
         _remove_pairs(work)
         _last_put_stays(work)
-    used = _used(work, goal_text)
-    kinds = _kinds(work, used, lines, outcomes)
+    used = used_objects(work, goal_text)
+    kinds = kept_kinds(work, used, lines, outcomes)
     minimal = _critique(work, lines, outcomes, used, kinds, set())
-    restored = _restore(work, kinds)
+    restored = restore(work, kinds)
     return {"minimal": minimal, "natural": _critique(work, lines, outcomes, used, kinds, restored)}
 
 
@@ -134,7 +107,7 @@ def _fix_failures(work: Work, core: Collection[int]) -> None:
         candidates = list(enablers(work.scene, run, at))
         candidates += goal_steps(work.scene, shortfall(work.scene, lines)[1], lines)
         help_ = best_insertion(work.scene, lines, candidates, positions)
-        failing = _step(lines[at])
+        failing = step_of(lines[at])
         ours = failing is None or any(a.node in core for a in failing.arguments)
         ours = ours and not _elsewhere(work, at)
         misplaced = help_ is not None and _misplaced(work, at, help_[2])
@@ -164,26 +137,18 @@ def _fills(scene: Scene, run: Trace, at: int) -> bool:
     """Whether the failing line `at` puts a thing into a receptacle while a device there runs
     (the cup into the sink under the running faucet): the take-up written after it ends the
     filling, so it is no copy of the step missing before it."""
-    step = _step(run.lines[at])
-    return (
-        step is not None and step.verb in PUTS and _at_running_device(scene, run.states[at], step)
-    )
+    step = step_of(run.lines[at])
+    return step is not None and step.verb in PUTS and at_running_device(scene, run.states[at], step)
 
 
 def _puts_back(run: Trace, at: int, help_line: str) -> bool:
     """Whether the failing line `at` puts a thing down where it lies already and the help takes
     it up: the take-up and the put-down would leave it where it was, which is no way of carrying
     out a task (putting the soap back on the sink it lies on, without ever taking it)."""
-    step, helper = _step(run.lines[at]), _step(help_line)
+    step, helper = step_of(run.lines[at]), step_of(help_line)
     if step is None or helper is None or step.verb not in PUTS or helper.verb != "GRAB":
         return False
-    return helper.arguments[0].node == step.arguments[0].node and _lay_there(run.states[at], step)
-
-
-def _lay_there(state: State, put: Step) -> bool:
-    """Whether a put-down (`[PUTBACK]`, `[PUTIN]`) puts its thing where it lies in `state`."""
-    relation = "INSIDE" if put.verb == "PUTIN" else "ON"
-    return (relation, put.arguments[-1].node) in lies_at(state, put.arguments[0].node)
+    return helper.arguments[0].node == step.arguments[0].node and lay_there(run.states[at], step)
 
 
 def _elsewhere(work: Work, at: int) -> bool:
@@ -192,12 +157,12 @@ def _elsewhere(work: Work, at: int) -> bool:
     step happen would send them on a trip the program does not make (switching on the
     television of another room, from where they stand)."""
     rooms = work.scene.rooms
-    step = _step(work.entries[at].line)
+    step = step_of(work.entries[at].line)
     things = {a.node for a in step.arguments if rooms.get(a.node) != a.node} if step else set()
     visited = {
         rooms.get(a.node)
         for k, e in enumerate(work.entries)
-        if k != at and (other := _step(e.line)) is not None
+        if k != at and (other := step_of(e.line)) is not None
         for a in other.arguments
     }
     return bool(things) and all(rooms.get(n) not in visited for n in things)
@@ -241,31 +206,23 @@ def _insert(work: Work, position: int, line: str) -> None:
     work.inserted.append(entry)
 
 
-def _parts(check_: GoalCheck) -> set[str]:
-    return set(check_.describe())
-
-
-def _accept(work: Work, run: Trace, base: set[str]) -> bool:
-    return run.completed and _parts(check(work.scene, run)) <= base
-
-
 def _remove_runs(work: Work, only: Callable[[Step], bool] | None = None) -> None:
     """Remove runs of input steps the goal does without, trying from the end, longest first
     (with `only`: runs of steps it accepts, e.g. steps on nothing the task is about, tried
     before the others so that a detour goes rather than the steps it happens to stand for)."""
     run = trace(work.lines, work.scene.start)
-    base = _parts(check(work.scene, run))
+    base = goal_parts(check(work.scene, run))
     at = len(work.entries) - 1
     while at >= 0:
         for size in range(LONGEST_RUN, 0, -1):
             block = work.entries[at : at + size]
             if len(block) < size or any(e.origin is None for e in block):
                 continue
-            if only is not None and not all((s := _step(e.line)) and only(s) for e in block):
+            if only is not None and not all((s := step_of(e.line)) and only(s) for e in block):
                 continue
             rest = work.entries[:at] + work.entries[at + size :]
             tried = trace([e.line for e in rest], work.scene.start, since=run, at=at)
-            if _accept(work, tried, base):
+            if accepts(work, tried, base):
                 work.entries, run = rest, tried
                 work.removed.append(block)
                 break
@@ -278,7 +235,7 @@ def _remove_pairs(work: Work) -> None:
     """Remove pairs of input steps on the same objects (one undoing the other, or repeating it)
     that the goal does without together."""
     run = trace(work.lines, work.scene.start)
-    base = _parts(check(work.scene, run))
+    base = goal_parts(check(work.scene, run))
     j = len(work.entries) - 1
     while j > 0:
         for i in range(j - 2, -1, -1):
@@ -287,15 +244,12 @@ def _remove_pairs(work: Work) -> None:
                 continue
             rest = [e for k, e in enumerate(work.entries) if k not in (i, j)]
             tried = trace([e.line for e in rest], work.scene.start, since=run, at=i)
-            if _accept(work, tried, base):
+            if accepts(work, tried, base):
                 work.entries, run = rest, tried
                 work.removed.append([first, second])
                 j -= 1
                 break
         j = min(j - 1, len(work.entries) - 1)
-
-
-PUTS = frozenset({"PUTBACK", "PUTIN"})  # verbs that put down what the hand holds
 
 
 def _last_put_stays(work: Work) -> None:
@@ -305,10 +259,10 @@ def _last_put_stays(work: Work) -> None:
     put-down is how a thing is carried). Of a kept put and a removed one written the same way
     later, the removed one is kept instead when the program runs and meets its goal as well."""
     run = trace(work.lines, work.scene.start)
-    base = _parts(check(work.scene, run))
+    base = goal_parts(check(work.scene, run))
     for block in work.removed:
         for slot, late in enumerate(block):
-            step = _step(late.line)
+            step = step_of(late.line)
             if late.origin is None or step is None or step.verb not in PUTS:
                 continue
             early = [e for e in work.entries if e.order < late.order and e.line == late.line]
@@ -316,25 +270,18 @@ def _last_put_stays(work: Work) -> None:
                 continue
             swapped = [e for e in work.entries if e is not early[-1]] + [late]
             swapped.sort(key=lambda e: e.order)
-            if _accept(work, trace([e.line for e in swapped], work.scene.start), base):
+            if accepts(work, trace([e.line for e in swapped], work.scene.start), base):
                 work.entries = swapped
                 block[slot] = early[-1]
                 block.sort(key=lambda e: e.order)
 
 
 def _paired(first: Entry, second: Entry) -> bool:
-    a, b = _step(first.line), _step(second.line)
+    a, b = step_of(first.line), step_of(second.line)
     if a is None or b is None or not a.arguments:
         return False
     same = {x.node for x in a.arguments} & {x.node for x in b.arguments}
     return bool(same) and (first.line == second.line or OPPOSITES.get(a.verb) == b.verb)
-
-
-def _step(line: str) -> Step | None:
-    try:
-        return parse_step(line)
-    except NotationError:
-        return None
 
 
 def _outcomes(work: Work) -> dict[int, StepResult]:
@@ -346,252 +293,6 @@ def _outcomes(work: Work) -> dict[int, StepResult]:
         if entry.origin is not None:
             results[entry.origin] = result
     return results
-
-
-def _used(work: Work, goal_text: str) -> set[int]:
-    """The objects the task uses: those of the goal, of the steps kept, and those the goal text
-    names (not the character)."""
-    scene = work.scene
-    used = set(goal_nodes(scene.goal)) | named_nodes(scene.classes, goal_text)
-    for entry in work.entries:
-        step = _step(entry.line)
-        used |= {a.node for a in step.arguments} if step is not None else set()
-    used = {n for n in used if scene.classes.get(n) != "character"}
-    used |= _tools(work, used)
-    near = {m for n in used for m in scene.near.get(n, ())}
-    return used | {n for n in near if scene.classes.get(n) != "character"}
-
-
-def _tools(work: Work, used: set[int]) -> set[int]:
-    """What the person used on the things the task uses without the script naming it: a thing in
-    hand while doing something to one of them (the towel held while wiping the bowl), and a
-    device switched on or off while one of them sat at it (the faucet running while the cup
-    stood in the sink)."""
-    order = _in_order(work)
-    states = _states(work, order)
-    steps = [_step(e.line) for e in order]
-    found: set[int] = set()
-    for k, step in enumerate(steps):
-        if step is not None and kind_of(step.verb) == "activity":
-            objects = {a.node for a in step.arguments}
-            found |= held(states[k]) - objects if objects & used else set()
-    for thing, switches in _stays(work.scene, steps):
-        found |= {n for k in switches if thing in used and (n := _first_node(steps[k]))}
-    return found
-
-
-def _stays(scene: Scene, steps: Sequence[Step | None]) -> list[tuple[int, list[int]]]:
-    """Each thing put down, with the positions of the switch steps on a device at its place (the
-    place or what is tied to it) while it stays there, until it is taken up again."""
-    stays = []
-    for k, put in enumerate(steps):
-        if put is None or put.verb not in PUTS:
-            continue
-        thing, at = put.arguments[0].node, _devices_at(scene, put)
-        switches = []
-        for j in range(k + 1, len(steps)):
-            step = steps[j]
-            if step is not None and step.verb == "GRAB" and _first_node(step) == thing:
-                break
-            if step is not None and step.verb in {"SWITCHON", "SWITCHOFF"}:
-                switches += [j] if _first_node(step) in at else []
-        stays.append((thing, switches))
-    return stays
-
-
-def _first_node(step: Step | None) -> int | None:
-    return step.arguments[0].node if step is not None and step.arguments else None
-
-
-ROUNDS = (frozenset({"activity", "posture"}), frozenset({TASK}), frozenset({"approach"}))
-# the kinds `_kinds` settles in turn: what a person does in the task's place, then other steps on
-# what the task uses (now also what those did something with), then the approaches to all that
-
-
-def _kinds(
-    work: Work, used: set[int], lines: Sequence[str], outcomes: dict[int, StepResult]
-) -> dict[int, str]:
-    """The kind `natural` keeps of each removed input step that has one (by input position).
-
-    The task's place is the rooms of what it uses. An activity or posture there is how the person
-    carried the task out (wiping a chair with the cloth in hand, washing at the sink after the
-    toilet), and so is going to a thing there (finding the desk and chair to read at); a step
-    that moves, opens or switches a thing the task has no use for is a detour wherever it is,
-    and so is going to that thing. Going to a thing only to open and close it again or to switch
-    it off and on (or on when it is on) is part of that: the approach goes too, whatever the
-    thing, when nothing kept is done with it (`_switched_only`, `_done_with`)."""
-    undone = _undone(work)
-    removed = [e for block in work.removed for e in block if e.origin is not None]
-    previous = _previous(work)
-    rooms = work.scene.rooms
-    place = {rooms[n] for n in used if n in rooms}
-    kinds: dict[int, str] = {}
-    wider = set(used)
-    for kinds_now in ROUNDS:
-        handled = set()  # objects of removed steps not kept, which no approach may lead to
-        futile: set[int] = set()  # of those, the ones nothing kept is done with
-        if "approach" in kinds_now:
-            handled = {a.node for e in removed if e.origin not in kinds for a in _objects(e)}
-            futile = _switched_only(removed, kinds) - _done_with(work, removed, kinds)
-        for entry in removed:
-            origin, step = entry.origin, _step(entry.line)
-            if origin is None or step is None or (kind_of(step.verb) or TASK) not in kinds_now:
-                continue
-            if _repeats(previous, entry) or outcomes[origin].outcome != "ok" or id(entry) in undone:
-                continue
-            things = {a.node for a in step.arguments if rooms.get(a.node) != a.node}
-            if things and things <= futile:
-                continue
-            here = place if not {a.node for a in step.arguments} & handled else set()
-            kind = optional_kind(step, wider, rooms, here)
-            if kind is not None:
-                kinds[origin] = kind
-        wider |= {a.node for o in kinds if (s := _step(lines[o])) for a in s.arguments}
-    return kinds
-
-
-SWITCHES = frozenset({"OPEN", "CLOSE", "SWITCHON", "SWITCHOFF", "PLUGIN", "PLUGOUT"})
-# verbs that change a thing's state where it stands
-
-
-def _switched_only(removed: Sequence[Entry], kinds: dict[int, str]) -> set[int]:
-    """The objects whose removed steps that `natural` does not keep only open, close or switch
-    them (a thing taken up and put down is another matter: the person may have meant to carry
-    it)."""
-    gone = [
-        (s.verb, a.node)
-        for e in removed
-        if e.origin not in kinds and (s := _step(e.line))
-        for a in _objects(e)
-    ]
-    return {n for v, n in gone if v in SWITCHES} - {n for v, n in gone if v not in SWITCHES}
-
-
-def _done_with(work: Work, removed: Sequence[Entry], kinds: dict[int, str]) -> set[int]:
-    """The objects a step other than an approach does something with, among the steps kept and
-    the removed ones `natural` keeps (`kinds`); for a put, where it goes as well."""
-    kept = [*work.entries, *(e for e in removed if e.origin in kinds)]
-    return {
-        a.node
-        for e in kept
-        if (step := _step(e.line)) is not None and kind_of(step.verb) != "approach"
-        for a in step.arguments
-    }
-
-
-def _undone(work: Work) -> set[int]:
-    """The removed steps (by `id`) that undo each other on one object, next to each other in the
-    program (opened and closed, switched off and on, put down and picked up again, taken up and put
-    back where it lay): such a pair is no way of carrying out a task, whatever it is on. With a step
-    between, even only going to or looking at the thing, the person did something with it in between
-    (switched the TV on, turned to it, switched it off): how people work. A take-up and a put-down
-    somewhere else carry the thing there: that undoes nothing. Of a take-up, a put-down and a
-    take-up again, the pair is the put-down and the take-up after it: taking a thing up and putting
-    it down is how it is carried, so the first take-up is not undone."""
-    removed = {id(e) for block in work.removed for e in block}
-    order = _in_order(work)
-    acts = [(k, e, step) for k, e in enumerate(order) if (step := _step(e.line))]
-    states = _states(work, order)
-    steps = [_step(e.line) for e in order]
-    filling = {k for _, switches in _stays(work.scene, steps) for k in switches}
-    pairs = []
-    for (i, first, a), (_, second, b) in pairwise(acts):
-        if id(first) not in removed or id(second) not in removed or i in filling:
-            continue
-        if not a.arguments or not b.arguments or a.arguments[0].node != b.arguments[0].node:
-            continue
-        if a.verb == "GRAB" and b.verb in PUTS and not _lay_there(states[i], b):
-            continue  # carried somewhere else
-        put = (i, a) if a.verb in PUTS else (i + 1, b) if b.verb in PUTS else None
-        if put is not None and _at_running_device(work.scene, states[put[0] + 1], put[1]):
-            continue  # filled at the running faucet
-        if OPPOSITES.get(a.verb) == b.verb or (a.verb in PUTS and b.verb == "GRAB"):
-            pairs.append((first, a, second))
-    put_down = {id(first) for first, a, _ in pairs if a.verb in PUTS}
-    found: set[int] = set()
-    for first, a, second in pairs:
-        if a.verb != "GRAB" or id(second) not in put_down:
-            found |= {id(first), id(second)}
-    return found
-
-
-def _at_running_device(scene: Scene, state: State, put: Step) -> bool:
-    """Whether a device at the place of a put-down is on."""
-    return any(is_on(state, node) for node in _devices_at(scene, put))
-
-
-RECEPTACLES = frozenset({"RECIPIENT", "CONTAINERS"})  # properties of a place that takes things in
-
-
-def _devices_at(scene: Scene, put: Step) -> set[int]:
-    """The devices that act on what a put-down leaves in a receptacle (a sink, a coffee maker, a
-    microwave): the receptacle itself or what is tied to it (the faucet over the sink), when it
-    has a switch. A lamp by the table lights it but does nothing to what lies on it."""
-    place = put.arguments[-1].node
-    if not RECEPTACLES & scene.properties.get(place, frozenset()):
-        return set()
-    return {
-        n
-        for n in {place, *scene.near.get(place, ())}
-        if "HAS_SWITCH" in scene.properties.get(n, ())
-    }
-
-
-def _states(work: Work, order: Sequence[Entry]) -> list[State]:
-    """The simulator's state before each of the lines in `order`, and after the last."""
-    states = [work.scene.start]
-    for index, entry in enumerate(order):
-        states.append(take_step(states[-1], entry.line, index)[1])
-    return states
-
-
-def _objects(entry: Entry) -> tuple[Argument, ...]:
-    """What a step acts on (for `[PUTBACK] <a> <b>`, `a`: `b` is only where it goes); nothing for
-    an approach."""
-    step = _step(entry.line)
-    if step is None or kind_of(step.verb) == "approach":
-        return ()
-    return step.arguments[:1]
-
-
-def _previous(work: Work) -> dict[int, Entry]:
-    """The line before each line (by `id`) in the program as repaired: the kept, removed and
-    inserted lines in order, without those that cannot happen."""
-    return {id(b): a for a, b in pairwise(_in_order(work))}
-
-
-def _in_order(work: Work) -> list[Entry]:
-    """The kept, removed and inserted lines of the program as repaired, in order."""
-    every = {id(e): e for e in [*work.entries, *(e for block in work.removed for e in block)]}
-    return sorted(every.values(), key=lambda e: e.order)
-
-
-def _repeats(previous: dict[int, Entry], entry: Entry) -> bool:
-    """Whether the line is the one before it again, with a verb whose repeat changes nothing
-    (being at, holding, opening...). An activity done again (`[SCRUB]`, `[WASH]`) is more of it."""
-    before = previous.get(id(entry))
-    step = _step(entry.line)
-    if before is None or step is None or before.line != entry.line:
-        return False
-    return step.verb in IDEMPOTENT
-
-
-def _restore(work: Work, kinds: dict[int, str]) -> set[int]:
-    """Put back the removed steps of a kind `natural` keeps, all at once if the program still
-    runs and meets its goal as well, else one by one; the input positions put back."""
-    run = trace(work.lines, work.scene.start)
-    base = _parts(check(work.scene, run))
-    candidates = [e for block in work.removed for e in block if e.origin in kinds]
-    restored: set[int] = set()
-    for group in [candidates, *([e] for e in sorted(candidates, key=lambda e: e.order))]:
-        group = [e for e in group if e.origin not in restored]
-        if not group:
-            continue
-        tried = sorted([*work.entries, *group], key=lambda e: e.order)
-        if _accept(work, trace([e.line for e in tried], work.scene.start), base):
-            work.entries = tried
-            restored |= {e.origin for e in group if e.origin is not None}
-    return restored
 
 
 def _critique(
@@ -645,19 +346,19 @@ def _why(
     """Why a removed step goes, in one line."""
     origin = entry.origin
     assert origin is not None
-    step = _step(entry.line)
+    step = step_of(entry.line)
     result = outcomes[origin]
     if result.outcome == "satisfied":
         verb = step.verb if step is not None else ""
         what = "a switch that acts on nothing" if verb.startswith("SWITCH") else "changes nothing"
         return f"{what}: {result.reason}; the goal does without it"
-    previous = _previous(work)
+    previous = previous_lines(work)
     before = previous.get(id(entry))
-    if before is not None and _repeats(previous, entry):
+    if before is not None and repeats(previous, entry):
         what = "the step put in before it" if before.origin is None else f"step {before.origin}"
         return f"repeats {what}; the goal does without it"
     for other in block:
-        other_step = _step(other.line)
+        other_step = step_of(other.line)
         if other is not entry and step is not None and other_step is not None:
             if not _opposed(step.verb, other_step.verb):
                 continue

@@ -379,3 +379,21 @@ def test_a_book_put_on_the_table_by_a_lit_lamp_and_taken_up_again_is_undone() ->
     critique = _judged("file897_2", lines, text)["natural"]
     flags = {lines[f.step]: flag_kind(f) for f in critique.flags}
     assert [flags.get(line) for line in pair] == ["undoes itself", "undoes itself"]
+
+
+def test_the_thing_the_goal_text_names_is_the_one_the_program_uses_not_every_one() -> None:
+    # Browse internet: the text names the keyboard and the mouse, and the person uses those of
+    # the home office; the bedroom's keyboard and computer are not the task's, so a walk to the
+    # dresser beside them is a detour, not an approach to the task's place
+    lines, text = _program("file60_1")
+    scene = load_scene("file60_1")
+    assert scene.classes[168] == "keyboard" and scene.rooms[168] == scene.rooms[108] != 319
+    at = lines.index("[GRAB] <keyboard> (1.415)") + 1
+    wander = ["[WALK] <dresser> (1.108)", "[TURNTO] <dresser> (1.108)"]
+    detour = [*lines[:at], *wander, *lines[at:]]
+    assert runs_to_goal(scene, detour)
+    critique = _judged("file60_1", detour, text)["natural"]
+    assert {f.step: flag_kind(f) for f in critique.flags if f.step in (at, at + 1)} == {
+        at: "detour",
+        at + 1: "detour",
+    }

@@ -5,7 +5,7 @@ of the steps of a kind, when the program still runs and meets its goal with them
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from itertools import pairwise
 
 from planverify.domains.virtualhome.edit import (
@@ -38,14 +38,22 @@ def used_objects(work: Work, goal_text: str) -> set[int]:
     """The objects the task uses: those of the goal, of the steps kept, and those the goal text
     names (not the character)."""
     scene = work.scene
-    used = set(goal_nodes(scene.goal)) | named_nodes(scene.classes, goal_text)
-    for entry in work.entries:
-        step = step_of(entry.line)
-        used |= {a.node for a in step.arguments} if step is not None else set()
+    kept = {a.node for e in work.entries if (step := step_of(e.line)) for a in step.arguments}
+    written = {a.node for e in in_order(work) if (step := step_of(e.line)) for a in step.arguments}
+    used = set(goal_nodes(scene.goal)) | _meant(scene.classes, goal_text, written) | kept
     used = {n for n in used if scene.classes.get(n) != "character"}
     used |= _tools(work, used)
     near = {m for n in used for m in scene.near.get(n, ())}
     return used | {n for n in near if scene.classes.get(n) != "character"}
+
+
+def _meant(classes: Mapping[int, str], goal_text: str, written: Collection[int]) -> set[int]:
+    """The things the goal text names: of a class the program's steps name, the instances they
+    name (the keyboard on the desk the person types at, not the one in the bedroom); of any
+    other class, every instance."""
+    named = named_nodes(classes, goal_text)
+    acted = {classes.get(n) for n in written}
+    return {n for n in named if n in written or classes.get(n) not in acted}
 
 
 def _tools(work: Work, used: set[int]) -> set[int]:

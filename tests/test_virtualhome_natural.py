@@ -397,3 +397,21 @@ def test_the_thing_the_goal_text_names_is_the_one_the_program_uses_not_every_one
         at: "detour",
         at + 1: "detour",
     }
+
+
+def test_a_device_left_on_in_the_goals_room_sets_it_up_and_one_elsewhere_is_a_detour() -> None:
+    # Relax on sofa: the person switches on the light and the stereo of the room the sofa is in
+    # and lies down; the goal names neither. A light switched on in another room is a detour
+    lines, text = _program("file567_2")
+    scene = load_scene("file567_2")
+    kept = _natural_keeps("file567_2", lines, text)
+    assert {kept.get("[SWITCHON] <light> (1.411)"), kept.get("[SWITCHON] <stereo> (1.1000)")} == {
+        "task"
+    }
+    assert scene.rooms[245] != scene.rooms[352] == scene.rooms[411]
+    elsewhere = ["[WALK] <light> (1.245)", "[SWITCHON] <light> (1.245)"]
+    at = lines.index("[WALK] <couch> (1.352)")
+    detour = [*lines[:at], *elsewhere, *lines[at:]]
+    assert runs_to_goal(scene, detour)
+    critique = _judged("file567_2", detour, text)["natural"]
+    assert {detour[f.step] for f in critique.flags} == set(elsewhere)

@@ -51,7 +51,7 @@ from planverify.records.evidence import Evidence, simulated
 from planverify.records.trim import DEFAULT_TRIM, OptionalNote, TrimPolicy
 
 # changes whenever this Judge can give another verdict (stored results key on it)
-RULES_VERSION = "3"
+RULES_VERSION = "4"
 LONGEST_RUN = 4  # the longest run of steps removed as one block
 PROVEN_USELESS: Evidence = simulated(scene_known=True, goal_source="vh_goal", uses_goal=True)
 PROVEN_IMPOSSIBLE: Evidence = simulated(scene_known=True, goal_source="vh_goal", uses_goal=False)

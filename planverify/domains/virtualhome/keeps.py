@@ -42,9 +42,35 @@ def used_objects(work: Work, goal_text: str) -> set[int]:
     written = {a.node for e in in_order(work) if (step := step_of(e.line)) for a in step.arguments}
     used = set(goal_nodes(scene.goal)) | _meant(scene.classes, goal_text, written) | kept
     used = {n for n in used if scene.classes.get(n) != "character"}
-    used |= _tools(work, used)
+    used |= _tools(work, used) | _set_up(work)
     near = {m for n in used for m in scene.near.get(n, ())}
     return used | {n for n in near if scene.classes.get(n) != "character"}
+
+
+def _set_up(work: Work) -> set[int]:
+    """The devices the person switches on in the room where the goal is met and leaves on to the
+    end: setting up the place the task is done in (the light and the music to relax on the sofa
+    by). A device switched on and off again, or on where it was on, is no part of that."""
+    scene = work.scene
+    rooms = {
+        scene.rooms.get(n) for n in goal_nodes(scene.goal) if scene.classes.get(n) != "character"
+    }
+    order = in_order(work)
+    states = states_along(work, order)
+    found = set()
+    for k, entry in enumerate(order):
+        step = step_of(entry.line)
+        node = _first_node(step)
+        if (
+            step is None
+            or step.verb != "SWITCHON"
+            or node is None
+            or scene.rooms.get(node) not in rooms
+        ):
+            continue
+        if not is_on(states[k], node) and is_on(states[-1], node):
+            found.add(node)
+    return found
 
 
 def _meant(classes: Mapping[int, str], goal_text: str, written: Collection[int]) -> set[int]:

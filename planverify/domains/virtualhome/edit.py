@@ -4,7 +4,6 @@ the simulator's states along them, and whether an edited program still meets wha
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
@@ -63,12 +62,23 @@ def step_of(line: str) -> Step | None:
         return None
 
 
-def states_along(work: Work, order: Sequence[Entry]) -> list[State]:
-    """The simulator's state before each of the lines in `order`, and after the last."""
+@dataclass(frozen=True)
+class Along:
+    """The program as repaired, read once: its kept, removed and inserted lines in order
+    (`in_order`), the step of each, and the simulator's state before each and after the last."""
+
+    order: list[Entry]
+    steps: list[Step | None]
+    states: list[State]
+
+
+def read_along(work: Work) -> Along:
+    """`Along` for the program as it stands."""
+    order = in_order(work)
     states = [work.scene.start]
     for index, entry in enumerate(order):
         states.append(take_step(states[-1], entry.line, index)[1])
-    return states
+    return Along(order, [step_of(e.line) for e in order], states)
 
 
 def objects_of(entry: Entry) -> tuple[Argument, ...]:

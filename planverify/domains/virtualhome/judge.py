@@ -26,6 +26,7 @@ from planverify.domains.virtualhome.edit import (
     goal_parts,
     lay_there,
     previous_lines,
+    read_along,
     step_of,
 )
 from planverify.domains.virtualhome.keeps import (
@@ -80,8 +81,9 @@ def judge_both(
         _remove_runs(work)
         _remove_pairs(work)
         _last_put_stays(work)
-    used = used_objects(work, goal_text)
-    kinds = kept_kinds(work, used, lines, outcomes)
+    along = read_along(work)
+    used = used_objects(work, goal_text, along)
+    kinds = kept_kinds(work, used, lines, outcomes, along)
     minimal = _critique(work, lines, outcomes, used, kinds, set())
     restored = restore(work, kinds)
     return {"minimal": minimal, "natural": _critique(work, lines, outcomes, used, kinds, restored)}

@@ -10,15 +10,14 @@ from itertools import pairwise
 
 from planverify.domains.virtualhome.edit import (
     PUTS,
+    Along,
     Entry,
     Work,
     accepts,
     goal_parts,
-    in_order,
     lay_there,
     objects_of,
     previous_lines,
-    states_along,
     step_of,
 )
 from planverify.domains.virtualhome.kinds import (
@@ -30,45 +29,37 @@ from planverify.domains.virtualhome.kinds import (
     optional_kind,
 )
 from planverify.domains.virtualhome.notation import Step
-from planverify.domains.virtualhome.replay import Scene, check, goal_nodes, held, is_on, trace
+from planverify.domains.virtualhome.replay import Scene, check, goal_nodes, held, in_state, trace
 from planverify.domains.virtualhome.simulate import State, StepResult
 
 
-def used_objects(work: Work, goal_text: str) -> set[int]:
+def used_objects(work: Work, goal_text: str, along: Along) -> set[int]:
     """The objects the task uses: those of the goal, of the steps kept, and those the goal text
     names (not the character)."""
     scene = work.scene
     kept = {a.node for e in work.entries if (step := step_of(e.line)) for a in step.arguments}
-    written = {a.node for e in in_order(work) if (step := step_of(e.line)) for a in step.arguments}
+    written = {a.node for step in along.steps if step is not None for a in step.arguments}
     used = set(goal_nodes(scene.goal)) | _meant(scene.classes, goal_text, written) | kept
     used = {n for n in used if scene.classes.get(n) != "character"}
-    used |= _tools(work, used) | _set_up(work)
+    used |= _tools(scene, used, along) | _set_up(scene, along)
     near = {m for n in used for m in scene.near.get(n, ())}
     return used | {n for n in near if scene.classes.get(n) != "character"}
 
 
-def _set_up(work: Work) -> set[int]:
+def _set_up(scene: Scene, along: Along) -> set[int]:
     """The devices the person switches on in the room where the goal is met and leaves on to the
     end: setting up the place the task is done in (the light and the music to relax on the sofa
     by). A device switched on and off again, or on where it was on, is no part of that."""
-    scene = work.scene
     rooms = {
         scene.rooms.get(n) for n in goal_nodes(scene.goal) if scene.classes.get(n) != "character"
     }
-    order = in_order(work)
-    states = states_along(work, order)
     found = set()
-    for k, entry in enumerate(order):
-        step = step_of(entry.line)
+    for k, step in enumerate(along.steps):
         node = _first_node(step)
-        if (
-            step is None
-            or step.verb != "SWITCHON"
-            or node is None
-            or scene.rooms.get(node) not in rooms
-        ):
+        if step is None or step.verb != "SWITCHON" or node is None:
             continue
-        if not is_on(states[k], node) and is_on(states[-1], node):
+        on = in_state(along.states[k], node, "ON"), in_state(along.states[-1], node, "ON")
+        if scene.rooms.get(node) in rooms and on == (False, True):
             found.add(node)
     return found
 
@@ -82,20 +73,18 @@ def _meant(classes: Mapping[int, str], goal_text: str, written: Collection[int])
     return {n for n in named if n in written or classes.get(n) not in acted}
 
 
-def _tools(work: Work, used: set[int]) -> set[int]:
+def _tools(scene: Scene, used: set[int], along: Along) -> set[int]:
     """What the person used on the things the task uses without the script naming it: a thing in
     hand while doing something to one of them (the towel held while wiping the bowl), and a
     device switched on or off while one of them sat at it (the faucet running while the cup
     stood in the sink)."""
-    order = in_order(work)
-    states = states_along(work, order)
-    steps = [step_of(e.line) for e in order]
+    steps = along.steps
     found: set[int] = set()
     for k, step in enumerate(steps):
         if step is not None and kind_of(step.verb) == "activity":
             objects = {a.node for a in step.arguments}
-            found |= held(states[k]) - objects if objects & used else set()
-    for thing, switches in _stays(work.scene, steps):
+            found |= held(along.states[k]) - objects if objects & used else set()
+    for thing, switches in _stays(scene, steps):
         found |= {n for k in switches if thing in used and (n := _first_node(steps[k]))}
     return found
 
@@ -129,7 +118,11 @@ ROUNDS = (frozenset({"activity", "posture"}), frozenset({TASK}), frozenset({"app
 
 
 def kept_kinds(
-    work: Work, used: set[int], lines: Sequence[str], outcomes: dict[int, StepResult]
+    work: Work,
+    used: set[int],
+    lines: Sequence[str],
+    outcomes: dict[int, StepResult],
+    along: Along,
 ) -> dict[int, str]:
     """The kind `natural` keeps of each removed input step that has one (by input position).
 
@@ -140,7 +133,7 @@ def kept_kinds(
     and so is going to that thing. Going to a thing only to open and close it again or to switch
     it off and on (or on when it is on) is part of that: the approach goes too, whatever the
     thing, when nothing kept is done with it (`_switched_only`, `_done_with`)."""
-    undone = _undone(work)
+    undone = _undone(work, along)
     removed = [e for block in work.removed for e in block if e.origin is not None]
     previous = previous_lines(work)
     rooms = work.scene.rooms
@@ -199,7 +192,7 @@ def _done_with(work: Work, removed: Sequence[Entry], kinds: dict[int, str]) -> s
     }
 
 
-def _undone(work: Work) -> set[int]:
+def _undone(work: Work, along: Along) -> set[int]:
     """The removed steps (by `id`) that undo each other on one object, next to each other in the
     program (opened and closed, switched off and on, put down and picked up again, taken up and put
     back where it lay): such a pair is no way of carrying out a task, whatever it is on. With a step
@@ -209,11 +202,10 @@ def _undone(work: Work) -> set[int]:
     take-up again, the pair is the put-down and the take-up after it: taking a thing up and putting
     it down is how it is carried, so the first take-up is not undone."""
     removed = {id(e) for block in work.removed for e in block}
-    order = in_order(work)
-    acts = [(k, e, step) for k, e in enumerate(order) if (step := step_of(e.line))]
-    states = states_along(work, order)
-    steps = [step_of(e.line) for e in order]
-    filling = {k for _, switches in _stays(work.scene, steps) for k in switches}
+    numbered = enumerate(zip(along.order, along.steps, strict=True))
+    acts = [(k, e, step) for k, (e, step) in numbered if step]
+    states = along.states
+    filling = {k for _, switches in _stays(work.scene, along.steps) for k in switches}
     pairs = []
     for (i, first, a), (_, second, b) in pairwise(acts):
         if id(first) not in removed or id(second) not in removed or i in filling:
@@ -237,7 +229,7 @@ def _undone(work: Work) -> set[int]:
 
 def at_running_device(scene: Scene, state: State, put: Step) -> bool:
     """Whether a device at the place of a put-down is on."""
-    return any(is_on(state, node) for node in _devices_at(scene, put))
+    return any(in_state(state, node, "ON") for node in _devices_at(scene, put))
 
 
 RECEPTACLES = frozenset({"RECIPIENT", "CONTAINERS"})  # properties of a place that takes things in

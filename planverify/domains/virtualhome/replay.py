@@ -110,20 +110,16 @@ def held(state: State) -> frozenset[int]:
     )
 
 
-def is_on(state: State, node: int) -> bool:
-    """Whether a thing is switched on in a simulator state."""
+def in_state(state: State, node: int, wanted: str) -> bool:
+    """Whether a thing is in a state (`ON`, `OPEN`...) in a simulator state."""
     found = state.get_node(node)
-    return found is not None and "ON" in {s.name for s in found.states}
+    return found is not None and wanted in {s.name for s in found.states}
 
 
 def state_check(goal: Goal | None, state: State, verbs: Sequence[str]) -> GoalCheck:
     """What of the goal a simulator state and the verbs carried out leave unmet."""
     if goal is None:
         return GoalCheck()
-
-    def holds_state(node: int, wanted: str) -> bool:
-        found = state.get_node(node)
-        return found is not None and wanted in {s.name for s in found.states}
 
     def holds_edge(source: int, relation: str, target: int) -> bool:
         ends = state.get_node(source), state.get_node(target)
@@ -132,7 +128,7 @@ def state_check(goal: Goal | None, state: State, verbs: Sequence[str]) -> GoalCh
         return bool(state.has_edge(ends[0], Relation[relation], ends[1]))
 
     return GoalCheck(
-        nodes=tuple(n for n in goal.nodes if not holds_state(n.node, n.state)),
+        nodes=tuple(n for n in goal.nodes if not in_state(state, n.node, n.state)),
         edges=tuple(e for e in goal.edges if not holds_edge(e.source, e.relation, e.target)),
         actions=unreached(goal.actions, verbs),
     )

@@ -567,3 +567,27 @@ def test_without_a_scene_what_is_set_down_and_sliced_next_was_set_down_to_be_cut
         movable("Knife", "Knife", within=["CounterTop"]),
     )
     assert removed(verdicts(cutting, where, TOMATO_ON_PLATE)) == [(0, 1)]
+
+
+def test_without_a_scene_a_slice_the_plan_cut_was_cleared_off_no_device() -> None:
+    mug_and_tomato = TOMATO_ON_PLATE.model_copy(deep=True)
+    mug_and_tomato.components += CLEAN_MUG.components
+    cutting = ["Driver.PickUp('Knife')", "Driver.Slice('Tomato')"]
+    cutting += ["Driver.PutAOnB('Knife', 'CounterTop')"]
+    washing = [
+        "Driver.PickUp('Mug')",
+        "Driver.PutAOnB('Mug', 'SinkBasin')",
+        "Driver.ToggleOn('Faucet')",
+        "Driver.ToggleOff('Faucet')",
+        "Driver.PickUp('Mug')",
+        "Driver.PutAOnB('Mug', 'CounterTop')",
+    ]
+    serving = ["Driver.PickUp('TomatoSliced')", "Driver.PutAOnB('TomatoSliced', 'Plate')"]
+    # a slice lies where its tomato was cut, not in the sink used next: moved for nothing
+    aside = ["Driver.PickUp('TomatoSliced2')", "Driver.PutAOnB('TomatoSliced2', 'CounterTop')"]
+    plan = [*cutting, *aside, *washing, *serving]
+    assert removed(verdicts(plan, None, mug_and_tomato)) == [(3, 4)]
+    # an apple may have stood in the sink: it was presumably cleared
+    apple = ["Driver.PickUp('Apple')", "Driver.PutAOnB('Apple', 'CounterTop')"]
+    plan = [*cutting, *apple, *washing, *serving]
+    assert removed(verdicts(plan, None, mug_and_tomato)) == []

@@ -1,9 +1,10 @@
 """What the search takes as so where no scene says it: an object set down on a surface where it
 was picked up was set back, a container opened just before another was searched, an object
 picked up from where nobody knows right before a device is used was cleared off it (when the
-device can hold it at the start), or right before a plate is taken up, off the plate; one set
-down on a surface and sliced next was set down to be cut there; and whether a removal rests on such a presumption rather than
-on simulated states (its evidence is then `heuristic`). The worlds presumed at the start are
+device can hold it at the start, and it is no slice the plan cut), or right before a plate is
+taken up, off the plate; one set down on a surface and sliced next was set down to be cut there;
+and whether a removal rests on such a presumption rather than on simulated states (its evidence
+is then `heuristic`). The worlds presumed at the start are
 `worlds`'."""
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 
 from planverify.records.notation import MOTION_VERBS
+from planverify.world.classes import base_type
 from planverify.world.repair.kinds import SURFACES, look_alike
 from planverify.world.repair.plan import Plan
 from planverify.world.state import CONTAINERS, SOME
@@ -154,6 +156,8 @@ class Presumptions(Plan):
         """Whether the pick-up at an order position, of an object (`key`) from where nobody
         knows, presumably cleared a device the plan uses next, in a block that ends at `last`
         and puts the object down at `put` (when it does)."""
+        if key is not None and self._made_by_plan(pos, key):
+            return False  # a slice the plan cut lay where its whole was: it stood in no device
         # where it was is unknown: it may have been cleared off a device the plan uses
         # next, so only a pick-up far from any such use can be a detour; what is
         # cleared goes onto a counter or a table (in the shared games, 760 of the 1151
@@ -171,6 +175,23 @@ class Presumptions(Plan):
             self._plate_taken_next(last, block, key),
         )
         return any(use is not None and not self._moved_between(pos, use) for use in uses)
+
+    def _made_by_plan(self, pos: int, key: str) -> bool:
+        """Whether the object `key`, at an order position, is of a kind the plan made before it
+        (a slice of a whole it cut)."""
+        state = self.state_at(pos)
+        whole = base_type(state.get(key).kind)
+        if whole == state.get(key).kind:
+            return False
+        for earlier in range(pos):
+            step = self.order[earlier]
+            action = self.actions[step]
+            if action.verb == "Slice" and self.active(step):
+                cut = self.state_at(earlier)
+                name = cut.key(action.objects[0])
+                if name is not None and cut.get(name).kind == whole:
+                    return True
+        return False
 
     def _plate_taken_next(self, last: int, block: Collection[int], item: str | None) -> int | None:
         """The order position of the next interaction after `last`, outside the block, when it

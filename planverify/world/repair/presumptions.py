@@ -4,8 +4,7 @@ picked up from where nobody knows right before a device is used was cleared off 
 device can hold it at the start, and it is no slice the plan cut), or right before a plate is
 taken up, off the plate; one set down on a surface and sliced next was set down to be cut there;
 and whether a removal rests on such a presumption rather than on simulated states (its evidence
-is then `heuristic`). The worlds presumed at the start are
-`worlds`'."""
+is then `heuristic`). The worlds presumed at the start are `worlds`'."""
 
 from __future__ import annotations
 

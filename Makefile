@@ -45,13 +45,15 @@ docs: install
 # The figures the docs show (docs/figures/), each written by the command that measures it, with
 # the date and the commit. `figures-cheap` runs in seconds on the bundled sample (and a test
 # checks those); `figures` also runs the benchmarks over the shared TEACh games: an hour or more.
+# It leaves out the blind natural test part: that is scored once, by hand with `--held-out`, at
+# the end of a round of Judge work (docs/annotation.md).
 FIGURE := $(BIN)/python benchmarks/figures.py
 RUN := $(BIN)/python benchmarks
 figures-cheap: install
 	$(FIGURE) --cheap
 
 figures: figures-cheap
-	$(FIGURE) judge_quality -- $(RUN)/judge_quality.py --held-out
+	$(FIGURE) judge_quality -- $(RUN)/judge_quality.py
 	$(FIGURE) certify_fidelity -- $(RUN)/certify_fidelity.py
 	$(FIGURE) certify_effect -- $(RUN)/certify_effect.py
 	$(FIGURE) certify_effect_all -- $(RUN)/certify_effect.py --pool all

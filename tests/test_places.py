@@ -548,27 +548,6 @@ def test_without_a_scene_what_is_set_aside_right_before_a_plate_is_taken_up_was_
     assert (0, 1) in removed(verdicts([*aside, *serving], where, TOMATO_ON_PLATE))
 
 
-def test_without_a_scene_what_is_set_down_and_sliced_next_was_set_down_to_be_cut() -> None:
-    cutting = [
-        "Driver.PickUp('Tomato')",
-        "Driver.PutAOnB('Tomato', 'CounterTop')",
-        "Driver.PickUp('Knife')",
-        "Driver.Slice('Tomato')",
-        "Driver.PutAOnB('Knife', 'CounterTop')",
-        "Driver.PickUp('TomatoSliced')",
-        "Driver.PutAOnB('TomatoSliced', 'Plate')",
-    ]
-    assert removed(verdicts(cutting, None, TOMATO_ON_PLATE)) == []
-    # with a scene, a tomato moved from one counter to another is still a detour
-    where = kitchen(
-        place("CounterTop", "CounterTop"),
-        place("Plate", "Plate", within=["CounterTop"]),
-        movable("Tomato", "Tomato", within=["CounterTop"]),
-        movable("Knife", "Knife", within=["CounterTop"]),
-    )
-    assert removed(verdicts(cutting, where, TOMATO_ON_PLATE)) == [(0, 1)]
-
-
 def test_without_a_scene_a_slice_the_plan_cut_was_cleared_off_no_device() -> None:
     mug_and_tomato = TOMATO_ON_PLATE.model_copy(deep=True)
     mug_and_tomato.components += CLEAN_MUG.components

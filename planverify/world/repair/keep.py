@@ -531,8 +531,6 @@ class KeepRules(Patterns):
             if kind is None and place is None:
                 if self._presumably_cleared(pos, key, put, done, block):
                     return True
-                if self._set_down_to_slice(action.objects[0], put, block):
-                    return True
                 continue
             if (
                 kind is not None

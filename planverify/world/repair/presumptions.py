@@ -2,9 +2,9 @@
 was picked up was set back, a container opened just before another was searched, an object
 picked up from where nobody knows right before a device is used was cleared off it (when the
 device can hold it at the start, and it is no slice the plan cut), or right before a plate is
-taken up, off the plate; one set down on a surface and sliced next was set down to be cut there;
-and whether a removal rests on such a presumption rather than on simulated states (its evidence
-is then `heuristic`). The worlds presumed at the start are `worlds`'."""
+taken up, off the plate; and whether a removal rests on such a presumption rather than on
+simulated states (its evidence is then `heuristic`). The worlds presumed at the start are
+`worlds`'."""
 
 from __future__ import annotations
 
@@ -207,19 +207,6 @@ class Presumptions(Plan):
         if key is None or key == item or state.get(key).kind not in CLEARED_OFF:
             return None
         return pos
-
-    def _set_down_to_slice(self, name: str, put: int | None, block: Collection[int]) -> bool:
-        """Whether the put-down `put` of the block sets `name` down on a surface and the next
-        step to act on it, outside the block, slices it: set down to be cut there (without a
-        scene, where it was is unknown, so the move may be what let it be cut)."""
-        if put is None or put not in block:
-            return False
-        pos = self.trace.position(put)
-        onto = self.state_at(pos)
-        if onto.kind_at(onto.key(self.actions[put].objects[1])) not in SURFACES:
-            return False
-        after = self._near(pos, name, forward=True)
-        return after is not None and after not in block and self.actions[after].verb == "Slice"
 
     def _presumed(self, block: Collection[int]) -> bool:
         """Whether a removal rests on a presumption rather than on simulated states: an object

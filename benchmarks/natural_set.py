@@ -1,15 +1,16 @@
 """The `natural` annotation files: TEACh demonstrations labelled under both trim policies
 (docs/annotation.md, "The `natural` trim policy").
 
-- `annotated/natural_test.jsonl` to `natural_test7.jsonl`, the **held-out test parts**, one a
+- `annotated/natural_test.jsonl` to `natural_test8.jsonl`, the **held-out test parts**, one a
   round: episodes not in `hand.jsonl` nor in an earlier part, drawn by `draw_test` with the
   part's own seed (`TEST_PARTS`) and labelled blind under the `natural` rule, before any Judge
   had seen them. A part is scored once, at the end of the round that made it, and is development
-  data from then on; a next blind part needs a new seed. Parts 1 to 6 were scored at the end of
-  rounds 1 to 6 (without motion, with scene and task: part 4 recall 0.786, precision 0.895;
-  part 5 0.866 / 0.900; part 6 0.877 / 0.854). Part 7 is not yet scored: no Plate Of Toast
-  episode is left under the cap and only two N Cooked Slices Of X In Y, so it holds 36 episodes
-  over eleven families.
+  data from then on; a next blind part needs a new seed. Parts 1 to 7 were scored at the end of
+  rounds 1 to 7 (without motion, with scene and task: part 4 recall 0.786, precision 0.895;
+  part 5 0.866 / 0.900; part 6 0.877 / 0.854); part 7 (36 episodes over eleven families: no
+  Plate Of Toast episode was left under the cap and only two N Cooked Slices Of X In Y) is
+  development data since round 7. Part 8 is not yet scored: the draw leaves 29 episodes over nine
+  families (only one Breakfast episode is left under the cap).
 - `annotated/hand_natural.jsonl`: the episodes of `hand.jsonl`, read again under `natural` after
   Judges had seen them (no blind test).
 
@@ -29,7 +30,7 @@ the family's name; the first ones of distinct scenes are taken (topped up in the
 `PER_FAMILY`, one more for the `LARGEST` families with the most games. Each part has its seed and
 excludes `hand.jsonl` and the parts before it (`draw_part`).
 
-    python benchmarks/natural_set.py [--games DIR] [--part 7]   # a part's draw and label counts
+    python benchmarks/natural_set.py [--games DIR] [--part 8]   # a part's draw and label counts
 """
 
 from __future__ import annotations
@@ -68,7 +69,8 @@ TEST3_FILE = ANNOTATED / "natural_test3.jsonl"  # the third test part (developme
 TEST4_FILE = ANNOTATED / "natural_test4.jsonl"  # the fourth test part (development data since)
 TEST5_FILE = ANNOTATED / "natural_test5.jsonl"  # the fifth test part (development data since)
 TEST6_FILE = ANNOTATED / "natural_test6.jsonl"  # the sixth test part (development data since)
-TEST7_FILE = ANNOTATED / "natural_test7.jsonl"  # the seventh held-out test part
+TEST7_FILE = ANNOTATED / "natural_test7.jsonl"  # the seventh test part (development data since)
+TEST8_FILE = ANNOTATED / "natural_test8.jsonl"  # the eighth held-out test part
 REREAD_FILE = ANNOTATED / "hand_natural.jsonl"  # hand.jsonl read again under natural
 HAND_FILE = ANNOTATED / "hand.jsonl"
 RECORD_KEYS = frozenset({"id", "input_digest", "part", "labels"})  # all a line may hold
@@ -80,6 +82,7 @@ PARTS = {
     TEST5_FILE.name: "held_out_test_5",
     TEST6_FILE.name: "held_out_test_6",
     TEST7_FILE.name: "held_out_test_7",
+    TEST8_FILE.name: "held_out_test_8",
     REREAD_FILE.name: "reread_after_judges",
 }
 LABEL_KEYS = frozenset({"type", "index", "after", "action", "error", "reason"})
@@ -96,6 +99,7 @@ SEED_4 = "planverify-natural-test-4"  # the fourth test part's seed
 SEED_5 = "planverify-natural-test-5"  # the fifth test part's seed
 SEED_6 = "planverify-natural-test-6"  # the sixth test part's seed
 SEED_7 = "planverify-natural-test-7"  # the seventh test part's seed
+SEED_8 = "planverify-natural-test-8"  # the eighth test part's seed
 TEST_PARTS = (  # in drawn order
     (TEST_FILE, SEED),
     (TEST2_FILE, SEED_2),
@@ -104,6 +108,7 @@ TEST_PARTS = (  # in drawn order
     (TEST5_FILE, SEED_5),
     (TEST6_FILE, SEED_6),
     (TEST7_FILE, SEED_7),
+    (TEST8_FILE, SEED_8),
 )
 
 
@@ -111,7 +116,7 @@ def draw_test(
     episodes: Iterable[Episode], excluded: Iterable[str], *, seed: str = SEED
 ) -> list[Episode]:
     """The episodes of a test part, chosen from `episodes` by the rule in the docstring; `seed`
-    is the part's own (`SEED`, `SEED_2` ... `SEED_7` for the first to the seventh)."""
+    is the part's own (`SEED`, `SEED_2` ... `SEED_8` for the first to the eighth)."""
     skip = set(excluded)
     families: dict[str, list[Episode]] = {}
     for episode in episodes:
@@ -132,7 +137,7 @@ def draw_test(
 
 
 def draw_part(part: int, episodes: Iterable[Episode]) -> list[Episode]:
-    """Test part 1 to 7 as drawn: each part excludes `hand.jsonl` and the parts before it."""
+    """Test part 1 to 8 as drawn: each part excludes `hand.jsonl` and the parts before it."""
     if not 1 <= part <= len(TEST_PARTS):
         raise ValueError(f"no test part {part}")
     excluded = [r["id"] for r in read_records(HAND_FILE)]
@@ -242,7 +247,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=Path, default=GAMES)
     parser.add_argument(
-        "--part", type=int, choices=(1, 2, 3, 4, 5, 6, 7), default=1, help="whose draw to list"
+        "--part", type=int, choices=(1, 2, 3, 4, 5, 6, 7, 8), default=1, help="whose draw to list"
     )
     args = parser.parse_args()
     if not args.games.is_dir():

@@ -223,7 +223,7 @@ def test_the_episodes_are_the_seeded_draw(
 
 
 def natural_files(natural_set: ModuleType) -> tuple[Path, ...]:
-    """The natural files: the seven test parts and the re-read of the hand set."""
+    """The natural files: the eight test parts and the re-read of the hand set."""
     return (
         natural_set.TEST_FILE,
         natural_set.TEST2_FILE,
@@ -232,6 +232,7 @@ def natural_files(natural_set: ModuleType) -> tuple[Path, ...]:
         natural_set.TEST5_FILE,
         natural_set.TEST6_FILE,
         natural_set.TEST7_FILE,
+        natural_set.TEST8_FILE,
         natural_set.REREAD_FILE,
     )
 
@@ -284,6 +285,9 @@ def test_the_test_part_is_new_and_the_reread_covers_the_hand_set(
     seventh = {r["id"] for r in records[natural_set.TEST7_FILE.name]}
     assert len(seventh) == 36  # no Plate Of Toast and two N Cooked Slices were left to draw
     assert not seventh & (earlier | sixth)
+    eighth = {r["id"] for r in records[natural_set.TEST8_FILE.name]}
+    assert len(eighth) == 29  # nine families left to draw, and a single Breakfast
+    assert not eighth & (earlier | sixth | seventh)
     reread = {r["id"]: r for r in records[natural_set.REREAD_FILE.name]}
     assert {i: r["input_digest"] for i, r in reread.items()} == {
         i: r["input_digest"] for i, r in hand.items()
@@ -385,7 +389,8 @@ def test_the_test_part_is_the_seeded_draw_over_every_family(
         assert {ep.model_extra["part"] for ep in test_part} == {natural_set.PARTS[path.name]}
         counts = Counter(ep.task for ep in test_part)
         # every family with episodes left to draw, three a family or all that are left (part 6
-        # has two Plate Of Toast; part 7 none, and two N Cooked Slices Of X In Y)
+        # has two Plate Of Toast; part 7 none, and two N Cooked Slices Of X In Y; part 8 no
+        # Boil X nor N Cooked Slices Of X In Y either, and one Breakfast)
         left = Counter(
             ep.task
             for ep in games

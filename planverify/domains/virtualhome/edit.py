@@ -90,10 +90,10 @@ def objects_of(entry: Entry) -> tuple[Argument, ...]:
     return step.arguments[:1]
 
 
-def previous_lines(work: Work) -> dict[int, Entry]:
+def previous_lines(along: Along) -> dict[int, Entry]:
     """The line before each line (by `id`) in the program as repaired: the kept, removed and
     inserted lines in order, without those that cannot happen."""
-    return {id(b): a for a, b in pairwise(in_order(work))}
+    return {id(b): a for a, b in pairwise(along.order)}
 
 
 def in_order(work: Work) -> list[Entry]:

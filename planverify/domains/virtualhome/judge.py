@@ -84,9 +84,11 @@ def judge_both(
     along = read_along(work)
     used = used_objects(work, goal_text, along)
     kinds = kept_kinds(work, used, lines, outcomes, along)
-    minimal = _critique(work, lines, outcomes, used, kinds, set())
+    previous = previous_lines(along)  # the same before and after the put-back
+    minimal = _critique(work, lines, outcomes, used, kinds, previous, set())
     restored = restore(work, kinds)
-    return {"minimal": minimal, "natural": _critique(work, lines, outcomes, used, kinds, restored)}
+    natural = _critique(work, lines, outcomes, used, kinds, previous, restored)
+    return {"minimal": minimal, "natural": natural}
 
 
 def _fix_failures(work: Work, core: Collection[int]) -> None:
@@ -303,6 +305,7 @@ def _critique(
     outcomes: dict[int, StepResult],
     used: Collection[int],
     kinds: dict[int, str],
+    previous: Mapping[int, Entry],
     restored: set[int],
 ) -> Critique:
     critique = Critique()
@@ -326,7 +329,7 @@ def _critique(
             flag = Flag(
                 step=entry.origin,
                 action=entry.line,
-                reason=_why(work, entry, block, lines, outcomes, used),
+                reason=_why(work, entry, block, outcomes, used, previous),
                 evidence=PROVEN_USELESS,
                 optional=note,
             )
@@ -341,9 +344,9 @@ def _why(
     work: Work,
     entry: Entry,
     block: list[Entry],
-    lines: Sequence[str],
     outcomes: dict[int, StepResult],
     used: Collection[int],
+    previous: Mapping[int, Entry],
 ) -> str:
     """Why a removed step goes, in one line."""
     origin = entry.origin
@@ -354,7 +357,6 @@ def _why(
         verb = step.verb if step is not None else ""
         what = "a switch that acts on nothing" if verb.startswith("SWITCH") else "changes nothing"
         return f"{what}: {result.reason}; the goal does without it"
-    previous = previous_lines(work)
     before = previous.get(id(entry))
     if before is not None and repeats(previous, entry):
         what = "the step put in before it" if before.origin is None else f"step {before.origin}"

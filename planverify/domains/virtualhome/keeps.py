@@ -135,7 +135,7 @@ def kept_kinds(
     thing, when nothing kept is done with it (`_switched_only`, `_done_with`)."""
     undone = _undone(work, along)
     removed = [e for block in work.removed for e in block if e.origin is not None]
-    previous = previous_lines(work)
+    previous = previous_lines(along)
     rooms = work.scene.rooms
     place = {rooms[n] for n in used if n in rooms}
     kinds: dict[int, str] = {}
@@ -249,7 +249,7 @@ def _devices_at(scene: Scene, put: Step) -> set[int]:
     }
 
 
-def repeats(previous: dict[int, Entry], entry: Entry) -> bool:
+def repeats(previous: Mapping[int, Entry], entry: Entry) -> bool:
     """Whether the line is the one before it again, with a verb whose repeat changes nothing
     (being at, holding, opening...). An activity done again (`[SCRUB]`, `[WASH]`) is more of it."""
     before = previous.get(id(entry))

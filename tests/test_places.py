@@ -521,33 +521,6 @@ def test_an_object_in_a_device_on_the_counter_starts_in_the_device() -> None:
     assert removed(verdicts(plan, where)) == []
 
 
-def test_without_a_scene_what_is_set_aside_right_before_a_plate_is_taken_up_was_on_it() -> None:
-    serving = [
-        "Driver.PickUp('Plate')",
-        "Driver.Move(1.0)",
-        "Driver.PutAOnB('Plate', 'DiningTable')",
-        "Driver.PickUp('Knife')",
-        "Driver.Slice('Tomato')",
-        "Driver.PutAOnB('Knife', 'CounterTop')",
-        "Driver.PickUp('TomatoSliced')",
-        "Driver.PutAOnB('TomatoSliced', 'Plate')",
-    ]
-    aside = ["Driver.PickUp('PepperShaker')", "Driver.PutAOnB('PepperShaker', 'DiningTable')"]
-    assert removed(verdicts([*aside, *serving], None, TOMATO_ON_PLATE)) == []
-    # with a turn before the plate is taken, the shaker stood elsewhere: a detour
-    turned = [*aside, "Driver.TurnLeft(90.0)", *serving]
-    assert removed(verdicts(turned, None, TOMATO_ON_PLATE)) == [(0, 1)]
-    # with a scene, where it stood decides: off the counter, not off the plate
-    where = kitchen(
-        place("CounterTop", "CounterTop"),
-        place("Plate", "Plate", within=["CounterTop"]),
-        movable("PepperShaker", "PepperShaker", within=["CounterTop"]),
-        movable("Tomato", "Tomato", within=["CounterTop"]),
-        movable("Knife", "Knife", within=["CounterTop"]),
-    )
-    assert (0, 1) in removed(verdicts([*aside, *serving], where, TOMATO_ON_PLATE))
-
-
 def test_without_a_scene_a_slice_the_plan_cut_was_cleared_off_no_device() -> None:
     mug_and_tomato = TOMATO_ON_PLATE.model_copy(deep=True)
     mug_and_tomato.components += CLEAN_MUG.components

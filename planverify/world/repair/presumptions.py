@@ -1,10 +1,9 @@
 """What the search takes as so where no scene says it: an object set down on a surface where it
 was picked up was set back, a container opened just before another was searched, an object
 picked up from where nobody knows right before a device is used was cleared off it (when the
-device can hold it at the start, and it is no slice the plan cut), or right before a plate is
-taken up, off the plate; and whether a removal rests on such a presumption rather than on
-simulated states (its evidence is then `heuristic`). The worlds presumed at the start are
-`worlds`'."""
+device can hold it at the start, and it is no slice the plan cut); and whether a removal rests
+on such a presumption rather than on simulated states (its evidence is then `heuristic`). The
+worlds presumed at the start are `worlds`'."""
 
 from __future__ import annotations
 
@@ -20,10 +19,6 @@ CLEARING_REACH = 8  # interactions within which a receptacle cleared without a s
 # (over the 478 shared games, 8 rather than 4 makes 83.3% of the removals made without the scene
 # ones the Judge makes with it, up from 82.4%, and finds 79.2% of those, down from 79.4%)
 CLEARED_ONTO = frozenset({"CounterTop", "DiningTable"})  # where what is cleared goes
-CLEARED_OFF = frozenset({"Plate"})  # taken up next from the same spot: what was set aside was on it
-# (over the 478 shared games read without their scenes, the plate makes 75.6% of the removals
-# the Judge makes with the scene ones it makes without, up from 74.1%, and it finds 79.9% of
-# those, down from 80.0%; bowls, pans and pots as well: 76.3% and 79.2%)
 HELD_AT_START = {"Toaster": frozenset[str](), "CoffeeMachine": frozenset({"Mug"})}
 # all these devices ever hold at the start in the 478 shared scenes (103 mugs in coffee machines,
 # nothing on a toaster): anything else picked up before one is used was not cleared off it
@@ -170,10 +165,7 @@ class Presumptions(Plan):
         # 3033 pick-ups from elsewhere (47%)
         state = self.state_at(pos)
         use = self._device_used_soon(last, block, key, state.get(key).kind if key else None)
-        if use is not None and not self._moved_between(pos, use):
-            return True
-        taken = self._plate_taken_next(last, block, key)
-        return taken is not None and not self._moved_between(pos, taken)
+        return use is not None and not self._moved_between(pos, use)
 
     def _made_by_plan(self, pos: int, key: str) -> bool:
         """Whether the object `key`, at an order position, is of a kind the plan made before it
@@ -191,22 +183,6 @@ class Presumptions(Plan):
                 if name is not None and cut.get(name).kind == whole:
                     return True
         return False
-
-    def _plate_taken_next(self, last: int, block: Collection[int], item: str | None) -> int | None:
-        """The order position of the next interaction after `last`, outside the block, when it
-        picks up a receptacle of a kind things are cleared off (`CLEARED_OFF`) other than the
-        `item` itself; None otherwise."""
-        step = self._next_interaction(last)
-        while step is not None and step in block:
-            step = self._next_interaction(self.trace.position(step))
-        if step is None or self.actions[step].verb != "PickUp":
-            return None
-        pos = self.trace.position(step)
-        state = self.state_at(pos)
-        key = state.key(self.actions[step].objects[0])
-        if key is None or key == item or state.get(key).kind not in CLEARED_OFF:
-            return None
-        return pos
 
     def _presumed(self, block: Collection[int]) -> bool:
         """Whether a removal rests on a presumption rather than on simulated states: an object

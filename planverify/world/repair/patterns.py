@@ -10,7 +10,6 @@ from collections.abc import Callable, Collection, Sequence
 from planverify.records.notation import MOTION_VERBS, Action
 from planverify.world.repair.kinds import CONTROLS, SURFACES, WORKING_DEVICES
 from planverify.world.repair.presumptions import Presumptions
-from planverify.world.rules import DERIVED_TYPES
 from planverify.world.state import SOME, Obj, State
 
 UNDOING = {"ToggleOff": ("ToggleOn", True), "Close": ("Open", True)}
@@ -237,19 +236,7 @@ class Patterns(Presumptions):
         """An object as it was at the start or, for one the plan made before an order position
         (a slice, once its whole was sliced), as it was made."""
         start = self.state_at(0).objects.get(key)
-        if start is None or start.present is True or start.kind not in DERIVED_TYPES:
-            return start
-        if key not in self._made_at:
-            self._made_at[key] = next(
-                (
-                    p
-                    for p in range(1, len(self.order) + 1)
-                    if (made := self.state_at(p).objects.get(key)) is not None
-                    and made.present is True
-                ),
-                None,
-            )
-        made_at = self._made_at[key]
+        made_at = self._made_position(key)
         return start if made_at is None or made_at > pos else self.state_at(made_at).get(key)
 
     def _looked_into(self, block: Collection[int]) -> bool:

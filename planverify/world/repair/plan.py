@@ -14,6 +14,7 @@ from planverify.world.repair.kinds import goal_kinds
 from planverify.world.repair.worlds import possible_worlds, taken_first
 from planverify.world.rules import (
     COOKERS,
+    DERIVED_TYPES,
     DIRTYABLE,
     FILLABLE,
     WATER_TAPS,
@@ -244,6 +245,24 @@ class Plan:
             if self.active(step) and self.actions[step].verb not in MOTION_VERBS:
                 return step
         return None
+
+    def _made_position(self, key: str) -> int | None:
+        """The order position from which an object the plan makes (a slice, once its whole is
+        sliced) is there; None for one that was there at the start or is never made."""
+        start = self.state_at(0).objects.get(key)
+        if start is None or start.present is True or start.kind not in DERIVED_TYPES:
+            return None
+        if key not in self._made_at:
+            self._made_at[key] = next(
+                (
+                    p
+                    for p in range(1, len(self.order) + 1)
+                    if (made := self.state_at(p).objects.get(key)) is not None
+                    and made.present is True
+                ),
+                None,
+            )
+        return self._made_at[key]
 
     def _next_interaction(self, pos: int) -> int | None:
         """The nearest active step after an order position that is not motion."""

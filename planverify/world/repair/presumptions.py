@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 
 from planverify.records.notation import MOTION_VERBS
-from planverify.world.classes import base_type
 from planverify.world.repair.kinds import SURFACES, look_alike
 from planverify.world.repair.plan import Plan
 from planverify.world.state import CONTAINERS, SOME
@@ -150,7 +149,8 @@ class Presumptions(Plan):
         """Whether the pick-up at an order position, of an object (`key`) from where nobody
         knows, presumably cleared a device the plan uses next, in a block that ends at `last`
         and puts the object down at `put` (when it does)."""
-        if key is not None and self._made_by_plan(pos, key):
+        made_at = self._made_position(key) if key is not None else None
+        if made_at is not None and made_at <= pos:
             return False  # a slice the plan cut lay where its whole was: it stood in no device
         # where it was is unknown: it may have been cleared off a device the plan uses
         # next, so only a pick-up far from any such use can be a detour; what is
@@ -166,23 +166,6 @@ class Presumptions(Plan):
         state = self.state_at(pos)
         use = self._device_used_soon(last, block, key, state.get(key).kind if key else None)
         return use is not None and not self._moved_between(pos, use)
-
-    def _made_by_plan(self, pos: int, key: str) -> bool:
-        """Whether the object `key`, at an order position, is of a kind the plan made before it
-        (a slice of a whole it cut)."""
-        state = self.state_at(pos)
-        whole = base_type(state.get(key).kind)
-        if whole == state.get(key).kind:
-            return False
-        for earlier in range(pos):
-            step = self.order[earlier]
-            action = self.actions[step]
-            if action.verb == "Slice" and self.active(step):
-                cut = self.state_at(earlier)
-                name = cut.key(action.objects[0])
-                if name is not None and cut.get(name).kind == whole:
-                    return True
-        return False
 
     def _presumed(self, block: Collection[int]) -> bool:
         """Whether a removal rests on a presumption rather than on simulated states: an object

@@ -663,6 +663,111 @@ def test_the_same_pick_and_put_off_a_counter_is_a_detour() -> None:
     assert removed(judge(plan, where=where)) == [(0, 1)]
 
 
+CUT_TOMATO = [
+    "Driver.PickUp('Knife')",
+    "Driver.Slice('Tomato')",
+    "Driver.PutAOnB('Knife', 'CounterTop')",
+]
+
+
+def test_an_object_carried_somewhere_and_back_unchanged_goes_whole() -> None:
+    # the stop cannot go alone (the hands slice the tomato meanwhile), nor the pick-up and
+    # put-down before it (the plate is handled again): the four steps go together
+    plan = [
+        "Driver.PickUp('Plate')",
+        "Driver.PutAOnB('Plate', 'DiningTable')",
+        *CUT_TOMATO,
+        "Driver.PickUp('Plate')",
+        "Driver.PutAOnB('Plate', 'CounterTop')",  # back where it was
+        "Driver.PickUp('TomatoSliced')",
+        "Driver.PutAOnB('TomatoSliced', 'Plate')",
+    ]
+    assert removed(judge(plan, TOMATO_ON_PLATE)) == [(0, 1, 5, 6)]
+
+
+SANDWICH = spec_of(
+    "Sandwich",
+    {
+        "tomato": part({"objectType": "TomatoSliced"}),
+        "bread": part({"objectType": "BreadSliced"}),
+        "plate": part({"objectType": "Plate", "receptacle": 1}),
+    },
+    [
+        {
+            "property": "parentReceptacles",
+            "tail_entity_list": ["plate"],
+            "tail_determiner_list": ["the"],
+            "head_entity_list": ["tomato", "bread"],
+            "head_determiner_list": ["a", "a"],
+        }
+    ],
+)
+
+
+def test_a_slice_taken_off_the_plate_it_ends_on_and_put_back_later_is_rearranged() -> None:
+    where = scene(
+        fixture("CounterTop", "CounterTop"),
+        fixture("DiningTable", "DiningTable"),
+        item("Plate", "Plate", receptacle=True),
+        item("Tomato", "Tomato"),
+        item("Bread", "Bread"),
+        item("Knife", "Knife"),
+    )
+    plan = [
+        "Driver.PickUp('Knife')",
+        "Driver.Slice('Tomato')",
+        "Driver.Slice('Bread')",
+        "Driver.PutAOnB('Knife', 'CounterTop')",
+        "Driver.PickUp('TomatoSliced')",
+        "Driver.PutAOnB('TomatoSliced', 'Plate')",
+        "Driver.PickUp('BreadSliced')",
+        "Driver.PutAOnB('BreadSliced', 'DiningTable')",
+        "Driver.PickUp('TomatoSliced')",  # off the plate, so that the bread goes under it
+        "Driver.PutAOnB('TomatoSliced', 'CounterTop')",
+        "Driver.PickUp('BreadSliced')",
+        "Driver.PutAOnB('BreadSliced', 'Plate')",
+        "Driver.PickUp('TomatoSliced')",
+        "Driver.PutAOnB('TomatoSliced', 'Plate')",
+    ]
+    assert removed(review(plan, scene=where, spec=SANDWICH)) == []
+
+
+def test_a_plate_left_on_a_pot_put_down_somewhere_unknown_is_no_round_trip() -> None:
+    # TEACh records the pot put down "on itself": where it went, and so whether the running
+    # tap washed the plate on it, is not known
+    where = scene(
+        fixture("CounterTop", "CounterTop"),
+        fixture("DiningTable", "DiningTable"),
+        fixture("Sink", "Sink"),
+        fixture("SinkBasin", "SinkBasin", on=["Sink"]),
+        fixture("Faucet", "Faucet", on=["Sink"], receptacle=False, **OFF),
+        fixture("CoffeeMachine", "CoffeeMachine", on=["CounterTop"], **OFF),
+        item("Pot", "Pot", on=["SinkBasin"], receptacle=True),
+        item("Plate", "Plate", on=["DiningTable"], receptacle=True, dirty=True),
+        item("Mug", "Mug", receptacle=True),
+    )
+    spec = spec_of(
+        "Mine",
+        {
+            "coffee": part({"objectType": "Mug", "isDirty": 0, "simbotIsFilledWithCoffee": 1}),
+            "plate": part({"objectType": "Plate", "isDirty": 0}),
+        },
+    )
+    plan = [
+        "Driver.PickUp('Plate')",
+        "Driver.PutAOnB('Plate', 'Pot')",
+        "Driver.PickUp('Pot')",
+        "Driver.PutAOnB('Pot', 'Pot')",
+        "Driver.ToggleOn('Faucet')",
+        "Driver.ToggleOff('Faucet')",
+        "Driver.PickUp('Plate')",
+        "Driver.PutAOnB('Plate', 'DiningTable')",
+        *BREW,
+    ]
+    gone = {s for r in review(plan, scene=where, spec=spec).removals for s in r.steps}
+    assert not gone & {0, 1, 6, 7}
+
+
 def test_taking_something_out_of_a_device_and_putting_it_back_clears_nothing() -> None:
     where = scene(
         fixture("CounterTop", "CounterTop"),

@@ -193,6 +193,54 @@ def test_a_tap_switched_off_and_on_after_a_pour_into_the_sink_is_not_around_load
     assert natural.optional == []
 
 
+def test_natural_keeps_a_tap_switched_around_loading_with_the_rinse_it_was_around() -> None:
+    # the tap runs from the start: switched off, the mug set in the sink, the basin cleared of
+    # a cup, the mug put in the basin and the tap switched on again; `minimal` lets the tap run
+    # so that the mug is washed at once in the sink, and the later rinse goes too
+    sink_it = "Driver.PutAOnB('Mug', 'Sink')"
+    plan = [TAKE, OFF_TAP, sink_it, *CLEAR_CUP, TAKE, RINSE_IT, ON_TAP, OFF_TAP, TAKE]
+    natural, minimal = critique(plan, "natural"), critique(plan, "minimal")
+    assert [f.step for f in natural.flags] == [3, 4]  # the cup: no room was needed in the sink
+    assert [(f.step, f.optional and f.optional.kind) for f in natural.optional] == [
+        (s, "device_around_loading") for s in (1, 6, 7, 9)
+    ]
+    assert [f.step for f in minimal.flags] == [1, 3, 4, 6, 7, 9]
+
+
+STOVE = scene(
+    fixture("CounterTop", "CounterTop"),
+    fixture("StoveBurner", "StoveBurner"),
+    fixture("StoveKnob", "StoveKnob", receptacle=False, **ON),
+    fixture("StoveKnob", "StoveKnob2", receptacle=False, **ON),
+    item("Pan", "Pan", on=["StoveBurner"], receptacle=True),
+    item("Potato", "Potato"),
+    item("Knife", "Knife"),
+)
+
+
+def test_two_knobs_switched_off_and_on_after_the_pan_is_loaded_are_both_around_loading() -> None:
+    goal = "Cook a slice of potato."
+    plan = [
+        "Driver.PickUp('Knife')",
+        "Driver.Slice('Potato')",
+        "Driver.PutAOnB('Knife', 'CounterTop')",
+        "Driver.PickUp('PotatoSliced')",
+        "Driver.PutAOnB('PotatoSliced', 'Pan')",
+        "Driver.ToggleOff('StoveKnob')",
+        "Driver.ToggleOff('StoveKnob2')",  # loaded right before, the other knob aside
+        "Driver.ToggleOn('StoveKnob')",
+        "Driver.ToggleOn('StoveKnob2')",
+    ]
+    grounding = ground(goal, [], STOVE, task=None, teach_task=None)
+    natural = judge_plan(goal, plan, grounding, trim="natural")
+    minimal = judge_plan(goal, plan, grounding, trim="minimal")
+    assert natural.flags == []
+    assert [(f.step, f.optional and f.optional.kind) for f in natural.optional] == [
+        (s, "device_around_loading") for s in (5, 6, 7, 8)
+    ]
+    assert [f.step for f in minimal.flags] == [5, 6, 7, 8]
+
+
 LIVING_ROOM = scene(
     fixture("CoffeeTable", "CoffeeTable"),
     fixture("Sofa", "Sofa"),

@@ -28,7 +28,8 @@ never asks for empty hands). `review` works in five stages:
    running device switched off and on again: it acts on what is put in it all along), every step on
    an object that is only carried about (two or three pick-ups with their put-downs, never worked
    on: a slice too many loaded and taken out again), contiguous runs of up to `MAX_RUN` steps,
-   single steps. Where a later instance of the same type is handled alike and ends in the same place
+   a round trip (an object set down elsewhere and later set back where it was, unchanged, tried
+   only when no part of it goes alone), single steps. Where a later instance of the same type is handled alike and ends in the same place
    (a second slice on the plate), that later block goes instead when it can. A put-down, or a step
    that only restores the state (a close, a switch-off), is never removed on its own, except a
    switch-off of a device that ran from the start and that the plan did not use (put nothing where

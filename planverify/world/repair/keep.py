@@ -339,8 +339,9 @@ class KeepRules(Patterns):
 
     def _around_loading(self, block: Collection[int]) -> bool:
         """Whether a block switches a running device off and on again, with something loaded
-        into or taken from what it acts on while it is off, or loaded right before (a mug put in
-        a running coffee machine): what a careful person does, though the simulated device
+        into or taken from what it acts on while it is off, or loaded right before, other
+        switches aside (a mug put in a running coffee machine; a pan set on the stove, then two
+        knobs switched off and on): what a careful person does, though the simulated device
         would have acted all along."""
         steps = sorted(block, key=self.trace.position)
         verbs = [self.actions[s].verb for s in steps]
@@ -355,6 +356,11 @@ class KeepRules(Patterns):
             return False
         acted = set(self._acted_on(state, device)) | {device}
         before = self._previous_interaction(off)
+        switch = self.actions[steps[0]].objects[0]
+        while before is not None and self.actions[before].verb in ("ToggleOff", "ToggleOn"):
+            if self.actions[before].objects[0] == switch:
+                break
+            before = self._previous_interaction(self.trace.position(before))  # other switches
         span = list(range(off + 1, on))
         if before is not None and self.actions[before].verb == "PutAOnB":
             span.insert(0, self.trace.position(before))  # only putting in: pouring loads nothing
@@ -427,6 +433,7 @@ class KeepRules(Patterns):
                     put in block
                     and self._touched_after(obj, last, block)
                     and not self._set_straight_back(step, put)
+                    and self._round_trip(self.trace.position(step)) != block
                 ):
                     return False
         return True
@@ -499,6 +506,8 @@ class KeepRules(Patterns):
             return False  # switched off and on again: the device runs as it did
         if len(steps) == 1 and self._idle_switch_off(positions[0]):
             return False
+        if len(steps) == 4 and self._round_trip(positions[0]) == block:
+            return False  # carried somewhere and back as it was
         if not any(self._touches_goal_objects(p) for p in positions):
             return False
         if self._looked_into(block):

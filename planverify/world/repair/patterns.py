@@ -5,6 +5,7 @@ met as well without it."""
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable, Collection, Sequence
 
 from planverify.records.notation import MOTION_VERBS, Action
@@ -116,6 +117,54 @@ class Patterns(Presumptions):
                 loc = now.get(used).loc if used is not None else None
                 if loc is None or loc == key or (kind is not None and loc == SOME + kind):
                     return False
+        return True
+
+    def _round_trip(self, pos: int) -> set[int] | None:
+        """The pick-up at an order position, the put-down after it, the pick-up that takes the
+        object from there and the put-down that sets it back where the first pick-up took it,
+        when no other step names the object between them and it comes back as it was: an
+        object carried somewhere and back (a slice set on a plate that is not ready yet, then
+        back on its counter). None otherwise."""
+        name = self.actions[self.order[pos]].objects[0]
+        named = self._named.get(name, [])
+        k = bisect.bisect_left(named, pos)
+        positions = named[k : k + 4]
+        steps = [self.order[p] for p in positions]
+        verbs = [self.actions[s].verb for s in steps]
+        if positions[:1] != [pos] or verbs != ["PickUp", "PutAOnB", "PickUp", "PutAOnB"]:
+            return None
+        if any(self.actions[s].objects[0] != name or not self.judged(s) for s in steps):
+            return None
+        ends = [positions[0], positions[3]]
+        if not self._put_back([steps[0], steps[3]], ends):
+            return None
+        start, end = self.state_at(ends[0]), self.state_at(ends[1] + 1)
+        key = start.key(name)
+        if key is None or key not in end.objects or _worked(start.get(key), end.get(key)):
+            return None
+        away = self.state_at(positions[2]).get(key).loc
+        if away is not None and away == self.trace.final[0].get(key).loc:
+            return None  # taken off where it ends, to be put back there later (rearranged)
+        if not self._whereabouts_known(key, positions[1] + 1, positions[2]):
+            return None  # what happened to it there is not known
+        return set(steps)
+
+    def _whereabouts_known(self, key: str, first: int, last: int) -> bool:
+        """Whether, before each order position from `first` to `last`, neither an object nor
+        what holds it (at any depth) stands where the plan put it down somewhere nobody knows
+        (a pot "put on itself", as TEACh records now and then, with a plate on it)."""
+        start = self.state_at(0)
+        for pos in range(first, last + 1):
+            state = self.state_at(pos)
+            holder, seen = key, set()
+            while holder in state.objects and holder not in seen:
+                seen.add(holder)
+                loc = state.get(holder).loc
+                if loc is None:
+                    if holder in start.objects and start.get(holder).loc is not None:
+                        return False  # it was somewhere known at the start
+                    break
+                holder = loc
         return True
 
     def _set_straight_back(self, pick: int, put: int) -> bool:

@@ -91,6 +91,7 @@ class Plan:
         self.idle_units = self.sim.trace([]).units  # what the goal gets from doing nothing
         self._index()
         self.removed: dict[int, str] = {}
+        self.removed_with: dict[int, int] = {}  # step the sweep removed -> its block's first step
         # removed steps of a kind the `natural` trim policy keeps: step -> (kind, its block)
         self.trim_kinds: dict[int, tuple[str, int]] = {}
         self.optional: dict[int, str] = {}  # removed steps `natural` keeps, put back: their kind

@@ -11,7 +11,7 @@ from planverify.world.classes import types_of
 from planverify.world.deadline import CHECK_EVERY
 from planverify.world.goals import evaluate
 from planverify.world.repair.insertion import Insertion
-from planverify.world.repair.keep import KeepRules
+from planverify.world.repair.keep import LOADING, KeepRules
 from planverify.world.repair.plan import MAX_ROUNDS
 from planverify.world.repair.verdicts import Proposal, Removal, Review, steps_named
 from planverify.world.rules import (
@@ -28,6 +28,7 @@ from planverify.world.trace import Variant, no_worse, score
 
 MAX_RUN = 4  # the longest run of contiguous steps tried as one block
 MAX_HANDLING = 6  # the most steps of one object's handling tried as one block
+RELOADS = 2  # the most removed loadings tried with a device switched around them
 
 
 class Reviewer(KeepRules, Insertion):
@@ -69,6 +70,9 @@ class Reviewer(KeepRules, Insertion):
             if handling is not None:
                 pairs.append(handling)
             yield from sorted(pairs + runs, key=len, reverse=True)
+            trip = self._round_trip(pos) if action.verb == "PickUp" else None
+            if trip is not None:  # after the rest: only when no part of it goes on its own
+                yield trip
             if self._single_allowed(pos, blame=blame):
                 yield {step}
 
@@ -262,6 +266,7 @@ class Reviewer(KeepRules, Insertion):
                     del self.added[step]
                     continue
                 self.removed[step] = why
+                self.removed_with[step] = min(block)
                 self.grounds[step] = grounds
             for part, kind in parts:
                 for step in (s for s in part if s < self.n):
@@ -323,14 +328,44 @@ class Reviewer(KeepRules, Insertion):
                 blocks.setdefault(block, []).append(step)
         for steps in sorted(blocks.values(), key=min):
             kind = self.trim_kinds[steps[0]][0]
-            if not self._restore(steps, kind) and kind == "making_room":
+            if self._restore(steps, kind):
+                continue
+            if kind == "making_room":
                 freed = self._set_down_around(steps)
                 if freed:
                     self._restore(steps + freed, kind)
+            elif kind == "device_around_loading":
+                for loading in self._loadings_within(steps)[:RELOADS]:
+                    if self._restore(steps + loading, kind, read=steps, needed=loading):
+                        break
 
-    def _restore(self, steps: list[int], kind: str) -> bool:
+    def _loadings_within(self, switches: Sequence[int]) -> list[list[int]]:
+        """The removed blocks (not put back) that load or unload something between a switch-off
+        and its switch-on, the one nearest the switch-on first."""
+        off, on = min(switches), max(switches)
+        blocks: dict[int, list[int]] = {}
+        for step, first in self.removed_with.items():
+            if step < self.n and step not in self.optional and step not in switches:
+                blocks.setdefault(first, []).append(step)
+        within = [
+            sorted(block)
+            for block in blocks.values()
+            if any(off < s < on for s in block)
+            and any(self.actions[s].verb in LOADING for s in block)
+        ]
+        return sorted(within, key=lambda block: -max(s for s in block if s < on))
+
+    def _restore(
+        self,
+        steps: list[int],
+        kind: str,
+        *,
+        read: Sequence[int] | None = None,
+        needed: Sequence[int] = (),
+    ) -> bool:
         """Put removed steps back as optional of `kind`, if the plan with them still runs, meets
-        the goal no less, and the trim table still reads them as that kind."""
+        the goal no less, and the trim table still reads them (or the part `read`) as that
+        kind; and, once back, the plan cannot do without the steps `needed`."""
         if any(step in self.optional for step in steps):
             return False
         order = self._order_with(steps)
@@ -340,7 +375,10 @@ class Reviewer(KeepRules, Insertion):
         before = self.order, self.trace
         self.order, self.trace = order, trace
         self._index()
-        if (set(steps), kind) not in self.trim_blocks(steps):  # what made it so went too
+        read = steps if read is None else read
+        if (set(read), kind) not in self.trim_blocks(read) or (  # what made it so went too
+            needed and self._acceptable(self.sim.without(trace, set(needed), strict=True), set())
+        ):
             self.order, self.trace = before
             self._index()
             return False

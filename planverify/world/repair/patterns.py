@@ -125,6 +125,11 @@ class Patterns(Presumptions):
         when no other step names the object between them and it comes back as it was: an
         object carried somewhere and back (a slice set on a plate that is not ready yet, then
         back on its counter). None otherwise."""
+        if pos not in self._trips:
+            self._trips[pos] = self._find_round_trip(pos)
+        return self._trips[pos]
+
+    def _find_round_trip(self, pos: int) -> set[int] | None:
         name = self.actions[self.order[pos]].objects[0]
         named = self._named.get(name, [])
         k = bisect.bisect_left(named, pos)

@@ -241,6 +241,36 @@ def test_two_knobs_switched_off_and_on_after_the_pan_is_loaded_are_both_around_l
     assert [f.step for f in minimal.flags] == [5, 6, 7, 8]
 
 
+def test_a_drawer_opened_to_put_away_the_wrong_object_is_no_search() -> None:
+    where = scene(
+        fixture("CounterTop", "CounterTop"),
+        fixture("DiningTable", "DiningTable"),
+        fixture("Drawer", "Drawer", **CLOSED),
+        fixture("Cabinet", "Cabinet", **CLOSED),
+        item("PepperShaker", "PepperShaker", on=["DiningTable"]),
+        item("SaltShaker", "SaltShaker", on=["DiningTable"]),
+    )
+    goal = "Put all SaltShaker in one Cabinet."
+    plan = [
+        "Driver.PickUp('PepperShaker')",  # the wrong shaker, set down to open the drawer
+        "Driver.PutAOnB('PepperShaker', 'CounterTop')",
+        "Driver.Open('Drawer')",
+        "Driver.PickUp('PepperShaker')",
+        "Driver.PutAOnB('PepperShaker', 'Drawer')",
+        "Driver.Close('Drawer')",
+        "Driver.PickUp('SaltShaker')",
+        "Driver.Open('Cabinet')",
+        "Driver.PutAOnB('SaltShaker', 'Cabinet')",
+        "Driver.Close('Cabinet')",
+    ]
+    grounding = ground(goal, [], where, task=None, teach_task=None)
+    natural = judge_plan(goal, plan, grounding, trim="natural")
+    minimal = judge_plan(goal, plan, grounding, trim="minimal")
+    assert [f.step for f in natural.flags] == [0, 1, 2, 3, 4, 5]
+    assert natural.optional == []
+    assert [(f.step, f.optional) for f in minimal.flags] == [(s, None) for s in range(6)]
+
+
 LIVING_ROOM = scene(
     fixture("CoffeeTable", "CoffeeTable"),
     fixture("Sofa", "Sofa"),

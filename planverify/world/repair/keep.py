@@ -237,7 +237,8 @@ class KeepRules(Patterns):
     def _searching(self, block: Collection[int], *, ignoring: Collection[int] = ()) -> bool:
         """Whether opening (and closing) these containers, with nothing taken or put, comes
         before the plan takes an object it has not named yet: the Driver looking for where that
-        object is. Opening something to put down what is in hand there is no search, nor is
+        object is. Opening something to put down what is in hand there (or to put away or take
+        back what the search removes: `_opened_for_a_removal`) is no search, nor is
         looking once every object the plan takes is found, nor before the Commander first speaks
         (the Driver exploring, not yet told what to look for). Steps in `ignoring` are read as
         gone: what is taken out and set aside again with the opening (a look-alike found, a
@@ -250,6 +251,8 @@ class KeepRules(Patterns):
             return False  # more than taking out and setting aside happened with it
         if any(self._used_while_open(s, skip) for s in block if self.actions[s].verb == "Open"):
             return False  # something taken from it or put in it: it was opened for that
+        if any(self._opened_for_a_removal(s) for s in block if self.actions[s].verb == "Open"):
+            return False  # opened to put away, or take back, what the plan handles for nothing
         held = self.state_at(first).held
         names = {self.actions[s].objects[0] for s in block}
         later = [  # what the Driver does next, besides closing what the block opened
@@ -310,6 +313,57 @@ class KeepRules(Patterns):
             if not put_back and self._kind_of(steps[0], name) not in later_kinds:
                 return False
         return True
+
+    def _opened_for_a_removal(self, opener: int) -> bool:
+        """Whether, in the plan as given, a step the search removed put into the container an
+        input open step opens something brought from elsewhere, or took from it something the
+        plan had put there, within `CLEARING_REACH` interactions and before the plan closes it
+        again: the container was opened for that (the wrong object put away in a drawer), not to
+        look for anything."""
+        if opener >= self.n:
+            return False
+        name = self.actions[opener].objects[0]
+        before = self.input_trace.before
+        seen = 0
+        for step in range(opener + 1, self.n):
+            action = self.actions[step]
+            if action.verb in MOTION_VERBS or action.is_dialogue:
+                continue
+            seen += 1
+            if seen > CLEARING_REACH or (action.verb == "Close" and action.objects[0] == name):
+                return False
+            if step not in self.removed or action.verb not in ("PutAOnB", "PickUp"):
+                continue
+            state = before[step][0]
+            key = state.key(action.objects[0])
+            if key is None:
+                continue
+            if action.verb == "PutAOnB" and action.objects[-1] == name:
+                taken = self._near_input(step, action.objects[0], "PickUp")
+                came_from = before[taken][0].get(key).loc if taken is not None else None
+                container = state.key(name)
+                inside = (container, SOME + (state.kind_at(container) or ""))
+                if came_from is not None and came_from not in inside:
+                    return True  # brought from elsewhere to be put away there
+            if action.verb == "PickUp" and state.get(key).loc in (
+                state.key(name),
+                SOME + (state.kind_at(state.key(name)) or ""),
+            ):
+                put = self._near_input(step, action.objects[0], "PutAOnB")
+                if put is not None and self.actions[put].objects[-1] == name:
+                    return True  # taken back from where the plan had put it
+        return False
+
+    def _near_input(self, step: int, name: str, verb: str) -> int | None:
+        """The nearest input step before `step` with this verb on `name`."""
+        return next(
+            (
+                s
+                for s in range(step - 1, -1, -1)
+                if self.actions[s].verb == verb and self.actions[s].objects[:1] == (name,)
+            ),
+            None,
+        )
 
     def _used_while_open(self, opener: int, ignoring: Collection[int] = ()) -> bool:
         """Whether anything is taken from, or put into, the container an open step opens

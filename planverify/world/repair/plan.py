@@ -88,6 +88,7 @@ class Plan:
             (i for i, a in enumerate(self.actions) if a.is_dialogue and a.agent == "Commander"), 0
         )
         self.trace = self.sim.trace(self.order)
+        self.input_trace = self.trace  # the whole plan as given: where things were in it
         self.idle_units = self.sim.trace([]).units  # what the goal gets from doing nothing
         self._index()
         self.removed: dict[int, str] = {}

@@ -566,6 +566,8 @@ class KeepRules(Patterns):
             return False
         if self._looked_into(block):
             return False  # opened and closed again, nothing taken or put: nothing moved
+        if self._one_too_many(steps):
+            return False
         return not self._abandoned(steps, positions)
 
     def _is_preparation(self, block: set[int]) -> bool:

@@ -206,6 +206,40 @@ class Patterns(Presumptions):
             kinds.add(state.get(key).kind)
         return self._goal_met_without(kinds, states_kept=lambda: self._states_kept(steps))
 
+    def _one_too_many(self, steps: Sequence[int]) -> bool:
+        """Whether a block is every step on one object, all of them carrying it (pick-ups and
+        put-downs), and the object ends where others of its type end too, of which it was
+        taken up last: of interchangeable instances the last is the one too many (a third
+        potato slice boiled and served when the salad needs two), worked on or not. Only where
+        a task definition says how many the goal wants; whether it does without this one, the
+        simulation says."""
+        if self.spec is None or self.spec.source != "teach_task":
+            return False  # how many the goal wants, only a task definition says
+        actions = [self.actions[s] for s in steps]
+        names = {a.objects[0] for a in actions if a.objects}
+        if len(names) != 1 or any(a.verb not in ("PickUp", "PutAOnB") for a in actions):
+            return False
+        name = names.pop()
+        positions = self._named.get(name, [])
+        if {self.order[p] for p in positions} != set(steps):
+            return False  # something else is done with it
+        end = self.trace.final[0]
+        key = end.key(name)
+        if key is None:
+            return False
+        kind, place = end.get(key).kind, end.get(key).loc
+        first = positions[0]
+        twins = [
+            other
+            for other, at in self._named.items()
+            if other != name
+            and (twin := end.key(other)) is not None
+            and end.get(twin).kind == kind
+            and end.get(twin).loc == place
+            and at
+        ]
+        return bool(twins) and all(self._named[other][0] < first for other in twins)
+
     def _states_kept(self, steps: Sequence[int]) -> bool:
         """Whether pick-ups and put-downs move their objects only onto surfaces, objects surely
         as they were: nothing the block does or leaves them in can change their states."""

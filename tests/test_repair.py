@@ -505,6 +505,38 @@ def test_a_slice_too_many_cooked_and_served_goes_the_last_taken_up() -> None:
     assert removed(review(plan, scene=where, spec=text.spec)) == []
 
 
+def test_a_clean_empty_mug_rinsed_and_emptied_with_the_dirty_one_goes_whole() -> None:
+    where = scene(
+        fixture("CounterTop", "CounterTop"),
+        fixture("DiningTable", "DiningTable"),
+        fixture("Sink", "Sink"),
+        fixture("SinkBasin", "SinkBasin", on=["Sink"]),
+        fixture("Faucet", "Faucet", on=["Sink"], receptacle=False, **OFF),
+        item("Mug", "Mug", receptacle=True, dirty=True),
+        item("Mug", "Mug2", on=["DiningTable"], receptacle=True, dirty=False, filled=False),
+    )
+    clean_all_mugs = spec_of(
+        "Clean All X", {"mug": part({"simbotObjectClass": "Mug", "isDirty": 0}, "all")}
+    )
+    plan = [
+        "Driver.PickUp('Mug')",
+        "Driver.PutAOnB('Mug', 'SinkBasin')",
+        "Driver.PickUp('Mug2')",  # clean and empty from the start
+        "Driver.PutAOnB('Mug2', 'SinkBasin')",
+        "Driver.ToggleOn('Faucet')",
+        "Driver.ToggleOff('Faucet')",
+        "Driver.PickUp('Mug')",
+        "Driver.PourFromAIntoB('Mug', 'SinkBasin')",
+        "Driver.PutAOnB('Mug', 'CounterTop')",
+        "Driver.PickUp('Mug2')",
+        "Driver.PourFromAIntoB('Mug2', 'SinkBasin')",
+        "Driver.PutAOnB('Mug2', 'CounterTop')",
+    ]
+    verdicts = review(plan, scene=where, spec=clean_all_mugs)
+    assert all(u.met for u in verdicts.units)
+    assert removed(verdicts) == [(2, 3, 9, 10, 11)]
+
+
 def test_an_object_moved_on_after_it_met_the_goal_loses_the_move_not_the_first_put_down() -> None:
     # the cloth in the bathtub already meets the goal: moving it on into the basin is the
     # detour; had it first gone on the counter, that put-down and the pick-up after it go

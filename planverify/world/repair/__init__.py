@@ -26,8 +26,8 @@ never asks for empty hands). `review` works in five stages:
    that put-down already met every goal relation about the object, the later move goes instead: the
    cloth in the bathtub moved on into its basin), open/close pairs, on/off pairs and off/on pairs (a
    running device switched off and on again: it acts on what is put in it all along), every step on
-   an object that is only carried about (two or three pick-ups with their put-downs, never worked
-   on: a slice too many loaded and taken out again), contiguous runs of up to `MAX_RUN` steps,
+   an object that is only carried about (two or three pick-ups with their put-downs, and pouring
+   it out: a slice too many loaded and taken out again), contiguous runs of up to `MAX_RUN` steps,
    a round trip (an object set down elsewhere and later set back where it was, unchanged, tried
    only when no part of it goes alone), single steps. Where a later instance of the same type is handled alike and ends in the same place
    (a second slice on the plate), that later block goes instead when it can. A put-down, or a step

@@ -566,7 +566,7 @@ class KeepRules(Patterns):
             return False
         if self._looked_into(block):
             return False  # opened and closed again, nothing taken or put: nothing moved
-        if self._one_too_many(steps):
+        if self._one_too_many(steps) or self._as_it_was(steps):
             return False
         return not self._abandoned(steps, positions)
 

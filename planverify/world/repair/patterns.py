@@ -206,6 +206,27 @@ class Patterns(Presumptions):
             kinds.add(state.get(key).kind)
         return self._goal_met_without(kinds, states_kept=lambda: self._states_kept(steps))
 
+    def _as_it_was(self, steps: Sequence[int]) -> bool:
+        """Whether a block is every step on one object, one of them pouring it out, and the
+        object, clean and empty when the block began, ends it so: filled and emptied again for
+        nothing (a clean mug rinsed), wherever it was carried."""
+        actions = [self.actions[s] for s in steps]
+        names = {a.objects[0] for a in actions if a.objects}
+        if len(names) != 1 or "PourFromAIntoB" not in {a.verb for a in actions}:
+            return False
+        name = names.pop()
+        positions = self._named.get(name, [])
+        if {self.order[p] for p in positions} != set(steps):
+            return False
+        before, after = self.state_at(positions[0]), self.state_at(positions[-1] + 1)
+        key = before.key(name)
+        if key is None or key not in after.objects:
+            return False
+        start = before.get(key)
+        if start.dirty is not False or start.liquid != "":
+            return False  # not known to be clean and empty: rinsed or emptied for something
+        return not _worked(start, after.get(key))
+
     def _one_too_many(self, steps: Sequence[int]) -> bool:
         """Whether a block is every step on one object, all of them carrying it (pick-ups and
         put-downs), and the object ends where others of its type end too, of which it was

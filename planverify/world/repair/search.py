@@ -28,6 +28,7 @@ from planverify.world.trace import Variant, no_worse, score
 
 MAX_RUN = 4  # the longest run of contiguous steps tried as one block
 MAX_HANDLING = 6  # the most steps of one object's handling tried as one block
+CARRYING = frozenset({"PickUp", "PutAOnB", "PourFromAIntoB"})  # what a whole handling does
 RELOADS = 2  # the most removed loadings tried with a device switched around them
 
 
@@ -78,9 +79,10 @@ class Reviewer(KeepRules, Insertion):
 
     def _whole_handling(self, pos: int) -> set[int] | None:
         """Every step on the object a first pick-up at an order position takes, when all of them
-        carry it (pick-ups and put-downs, two pairs or three) and it is never worked on: an
-        object fetched, moved about and left aside (a slice too many put in the microwave and
-        taken out again before it runs). None otherwise."""
+        carry it (pick-ups and put-downs, two pairs or three, and pouring it out when it ends
+        as clean and empty as it began: `_as_it_was`): an object fetched, moved about and left
+        aside (a slice too many put in the microwave and taken out again before it runs; a
+        clean mug rinsed and emptied). None otherwise."""
         name = self.actions[self.order[pos]].objects[0]
         if self._near(pos, name, forward=False) is not None:
             return None
@@ -88,11 +90,12 @@ class Reviewer(KeepRules, Insertion):
         if not 4 <= len(steps) <= MAX_HANDLING or not all(self.judged(s) for s in steps):
             return None
         if any(
-            self.actions[s].verb not in ("PickUp", "PutAOnB") or self.actions[s].objects[0] != name
+            self.actions[s].verb not in CARRYING or self.actions[s].objects[0] != name
             for s in steps
         ):
             return None
-        return set(steps)
+        poured = any(self.actions[s].verb == "PourFromAIntoB" for s in steps)
+        return None if poured and not self._as_it_was(steps) else set(steps)
 
     def _switched_on_by_insertion(self, step: int, partner: int) -> bool:
         """Whether `partner` is a switch-on the search inserted right after the switch-off

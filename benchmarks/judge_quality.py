@@ -31,9 +31,9 @@ and are scored against the labels that are errors under it (`planverify.records.
 a generator label of a step `natural` keeps carries `"policy": "minimal"`), with the clean plan
 the labels make under `natural` (`planverify.metrics.episode_under`). The `natural` annotation files are scored too:
 `hand-natural` (`benchmarks/annotated/hand_natural.jsonl`, the hand set read again under
-`natural`), `natural-test-1` to `natural-test-7` (`natural_test.jsonl` to `natural_test7.jsonl`,
-the first seven test parts, development data since each was scored at the end of its round)
-always, and `natural-test-8` (the blind test part, `natural_test8.jsonl`) only with `--held-out`,
+`natural`), `natural-test-1` to `natural-test-8` (`natural_test.jsonl` to `natural_test8.jsonl`,
+the first eight test parts, development data since each was scored at the end of its round)
+always, and `natural-test-9` (the blind test part, `natural_test9.jsonl`) only with `--held-out`,
 at the end of a round of Judge work.
 
 The evidence table scores the removals at each evidence level (`proven`, `goal-text`, `heuristic`;
@@ -65,6 +65,7 @@ from natural_set import (
     TEST6_FILE,
     TEST7_FILE,
     TEST8_FILE,
+    TEST9_FILE,
     TEST_FILE,
     load_natural,
 )
@@ -105,6 +106,7 @@ HAND_SETS = (
     "natural-test-6",
     "natural-test-7",
     "natural-test-8",
+    "natural-test-9",
 )  # read by people: scored without motion
 Key = tuple[str, str, str]  # (set, input condition, judge)
 
@@ -328,7 +330,7 @@ def main() -> None:
     parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument("--trims", nargs="+", choices=TRIM_POLICIES, default=list(TRIM_POLICIES))
     parser.add_argument(
-        "--held-out", action="store_true", help="also score the blind natural test part (part 8)"
+        "--held-out", action="store_true", help="also score the blind natural test part (part 9)"
     )
     args = parser.parse_args()
     if not args.games.is_dir():
@@ -345,8 +347,9 @@ def main() -> None:
             sets["natural-test-5"] = load_natural(TEST5_FILE, args.games)
             sets["natural-test-6"] = load_natural(TEST6_FILE, args.games)
             sets["natural-test-7"] = load_natural(TEST7_FILE, args.games)
+            sets["natural-test-8"] = load_natural(TEST8_FILE, args.games)
             if args.held_out:
-                sets["natural-test-8"] = load_natural(TEST8_FILE, args.games)
+                sets["natural-test-9"] = load_natural(TEST9_FILE, args.games)
         except HandSetUnavailable as exc:
             sys.exit(f"the hand sets cannot be rebuilt: {exc}")
     source = list(load_episodes([args.games])) if args.generators else []

@@ -1,16 +1,19 @@
 """The `natural` annotation files: TEACh demonstrations labelled under both trim policies
 (docs/annotation.md, "The `natural` trim policy").
 
-- `annotated/natural_test.jsonl` to `natural_test8.jsonl`, the **held-out test parts**, one a
+- `annotated/natural_test.jsonl` to `natural_test9.jsonl`, the **held-out test parts**, one a
   round: episodes not in `hand.jsonl` nor in an earlier part, drawn by `draw_test` with the
   part's own seed (`TEST_PARTS`) and labelled blind under the `natural` rule, before any Judge
   had seen them. A part is scored once, at the end of the round that made it, and is development
   data from then on; a next blind part needs a new seed. Parts 1 to 7 were scored at the end of
   rounds 1 to 7 (without motion, with scene and task: part 4 recall 0.786, precision 0.895;
-  part 5 0.866 / 0.900; part 6 0.877 / 0.854; part 7 0.826 / 0.868). Part 7 holds 36 episodes
-  over eleven families (no Plate Of Toast episode was left under the cap and only two N Cooked
-  Slices Of X In Y). Part 8 is not yet scored: the draw leaves 29 episodes over nine
-  families (only one Breakfast episode is left under the cap).
+  part 5 0.866 / 0.900; part 6 0.877 / 0.854; part 7 0.826 / 0.868); part 8 was scored at the
+  end of round 8. Part 7 holds 36 episodes over eleven families (no Plate Of Toast episode was
+  left under the cap and only two N Cooked Slices Of X In Y), part 8 only 29 over nine families
+  (one Breakfast episode was left under the cap). Part 9 is the blind part, not yet scored: the
+  pool under 60 steps being nearly spent, it is drawn with a cap of 80 (`TEST_PARTS`) and holds
+  34 episodes over eleven families (no Plate Of Toast episode is left even under 80, only one
+  Boil X and two N Cooked Slices Of X In Y).
 - `annotated/hand_natural.jsonl`: the episodes of `hand.jsonl`, read again under `natural` after
   Judges had seen them (no blind test).
 
@@ -25,12 +28,15 @@ at least as well as the whole plan, under each policy. Each episode comes back w
 (all of them) and `clean` under `natural` and `minimal`.
 
 `draw_test` is the test parts' rule: per task family, the episodes not excluded of at most
-`MAX_STEPS` non-dialogue, non-motion steps, sorted by id and shuffled by a generator seeded with
+`max_steps` non-dialogue, non-motion steps, sorted by id and shuffled by a generator seeded with
 the family's name; the first ones of distinct scenes are taken (topped up in the same order):
 `PER_FAMILY`, one more for the `LARGEST` families with the most games. Each part has its seed and
-excludes `hand.jsonl` and the parts before it (`draw_part`).
+its cap (`TEST_PARTS`: `MAX_STEPS`, 60, for parts 1 to 8, so their draws stay as they were;
+`MAX_STEPS_9`, 80, from part 9 on, fixed before any part-9 episode was read) and excludes
+`hand.jsonl` and the parts before it (`draw_part`). `LARGEST` is counted over all games, so a
+part's cap changes which episodes it may take, never which families get the extra one.
 
-    python benchmarks/natural_set.py [--games DIR] [--part 8]   # a part's draw and label counts
+    python benchmarks/natural_set.py [--games DIR] [--part 9]   # a part's draw and label counts
 """
 
 from __future__ import annotations
@@ -70,7 +76,8 @@ TEST4_FILE = ANNOTATED / "natural_test4.jsonl"  # the fourth test part (developm
 TEST5_FILE = ANNOTATED / "natural_test5.jsonl"  # the fifth test part (development data since)
 TEST6_FILE = ANNOTATED / "natural_test6.jsonl"  # the sixth test part (development data since)
 TEST7_FILE = ANNOTATED / "natural_test7.jsonl"  # the seventh test part (development data since)
-TEST8_FILE = ANNOTATED / "natural_test8.jsonl"  # the eighth held-out test part
+TEST8_FILE = ANNOTATED / "natural_test8.jsonl"  # the eighth test part (development data since)
+TEST9_FILE = ANNOTATED / "natural_test9.jsonl"  # the ninth held-out test part
 REREAD_FILE = ANNOTATED / "hand_natural.jsonl"  # hand.jsonl read again under natural
 HAND_FILE = ANNOTATED / "hand.jsonl"
 RECORD_KEYS = frozenset({"id", "input_digest", "part", "labels"})  # all a line may hold
@@ -83,6 +90,7 @@ PARTS = {
     TEST6_FILE.name: "held_out_test_6",
     TEST7_FILE.name: "held_out_test_7",
     TEST8_FILE.name: "held_out_test_8",
+    TEST9_FILE.name: "held_out_test_9",
     REREAD_FILE.name: "reread_after_judges",
 }
 LABEL_KEYS = frozenset({"type", "index", "after", "action", "error", "reason"})
@@ -91,7 +99,8 @@ OPTIONAL_KINDS = frozenset({"search", "device_around_loading"})  # why `natural`
 MOTION_ERROR = "cancelling_navigation"  # the only error a motion label may name
 PER_FAMILY = 3  # test episodes drawn per task family
 LARGEST = 4  # the families with the most games get one episode more
-MAX_STEPS = 60  # the most non-dialogue, non-motion steps of a drawn episode
+MAX_STEPS = 60  # the most non-dialogue, non-motion steps of a drawn episode (parts 1 to 8)
+MAX_STEPS_9 = 80  # the cap from part 9 on: under 60 the pool was nearly spent after part 8
 SEED = "planverify-natural-test"  # with the family's name, seeds each family's draw
 SEED_2 = "planverify-natural-test-2"  # the second test part's seed
 SEED_3 = "planverify-natural-test-3"  # the third test part's seed
@@ -100,23 +109,30 @@ SEED_5 = "planverify-natural-test-5"  # the fifth test part's seed
 SEED_6 = "planverify-natural-test-6"  # the sixth test part's seed
 SEED_7 = "planverify-natural-test-7"  # the seventh test part's seed
 SEED_8 = "planverify-natural-test-8"  # the eighth test part's seed
-TEST_PARTS = (  # in drawn order
-    (TEST_FILE, SEED),
-    (TEST2_FILE, SEED_2),
-    (TEST3_FILE, SEED_3),
-    (TEST4_FILE, SEED_4),
-    (TEST5_FILE, SEED_5),
-    (TEST6_FILE, SEED_6),
-    (TEST7_FILE, SEED_7),
-    (TEST8_FILE, SEED_8),
+SEED_9 = "planverify-natural-test-9"  # the ninth test part's seed
+TEST_PARTS = (  # in drawn order: (file, seed, cap on non-dialogue, non-motion steps)
+    (TEST_FILE, SEED, MAX_STEPS),
+    (TEST2_FILE, SEED_2, MAX_STEPS),
+    (TEST3_FILE, SEED_3, MAX_STEPS),
+    (TEST4_FILE, SEED_4, MAX_STEPS),
+    (TEST5_FILE, SEED_5, MAX_STEPS),
+    (TEST6_FILE, SEED_6, MAX_STEPS),
+    (TEST7_FILE, SEED_7, MAX_STEPS),
+    (TEST8_FILE, SEED_8, MAX_STEPS),
+    (TEST9_FILE, SEED_9, MAX_STEPS_9),
 )
 
 
 def draw_test(
-    episodes: Iterable[Episode], excluded: Iterable[str], *, seed: str = SEED
+    episodes: Iterable[Episode],
+    excluded: Iterable[str],
+    *,
+    seed: str = SEED,
+    max_steps: int = MAX_STEPS,
 ) -> list[Episode]:
     """The episodes of a test part, chosen from `episodes` by the rule in the docstring; `seed`
-    is the part's own (`SEED`, `SEED_2` ... `SEED_8` for the first to the eighth)."""
+    is the part's own (`SEED`, `SEED_2` ... `SEED_9` for the first to the ninth) and `max_steps`
+    its cap (`TEST_PARTS`)."""
     skip = set(excluded)
     families: dict[str, list[Episode]] = {}
     for episode in episodes:
@@ -128,7 +144,7 @@ def draw_test(
         pool = [
             ep
             for ep in families[family]
-            if ep.id not in skip and steps(ep, motion=False) <= MAX_STEPS
+            if ep.id not in skip and steps(ep, motion=False) <= max_steps
         ]
         pool.sort(key=lambda ep: ep.id)
         random.Random(f"{seed}:{family}").shuffle(pool)
@@ -137,13 +153,15 @@ def draw_test(
 
 
 def draw_part(part: int, episodes: Iterable[Episode]) -> list[Episode]:
-    """Test part 1 to 8 as drawn: each part excludes `hand.jsonl` and the parts before it."""
+    """Test part 1 to 9 as drawn: each part excludes `hand.jsonl` and the parts before it, with
+    its own seed and cap."""
     if not 1 <= part <= len(TEST_PARTS):
         raise ValueError(f"no test part {part}")
     excluded = [r["id"] for r in read_records(HAND_FILE)]
-    for earlier, _ in TEST_PARTS[: part - 1]:
+    for earlier, _, _ in TEST_PARTS[: part - 1]:
         excluded += [r["id"] for r in read_records(earlier)]
-    return draw_test(episodes, excluded, seed=TEST_PARTS[part - 1][1])
+    _, seed, max_steps = TEST_PARTS[part - 1]
+    return draw_test(episodes, excluded, seed=seed, max_steps=max_steps)
 
 
 def _check_label(episode: Episode, label: dict[str, Any]) -> None:
@@ -247,14 +265,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=Path, default=GAMES)
     parser.add_argument(
-        "--part", type=int, choices=(1, 2, 3, 4, 5, 6, 7, 8), default=1, help="whose draw to list"
+        "--part",
+        type=int,
+        choices=range(1, len(TEST_PARTS) + 1),
+        default=1,
+        help="whose draw to list",
     )
     args = parser.parse_args()
     if not args.games.is_dir():
         sys.exit(f"no TEACh games at {args.games}")
     for episode in draw_part(args.part, all_games(args.games)):
         print(episode.task, episode.id, steps(episode, motion=False))
-    for path in (*(test for test, _ in TEST_PARTS), REREAD_FILE):
+    for path in (*(test for test, _, _ in TEST_PARTS), REREAD_FILE):
         if path.is_file():
             print_counts(path, args.games)
 

@@ -223,7 +223,7 @@ def test_the_episodes_are_the_seeded_draw(
 
 
 def natural_files(natural_set: ModuleType) -> tuple[Path, ...]:
-    """The natural files: the eight test parts and the re-read of the hand set."""
+    """The natural files: the nine test parts and the re-read of the hand set."""
     return (
         natural_set.TEST_FILE,
         natural_set.TEST2_FILE,
@@ -233,6 +233,7 @@ def natural_files(natural_set: ModuleType) -> tuple[Path, ...]:
         natural_set.TEST6_FILE,
         natural_set.TEST7_FILE,
         natural_set.TEST8_FILE,
+        natural_set.TEST9_FILE,
         natural_set.REREAD_FILE,
     )
 
@@ -288,6 +289,9 @@ def test_the_test_part_is_new_and_the_reread_covers_the_hand_set(
     eighth = {r["id"] for r in records[natural_set.TEST8_FILE.name]}
     assert len(eighth) == 29  # nine families left to draw, and a single Breakfast
     assert not eighth & (earlier | sixth | seventh)
+    ninth = {r["id"] for r in records[natural_set.TEST9_FILE.name]}
+    assert len(ninth) == 34  # drawn under a cap of 80 steps: one Boil X, two N Cooked Slices
+    assert not ninth & (earlier | sixth | seventh | eighth)
     reread = {r["id"]: r for r in records[natural_set.REREAD_FILE.name]}
     assert {i: r["input_digest"] for i, r in reread.items()} == {
         i: r["input_digest"] for i, r in hand.items()
@@ -383,18 +387,19 @@ def test_the_test_part_is_the_seeded_draw_over_every_family(
     drawn = natural_set.draw_test(games, hand)
     assert [ep.id for ep in natural_set.draw_part(1, games)] == [ep.id for ep in drawn]
     excluded = set(hand)
-    for part, (path, _) in enumerate(natural_set.TEST_PARTS, start=1):
+    for part, (path, _, max_steps) in enumerate(natural_set.TEST_PARTS, start=1):
         test_part = natural_sets[path.name]
         assert [ep.id for ep in test_part] == [ep.id for ep in natural_set.draw_part(part, games)]
         assert {ep.model_extra["part"] for ep in test_part} == {natural_set.PARTS[path.name]}
         counts = Counter(ep.task for ep in test_part)
         # every family with episodes left to draw, three a family or all that are left (part 6
         # has two Plate Of Toast; part 7 none, and two N Cooked Slices Of X In Y; part 8 no
-        # Boil X nor N Cooked Slices Of X In Y either, and one Breakfast)
+        # Boil X nor N Cooked Slices Of X In Y either, and one Breakfast; part 9, drawn under a
+        # cap of 80 steps, no Plate Of Toast, one Boil X and two N Cooked Slices Of X In Y)
         left = Counter(
             ep.task
             for ep in games
-            if ep.id not in excluded and hand_set.steps(ep, motion=False) <= natural_set.MAX_STEPS
+            if ep.id not in excluded and hand_set.steps(ep, motion=False) <= max_steps
         )
         assert set(counts) == set(left)
         assert all(n >= min(natural_set.PER_FAMILY, left[task]) for task, n in counts.items())

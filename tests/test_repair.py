@@ -447,13 +447,23 @@ TWO_COOKED_SLICES = spec_of(
 )
 
 
+THREE_SLICES_IN_THE_MICROWAVE = [
+    "Driver.PickUp('Knife')",
+    "Driver.Slice('Potato')",
+    "Driver.PutAOnB('Knife', 'CounterTop')",
+    "Driver.Open('Microwave')",
+    *(
+        step
+        for name in ("PotatoSliced", "PotatoSliced2", "PotatoSliced3")
+        for step in (f"Driver.PickUp('{name}')", f"Driver.PutAOnB('{name}', 'Microwave')")
+    ),
+]
+
+
 def test_a_slice_too_many_loaded_and_taken_out_before_cooking_goes_with_all_its_steps() -> None:
     # neither of its pairs can go alone: the first leaves it handled again later, the second
     # leaves the hands full when the next slice is taken; all four steps go as one block
-    plan = ["Driver.PickUp('Knife')", "Driver.Slice('Potato')"]
-    plan += ["Driver.PutAOnB('Knife', 'CounterTop')", "Driver.Open('Microwave')"]
-    for name in ("PotatoSliced", "PotatoSliced2", "PotatoSliced3"):
-        plan += [f"Driver.PickUp('{name}')", f"Driver.PutAOnB('{name}', 'Microwave')"]
+    plan = list(THREE_SLICES_IN_THE_MICROWAVE)
     plan += ["Driver.PickUp('PotatoSliced')", "Driver.PutAOnB('PotatoSliced', 'CounterTop')"]
     plan += ["Driver.Close('Microwave')", "Driver.ToggleOn('Microwave')"]
     verdicts = judge(plan, spec=TWO_COOKED_SLICES, where=MICROWAVE_KITCHEN)
@@ -489,10 +499,7 @@ def test_a_slice_too_many_cooked_and_served_goes_the_last_taken_up() -> None:
         item("Potato", "Potato"),
         item("Knife", "Knife"),
     )
-    plan = ["Driver.PickUp('Knife')", "Driver.Slice('Potato')"]
-    plan += ["Driver.PutAOnB('Knife', 'CounterTop')", "Driver.Open('Microwave')"]
-    for name in ("PotatoSliced", "PotatoSliced2", "PotatoSliced3"):
-        plan += [f"Driver.PickUp('{name}')", f"Driver.PutAOnB('{name}', 'Microwave')"]
+    plan = list(THREE_SLICES_IN_THE_MICROWAVE)
     plan += ["Driver.Close('Microwave')", "Driver.ToggleOn('Microwave')"]
     plan += ["Driver.ToggleOff('Microwave')", "Driver.Open('Microwave')"]
     for name in ("PotatoSliced", "PotatoSliced3", "PotatoSliced2"):
@@ -505,13 +512,18 @@ def test_a_slice_too_many_cooked_and_served_goes_the_last_taken_up() -> None:
     assert removed(review(plan, scene=where, spec=text.spec)) == []
 
 
+BY_THE_SINK = (  # a counter, a table and a sink whose tap is off
+    fixture("CounterTop", "CounterTop"),
+    fixture("DiningTable", "DiningTable"),
+    fixture("Sink", "Sink"),
+    fixture("SinkBasin", "SinkBasin", on=["Sink"]),
+    fixture("Faucet", "Faucet", on=["Sink"], receptacle=False, **OFF),
+)
+
+
 def test_a_clean_empty_mug_rinsed_and_emptied_with_the_dirty_one_goes_whole() -> None:
     where = scene(
-        fixture("CounterTop", "CounterTop"),
-        fixture("DiningTable", "DiningTable"),
-        fixture("Sink", "Sink"),
-        fixture("SinkBasin", "SinkBasin", on=["Sink"]),
-        fixture("Faucet", "Faucet", on=["Sink"], receptacle=False, **OFF),
+        *BY_THE_SINK,
         item("Mug", "Mug", receptacle=True, dirty=True),
         item("Mug", "Mug2", on=["DiningTable"], receptacle=True, dirty=False, filled=False),
     )
@@ -812,11 +824,7 @@ def test_a_plate_left_on_a_pot_put_down_somewhere_unknown_is_no_round_trip() -> 
     # TEACh records the pot put down "on itself": where it went, and so whether the running
     # tap washed the plate on it, is not known
     where = scene(
-        fixture("CounterTop", "CounterTop"),
-        fixture("DiningTable", "DiningTable"),
-        fixture("Sink", "Sink"),
-        fixture("SinkBasin", "SinkBasin", on=["Sink"]),
-        fixture("Faucet", "Faucet", on=["Sink"], receptacle=False, **OFF),
+        *BY_THE_SINK,
         fixture("CoffeeMachine", "CoffeeMachine", on=["CounterTop"], **OFF),
         item("Pot", "Pot", on=["SinkBasin"], receptacle=True),
         item("Plate", "Plate", on=["DiningTable"], receptacle=True, dirty=True),

@@ -471,45 +471,54 @@ def test_a_slice_too_many_loaded_and_taken_out_before_cooking_goes_with_all_its_
     assert removed(verdicts) == [(4, 5, 10, 11)]
 
 
-TWO_COOKED_SLICES_ON_A_PLATE = spec_of(
-    "N Cooked Slices Of X In Y",
-    {
-        "potato": part({"objectType": "PotatoSliced", "isCooked": 1}, "2"),
-        "plate": part({"objectType": "Plate", "receptacle": 1}),
-    },
-    [
-        {
-            "property": "parentReceptacles",
-            "tail_entity_list": ["plate"],
-            "tail_determiner_list": ["the"],
-            "head_entity_list": ["potato"],
-            "head_determiner_list": ["2"],
-        }
-    ],
-)
+def two_cooked_slices_on_a_plate(*, clean: bool = False) -> GoalSpec:
+    plate: dict[str, Any] = {"objectType": "Plate", "receptacle": 1} | (
+        {"isDirty": 0} if clean else {}
+    )
+    return spec_of(
+        "N Cooked Slices Of X In Y",
+        {"potato": part({"objectType": "PotatoSliced", "isCooked": 1}, "2"), "plate": part(plate)},
+        [
+            {
+                "property": "parentReceptacles",
+                "tail_entity_list": ["plate"],
+                "tail_determiner_list": ["the"],
+                "head_entity_list": ["potato"],
+                "head_determiner_list": ["2"],
+            }
+        ],
+    )
+
+
+def potato_kitchen(*, dirty_plate: bool = False) -> Scene:
+    return scene(
+        fixture("CounterTop", "CounterTop"),
+        fixture("Microwave", "Microwave", on=["CounterTop"], **OFF, **CLOSED),
+        item("Plate", "Plate", receptacle=True, dirty=dirty_plate),
+        item("Potato", "Potato"),
+        item("Knife", "Knife"),
+    )
 
 
 def test_a_slice_too_many_cooked_and_served_goes_the_last_taken_up() -> None:
     # three slices cooked together and all put on the plate where the task asks for two: the
     # one taken up last is the one too many, cooked or not; none of its pairs can go alone
-    where = scene(
-        fixture("CounterTop", "CounterTop"),
-        fixture("Microwave", "Microwave", on=["CounterTop"], **OFF, **CLOSED),
-        item("Plate", "Plate", receptacle=True),
-        item("Potato", "Potato"),
-        item("Knife", "Knife"),
-    )
+    where = potato_kitchen()
     plan = list(THREE_SLICES_IN_THE_MICROWAVE)
     plan += ["Driver.Close('Microwave')", "Driver.ToggleOn('Microwave')"]
     plan += ["Driver.ToggleOff('Microwave')", "Driver.Open('Microwave')"]
     for name in ("PotatoSliced", "PotatoSliced3", "PotatoSliced2"):
         plan += [f"Driver.PickUp('{name}')", f"Driver.PutAOnB('{name}', 'Plate')"]
-    verdicts = review(plan, scene=where, spec=TWO_COOKED_SLICES_ON_A_PLATE)
+    verdicts = review(plan, scene=where, spec=two_cooked_slices_on_a_plate())
     assert all(u.met for u in verdicts.units)
     assert removed(verdicts) == [(8, 9, 16, 17)]
     # how many the goal wants, only a task definition says: read from text, all three stay
     text = ground("Serve potato slices on a plate.", [], where, task=None, teach_task=None)
     assert removed(review(plan, scene=where, spec=text.spec)) == []
+    # nor when the plan fails the goal as it concerns them (the plate must be clean, and is
+    # not): which slice is the one too many is then unclear
+    dirty = potato_kitchen(dirty_plate=True)
+    assert removed(review(plan, scene=dirty, spec=two_cooked_slices_on_a_plate(clean=True))) == []
 
 
 BY_THE_SINK = (  # a counter, a table and a sink whose tap is off

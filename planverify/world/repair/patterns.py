@@ -249,6 +249,10 @@ class Patterns(Presumptions):
         if key is None:
             return False
         kind, place = end.get(key).kind, end.get(key).loc
+        final = self.sim.known_units(self.trace.units)
+        about = [k for k, types in enumerate(self._unit_types) if kind in types]
+        if not about or any(final[k].met is not True for k in about):
+            return False  # the goal is not met as it concerns them: which is too many is unclear
         first = positions[0]
         twins = [
             other

@@ -29,8 +29,9 @@ never asks for empty hands). `review` works in five stages:
    an object that is only carried about (two or three pick-ups with their put-downs, and pouring
    it out: a slice too many loaded and taken out again), contiguous runs of up to `MAX_RUN` steps,
    a round trip (an object set down elsewhere and later set back where it was, unchanged, tried
-   only when no part of it goes alone), single steps. Where a later instance of the same type is handled alike and ends in the same place
-   (a second slice on the plate), that later block goes instead when it can. A put-down, or a step
+   only when no part of it goes alone), single steps. Where a later instance of the same type is
+   handled alike and ends in the same place (a second slice on the plate), that later block goes
+   instead when it can. A put-down, or a step
    that only restores the state (a close, a switch-off), is never removed on its own, except a
    switch-off of a device that ran from the start and that the plan did not use (put nothing where
    it acts, pours out nothing it filled); taking an object out of a receptacle the plan later uses

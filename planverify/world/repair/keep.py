@@ -17,7 +17,7 @@ from planverify.world.repair.kinds import SURFACES, tail_kinds
 from planverify.world.repair.patterns import Patterns
 from planverify.world.repair.presumptions import CLEARING_REACH
 from planverify.world.rules import BASINS
-from planverify.world.state import CONTAINERS, SOME
+from planverify.world.state import CONTAINERS, SOME, State
 from planverify.world.trace import rank
 
 RESTORING = frozenset({"Close", "ToggleOff"})  # verbs that only put a state back
@@ -338,17 +338,13 @@ class KeepRules(Patterns):
             key = state.key(action.objects[0])
             if key is None:
                 continue
+            inside = _inside(state, state.key(name))
             if action.verb == "PutAOnB" and action.objects[-1] == name:
                 taken = self._near_input(step, action.objects[0], "PickUp")
                 came_from = before[taken][0].get(key).loc if taken is not None else None
-                container = state.key(name)
-                inside = (container, SOME + (state.kind_at(container) or ""))
                 if came_from is not None and came_from not in inside:
                     return True  # brought from elsewhere to be put away there
-            if action.verb == "PickUp" and state.get(key).loc in (
-                state.key(name),
-                SOME + (state.kind_at(state.key(name)) or ""),
-            ):
+            if action.verb == "PickUp" and state.get(key).loc in inside:
                 put = self._near_input(step, action.objects[0], "PutAOnB")
                 if put is not None and self.actions[put].objects[-1] == name:
                     return True  # taken back from where the plan had put it
@@ -385,7 +381,7 @@ class KeepRules(Patterns):
                 now = self.state_at(later)
                 taken = now.key(action.objects[0])
                 where = now.get(taken).loc if taken is not None else None
-                if where in (key, SOME + (self.state_at(pos).kind_at(key) or "")):
+                if where in _inside(self.state_at(pos), key):
                     return True
                 if where is None and self._next_interaction(pos) == self.order[later]:
                     return True  # from a place not known, first thing after the open: from it
@@ -658,3 +654,9 @@ class KeepRules(Patterns):
         if self._put_back(steps, [self.trace.position(s) for s in steps]):
             return True
         return self._looked_into(block) or self.sim.settles(self.trace, block)
+
+
+def _inside(state: State, container: str | None) -> tuple[str | None, str]:
+    """The locations that mean "in this container": its key, and "one of its type" (`SOME`)
+    for what the scene places by type only."""
+    return container, SOME + (state.kind_at(container) or "")

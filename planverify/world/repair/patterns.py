@@ -210,14 +210,10 @@ class Patterns(Presumptions):
         """Whether a block is every step on one object, one of them pouring it out, and the
         object, clean and empty when the block began, ends it so: filled and emptied again for
         nothing (a clean mug rinsed), wherever it was carried."""
-        actions = [self.actions[s] for s in steps]
-        names = {a.objects[0] for a in actions if a.objects}
-        if len(names) != 1 or "PourFromAIntoB" not in {a.verb for a in actions}:
+        name = self._only_object(steps)
+        if name is None or all(self.actions[s].verb != "PourFromAIntoB" for s in steps):
             return False
-        name = names.pop()
-        positions = self._named.get(name, [])
-        if {self.order[p] for p in positions} != set(steps):
-            return False
+        positions = self._named[name]
         before, after = self.state_at(positions[0]), self.state_at(positions[-1] + 1)
         key = before.key(name)
         if key is None or key not in after.objects:
@@ -236,24 +232,15 @@ class Patterns(Presumptions):
         simulation says."""
         if self.spec is None or self.spec.source != "teach_task":
             return False  # how many the goal wants, only a task definition says
-        actions = [self.actions[s] for s in steps]
-        names = {a.objects[0] for a in actions if a.objects}
-        if len(names) != 1 or any(a.verb not in ("PickUp", "PutAOnB") for a in actions):
+        name = self._only_object(steps)
+        if name is None or any(self.actions[s].verb not in ("PickUp", "PutAOnB") for s in steps):
             return False
-        name = names.pop()
-        positions = self._named.get(name, [])
-        if {self.order[p] for p in positions} != set(steps):
-            return False  # something else is done with it
         end = self.trace.final[0]
         key = end.key(name)
         if key is None:
             return False
         kind, place = end.get(key).kind, end.get(key).loc
-        final = self.sim.known_units(self.trace.units)
-        about = [k for k, types in enumerate(self._unit_types) if kind in types]
-        if not about or any(final[k].met is not True for k in about):
-            return False  # the goal is not met as it concerns them: which is too many is unclear
-        first = positions[0]
+        first = self._named[name][0]
         twins = [
             other
             for other, at in self._named.items()
@@ -263,7 +250,20 @@ class Patterns(Presumptions):
             and end.get(twin).loc == place
             and at
         ]
-        return bool(twins) and all(self._named[other][0] < first for other in twins)
+        if not twins or any(self._named[other][0] >= first for other in twins):
+            return False
+        final = self.sim.known_units(self.trace.units)
+        about = [k for k, types in enumerate(self._unit_types) if kind in types]
+        return bool(about) and all(final[k].met is True for k in about)  # else: which is unclear
+
+    def _only_object(self, steps: Sequence[int]) -> str | None:
+        """The object every one of these steps acts on first, when they are every step that
+        names it; None otherwise (something else is done with it, or with another object)."""
+        names = {self.actions[s].objects[0] if self.actions[s].objects else None for s in steps}
+        if len(names) != 1 or (name := names.pop()) is None:
+            return None
+        positions = self._named.get(name, [])
+        return name if {self.order[p] for p in positions} == set(steps) else None
 
     def _states_kept(self, steps: Sequence[int]) -> bool:
         """Whether pick-ups and put-downs move their objects only onto surfaces, objects surely

@@ -327,6 +327,23 @@ def test_without_a_scene_a_pick_up_counts_as_clearing_only_from_where_the_device
     assert ((0, 1) not in removed(verdicts)) is kept
 
 
+@pytest.mark.parametrize(
+    ("onto", "kept"),
+    [("CounterTop", True), ("Sink", True), ("Stool", False)],  # the sink's rim takes it too
+)
+def test_without_a_scene_what_is_cleared_goes_onto_a_counter_a_table_or_the_sink(
+    onto: str, kept: bool
+) -> None:
+    plan = [
+        "Driver.PickUp('Apple')",
+        f"Driver.PutAOnB('Apple', '{onto}')",
+        "Driver.PickUp('Mug')",
+        "Driver.PutAOnB('Mug', 'SinkBasin')",
+        "Driver.ToggleOn('Faucet')",
+    ]
+    assert ((0, 1) not in removed(judge(plan, spec=CLEAN_MUG, where=None))) is kept
+
+
 def test_where_the_plan_meets_no_goal_condition_only_what_is_useless_whatever_the_goal_goes() -> (
     None
 ):
@@ -827,6 +844,122 @@ def test_a_slice_taken_off_the_plate_it_ends_on_and_put_back_later_is_rearranged
         "Driver.PutAOnB('TomatoSliced', 'Plate')",
     ]
     assert removed(review(plan, scene=where, spec=SANDWICH)) == []
+
+
+def salad_kitchen(*, second_plate: str = "Cabinet") -> Scene:
+    return scene(
+        fixture("CounterTop", "CounterTop"),
+        fixture("DiningTable", "DiningTable"),
+        fixture("Cabinet", "Cabinet"),
+        item("Plate", "Plate", receptacle=True),
+        item("Plate", "Plate2", on=[second_plate], receptacle=True),
+        item("Tomato", "Tomato"),
+        item("Bread", "Bread"),
+        item("Knife", "Knife"),
+    )
+
+
+SANDWICH_ON_THE_PLATE = [
+    "Driver.PickUp('Knife')",
+    "Driver.Slice('Tomato')",
+    "Driver.Slice('Bread')",
+    "Driver.PutAOnB('Knife', 'CounterTop')",
+    "Driver.PickUp('TomatoSliced')",
+    "Driver.PutAOnB('TomatoSliced', 'Plate')",
+    "Driver.PickUp('BreadSliced')",
+    "Driver.PutAOnB('BreadSliced', 'Plate')",
+    "Driver.PickUp('BreadSliced2')",
+    "Driver.PutAOnB('BreadSliced2', 'Plate')",
+]
+
+
+TWO_BREAD_SANDWICH = spec_of(
+    "Sandwich",
+    {
+        "tomato": part({"objectType": "TomatoSliced"}),
+        "bread": part({"objectType": "BreadSliced"}, "2"),
+        "plate": part({"objectType": "Plate", "receptacle": 1}),
+    },
+    [
+        {
+            "property": "parentReceptacles",
+            "tail_entity_list": ["plate"],
+            "tail_determiner_list": ["the"],
+            "head_entity_list": ["tomato", "bread"],
+            "head_determiner_list": ["a", "2"],
+        }
+    ],
+)
+
+
+def test_a_finished_dish_moved_whole_onto_a_second_plate_loses_the_move() -> None:
+    plan = [
+        *SANDWICH_ON_THE_PLATE,
+        "Driver.PickUp('Plate2')",
+        "Driver.PutAOnB('Plate2', 'DiningTable')",
+        "Driver.PickUp('TomatoSliced')",
+        "Driver.PutAOnB('TomatoSliced', 'Plate2')",
+        "Driver.PickUp('BreadSliced')",
+        "Driver.PutAOnB('BreadSliced', 'Plate2')",
+        "Driver.PickUp('BreadSliced2')",  # more than a run of steps tried as one block
+        "Driver.PutAOnB('BreadSliced2', 'Plate2')",
+    ]
+    verdicts = review(plan, scene=salad_kitchen(), spec=TWO_BREAD_SANDWICH)
+    assert removed(verdicts) == [tuple(range(10, 18))]
+
+
+def test_a_slice_moved_on_from_a_plate_where_something_stays_loses_its_first_put_down() -> None:
+    plan = [
+        "Driver.PickUp('Knife')",
+        "Driver.Slice('Tomato')",
+        "Driver.PutAOnB('Knife', 'Plate')",  # stays on the first plate
+        "Driver.PickUp('TomatoSliced')",
+        "Driver.PutAOnB('TomatoSliced', 'Plate')",
+        "Driver.PickUp('Plate2')",
+        "Driver.PutAOnB('Plate2', 'DiningTable')",
+        "Driver.PickUp('TomatoSliced')",
+        "Driver.PutAOnB('TomatoSliced', 'Plate2')",
+    ]
+    assert removed(review(plan, scene=salad_kitchen(), spec=TOMATO_ON_PLATE)) == [(3, 4)]
+
+
+BOTTLES_IN_ONE_CABINET = spec_of(
+    "Put All X In One Y",
+    {
+        "bottle": part({"simbotObjectClass": "Bottle"}, "all"),
+        "cabinet": part({"objectType": "Cabinet", "receptacle": 1}),
+    },
+    [
+        {
+            "property": "parentReceptacles",
+            "tail_entity_list": ["cabinet"],
+            "tail_determiner_list": ["a"],
+            "head_entity_list": ["bottle"],
+            "head_determiner_list": ["all"],
+        }
+    ],
+)
+
+
+def test_an_object_put_in_one_cabinet_then_gathered_into_another_loses_the_first_put() -> None:
+    where = scene(
+        fixture("CounterTop", "CounterTop"),
+        fixture("Cabinet", "Cabinet", **CLOSED),
+        fixture("Cabinet", "Cabinet2", **CLOSED),
+        item("Bottle", "Bottle"),
+        item("Bottle", "Bottle2"),
+    )
+    plan = [
+        "Driver.Open('Cabinet')",
+        "Driver.Open('Cabinet2')",
+        "Driver.PickUp('Bottle')",
+        "Driver.PutAOnB('Bottle', 'Cabinet')",
+        "Driver.PickUp('Bottle2')",
+        "Driver.PutAOnB('Bottle2', 'Cabinet2')",
+        "Driver.PickUp('Bottle')",  # gathered with the other after all
+        "Driver.PutAOnB('Bottle', 'Cabinet2')",
+    ]
+    assert removed(review(plan, scene=where, spec=BOTTLES_IN_ONE_CABINET)) == [(2, 3)]
 
 
 def test_a_plate_left_on_a_pot_put_down_somewhere_unknown_is_no_round_trip() -> None:

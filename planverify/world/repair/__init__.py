@@ -29,7 +29,11 @@ never asks for empty hands). `review` works in five stages:
    an object that is only carried about (two or three pick-ups with their put-downs, and pouring
    it out: a slice too many loaded and taken out again), contiguous runs of up to `MAX_RUN` steps,
    a round trip (an object set down elsewhere and later set back where it was, unchanged, tried
-   only when no part of it goes alone), single steps. Where a later instance of the same type is
+   only when no part of it goes alone), a transfer (everything on a receptacle that is no surface
+   moved onto another of its kind, with that one's fetch: a finished salad moved onto a second
+   plate), single steps. An object put into one receptacle and next taken, unchanged, into another
+   of the same kind where it stays loses the first placement, unless a transfer can go instead
+   (a bottle put in one cabinet, then gathered into another with the rest). Where a later instance of the same type is
    handled alike and ends in the same place (a second slice on the plate), that later block goes
    instead when it can. A put-down, or a step
    that only restores the state (a close, a switch-off), is never removed on its own, except a

@@ -484,9 +484,21 @@ class KeepRules(Patterns):
                     and self._touched_after(obj, last, block)
                     and not self._set_straight_back(step, put)
                     and self._round_trip(self.trace.position(step)) != block
+                    and not self._placed_first(sorted(block, key=self.trace.position))
                 ):
                     return False
         return True
+
+    def _placed_first(self, steps: Sequence[int]) -> bool:
+        """Whether a block is the first placement of an object placed again (`_placed_again`)
+        whose move on cannot go as part of a transfer: of the two, the move is the detour
+        where it can go (the salad moved onto a second plate), else the first placement (the
+        bottle put in one cabinet, then gathered into another)."""
+        taken = self._placed_again(steps)
+        if taken is None:
+            return False
+        moved = self._transfer_through(taken)
+        return moved is None or not self._removable(moved)
 
     def half_done(self, step: int, block: Collection[int]) -> str | None:
         """What removing a block would leave half done of what one of its steps belongs to, or
@@ -558,11 +570,13 @@ class KeepRules(Patterns):
             return False
         if len(steps) == 4 and self._round_trip(positions[0]) == block:
             return False  # carried somewhere and back as it was
+        if any(self._transfer(p) == block for p in positions):
+            return False  # moved on to another receptacle of the kind: left, it does as well
         if not any(self._touches_goal_objects(p) for p in positions):
             return False
         if self._looked_into(block):
             return False  # opened and closed again, nothing taken or put: nothing moved
-        if self._one_too_many(steps) or self._as_it_was(steps):
+        if self._one_too_many(steps) or self._as_it_was(steps) or self._placed_first(steps):
             return False
         return not self._abandoned(steps, positions)
 

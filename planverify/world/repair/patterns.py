@@ -256,6 +256,124 @@ class Patterns(Presumptions):
         about = [k for k, types in enumerate(self._unit_types) if kind in types]
         return bool(about) and all(final[k].met is True for k in about)  # else: which is unclear
 
+    def _transfer(self, pos: int) -> set[int] | None:
+        """`_find_transfer`, memoised per order."""
+        if pos not in self._transfers:
+            self._transfers[pos] = self._find_transfer(pos)
+        return self._transfers[pos]
+
+    def _transfer_through(self, step: int) -> set[int] | None:
+        """The transfer (`_transfer`) that moves the object a pick-up takes, found from the
+        first of the moves before it, or None."""
+        found = None
+        for start in range(self.trace.position(step), -1, -1):
+            earlier = self.order[start]
+            if not self.active(earlier) or self.actions[earlier].verb in MOTION_VERBS:
+                continue
+            if self.actions[earlier].verb == "PickUp":
+                block = self._transfer(start)
+                if block is not None and step in block:
+                    found = block
+                elif earlier != step:
+                    break
+            elif self.actions[earlier].verb != "PutAOnB":
+                break
+        return found
+
+    def _find_transfer(self, pos: int) -> set[int] | None:
+        """The pick-up at an order position and the steps that go with it, when they move
+        everything on one receptacle that is no surface, one after another, onto another of the
+        same kind, where each stays untouched: with the fetch of that other receptacle right
+        before, when it was fetched (a finished salad moved onto a second plate). None
+        otherwise."""
+        state = self.state_at(pos)
+        first = state.key(self.actions[self.order[pos]].objects[0])
+        source = state.get(first).loc if first is not None else None
+        kind = state.kind_at(source)
+        if source is None or kind is None or kind in SURFACES:
+            return None
+        moves, target = self._moves_onto(pos, source, kind)
+        if target is None:
+            return None
+        after = self.state_at(self.trace.position(moves[-1]) + 1)
+        if any(o.loc == source for o in after.objects.values()):
+            return None  # something stays: the second receptacle was no replacement
+        block = set(moves) | self._fetched_before(pos, target)
+        if len(block) < 4 or not all(self.judged(s) for s in block):
+            return None
+        return block
+
+    def _moves_onto(self, pos: int, source: str, kind: str) -> tuple[list[int], str | None]:
+        """The pick-ups from `source` from an order position on, each followed by its put-down
+        onto one other receptacle of `kind` where the object stays, and that receptacle (None
+        when there are none)."""
+        moves: list[int] = []
+        target: str | None = None
+        pick: int | None = self.order[pos]
+        while pick is not None and self.actions[pick].verb == "PickUp":
+            at = self.trace.position(pick)
+            put = self._next_interaction(at)
+            name = self.actions[pick].objects[0]
+            now = self.state_at(at)
+            if put is None or (key := now.key(name)) is None or now.get(key).loc != source:
+                break
+            placed, there = self.actions[put], self.state_at(self.trace.position(put))
+            onto = there.key(placed.objects[1]) if placed.verb == "PutAOnB" else None
+            if placed.objects[:1] != (name,) or onto in (None, source):
+                break
+            if there.kind_at(onto) != kind or target not in (None, onto):
+                break
+            if self._near(self.trace.position(put), name, forward=True) is not None:
+                break  # moved on again: not where it stays
+            target = onto
+            moves += [pick, put]
+            pick = self._next_interaction(self.trace.position(put))
+        return moves, target
+
+    def _fetched_before(self, pos: int, target: str) -> set[int]:
+        """The pick-up and put-down of `target` right before an order position (motion aside):
+        the receptacle fetched for what follows. Else empty."""
+        put = self._previous_interaction(pos)
+        if put is None or self.actions[put].verb != "PutAOnB":
+            return set()
+        fetch = self._previous_interaction(self.trace.position(put))
+        name = self.actions[put].objects[0]
+        if fetch is None or self.actions[fetch].verb != "PickUp":
+            return set()
+        if self.actions[fetch].objects[0] != name or self.state_at(pos).key(name) != target:
+            return set()
+        return {fetch, put}
+
+    def _placed_again(self, steps: Sequence[int]) -> int | None:
+        """For a block that is a pick-up and the put-down of one object into a receptacle that
+        is no surface, from which the plan next takes it, unchanged, into another of the same
+        kind where it stays (put in one cabinet, then gathered into another): the pick-up that
+        takes it on. None otherwise."""
+        if [self.actions[s].verb for s in steps] != ["PickUp", "PutAOnB"]:
+            return None
+        name = self.actions[steps[0]].objects[0]
+        if self.actions[steps[1]].objects[0] != name:
+            return None
+        put = self.trace.position(steps[1])
+        state = self.state_at(put)
+        first, held = state.key(self.actions[steps[1]].objects[1]), state.key(name)
+        kind = state.kind_at(first)
+        if held is None or kind is None or kind in SURFACES:
+            return None
+        taken = self._near(put, name, forward=True)
+        if taken is None or self.actions[taken].verb != "PickUp":
+            return None
+        again = self._near(self.trace.position(taken), name, forward=True)
+        if again is None or self.actions[again].verb != "PutAOnB":
+            return None
+        if self._near(self.trace.position(again), name, forward=True) is not None:
+            return None  # moved on again: where it stays is elsewhere
+        there = self.state_at(self.trace.position(again))
+        second = there.key(self.actions[again].objects[1])
+        if second == first or there.kind_at(second) != kind or held not in there.objects:
+            return None
+        return None if _worked(state.get(held), there.get(held)) else taken
+
     def _only_object(self, steps: Sequence[int]) -> str | None:
         """The object every one of these steps acts on first, when they are every step that
         names it; None otherwise (something else is done with it, or with another object)."""

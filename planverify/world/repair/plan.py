@@ -228,6 +228,7 @@ class Plan:
         self._removable_memo: dict[frozenset[int], tuple[bool, int]] = {}
         self._made_at: dict[str, int | None] = {}  # derived object -> order position it appears
         self._trips: dict[int, set[int] | None] = {}  # order position -> its round trip
+        self._transfers: dict[int, set[int] | None] = {}  # order position -> its transfer
         self._on: dict[str, list[int]] = {}
         self._on_verb: dict[tuple[str, str], list[int]] = {}
         self._named: dict[str, list[int]] = {}  # any object of an active step -> positions

@@ -17,7 +17,9 @@ from planverify.world.state import CONTAINERS, SOME
 CLEARING_REACH = 8  # interactions within which a receptacle cleared without a scene is used
 # (over the 478 shared games, 8 rather than 4 makes 83.3% of the removals made without the scene
 # ones the Judge makes with it, up from 82.4%, and finds 79.2% of those, down from 79.4%)
-CLEARED_ONTO = frozenset({"CounterTop", "DiningTable"})  # where what is cleared goes
+CLEARED_ONTO = frozenset({"CounterTop", "DiningTable", "Sink"})  # where what is cleared goes
+# (the sink's rim too: on the annotated development parts, from the goal text alone, 20 fewer
+# false removals for 4 more missed steps)
 HELD_AT_START = {"Toaster": frozenset[str](), "CoffeeMachine": frozenset({"Mug"})}
 # all these devices ever hold at the start in the 478 shared scenes (103 mugs in coffee machines,
 # nothing on a toaster): anything else picked up before one is used was not cleared off it
@@ -154,8 +156,8 @@ class Presumptions(Plan):
             return False  # a slice the plan cut lay where its whole was: it stood in no device
         # where it was is unknown: it may have been cleared off a device the plan uses
         # next, so only a pick-up far from any such use can be a detour; what is
-        # cleared goes onto a counter or a table (in the shared games, 760 of the 1151
-        # objects taken off a device), never into another device
+        # cleared goes onto a counter, a table or the sink's rim (in the shared games, 799 of
+        # the 1172 objects taken off a device: 697, 70 and 32), never into another device
         if put is not None and put in block:
             onto = self.state_at(self.trace.position(put))
             if onto.kind_at(onto.key(self.actions[put].objects[1])) not in CLEARED_ONTO:

@@ -74,6 +74,9 @@ class Reviewer(KeepRules, Insertion):
             trip = self._round_trip(pos) if action.verb == "PickUp" else None
             if trip is not None:  # after the rest: only when no part of it goes on its own
                 yield trip
+            moved = self._transfer(pos) if action.verb == "PickUp" else None
+            if moved is not None:
+                yield moved
             if self._single_allowed(pos, blame=blame):
                 yield {step}
 

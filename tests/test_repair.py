@@ -846,6 +846,51 @@ def test_a_slice_taken_off_the_plate_it_ends_on_and_put_back_later_is_rearranged
     assert removed(review(plan, scene=where, spec=SANDWICH)) == []
 
 
+def test_a_slice_lifted_off_a_dirty_plate_to_wash_it_goes_with_its_first_serving() -> None:
+    # nothing else goes onto the plate meanwhile: the slice served too early, not rearranged
+    where = scene(
+        fixture("CounterTop", "CounterTop"),
+        fixture("Sink", "Sink"),
+        fixture("SinkBasin", "SinkBasin", on=["Sink"]),
+        fixture("Faucet", "Faucet", on=["Sink"], receptacle=False, **OFF),
+        item("Plate", "Plate", receptacle=True, dirty=True),
+        item("Tomato", "Tomato"),
+        item("Knife", "Knife"),
+    )
+    tomato_on_a_clean_plate = spec_of(
+        "N Slices Of X In Y",
+        {
+            "tomato": part({"objectType": "TomatoSliced"}),
+            "plate": part({"objectType": "Plate", "receptacle": 1, "isDirty": 0}),
+        },
+        [
+            {
+                "property": "parentReceptacles",
+                "tail_entity_list": ["plate"],
+                "tail_determiner_list": ["the"],
+                "head_entity_list": ["tomato"],
+                "head_determiner_list": ["a"],
+            }
+        ],
+    )
+    plan = [
+        *CUT_TOMATO,
+        "Driver.PickUp('TomatoSliced')",
+        "Driver.PutAOnB('TomatoSliced', 'Plate')",
+        "Driver.PickUp('TomatoSliced')",
+        "Driver.PutAOnB('TomatoSliced', 'CounterTop')",
+        "Driver.PickUp('Plate')",
+        "Driver.PutAOnB('Plate', 'SinkBasin')",
+        "Driver.ToggleOn('Faucet')",
+        "Driver.ToggleOff('Faucet')",
+        "Driver.PickUp('Plate')",
+        "Driver.PutAOnB('Plate', 'CounterTop')",
+        "Driver.PickUp('TomatoSliced')",
+        "Driver.PutAOnB('TomatoSliced', 'Plate')",
+    ]
+    assert removed(review(plan, scene=where, spec=tomato_on_a_clean_plate)) == [(3, 4, 5, 6)]
+
+
 def salad_kitchen(*, second_plate: str = "Cabinet") -> Scene:
     return scene(
         fixture("CounterTop", "CounterTop"),

@@ -150,8 +150,8 @@ class Patterns(Presumptions):
         away = self.state_at(positions[2]).get(key).loc
         if away is not None and away == self.trace.final[0].get(key).loc:
             back = self._near(positions[3], name, {"PutAOnB"}, forward=True)
-            end = self.trace.position(back) if back is not None else len(self.order)
-            if self._loaded_between(away, positions[2], end):
+            until = self.trace.position(back) if back is not None else len(self.order)
+            if self._loaded_between(away, positions[2], until):
                 return None  # taken off where it ends, to go back on what went there meanwhile
         if not self._whereabouts_known(key, positions[1] + 1, positions[2]):
             return None  # what happened to it there is not known
@@ -160,13 +160,12 @@ class Patterns(Presumptions):
     def _loaded_between(self, place: str, first: int, last: int) -> bool:
         """Whether a step between two order positions puts something onto `place` (the bread
         put on the plate a tomato slice was lifted off, to go back on top: rearranged)."""
-        for pos in range(first + 1, last):
-            step = self.order[pos]
-            action = self.actions[step]
-            if self.active(step) and action.verb == "PutAOnB":
-                if self.state_at(pos).key(action.objects[1]) == place:
-                    return True
-        return False
+        return any(
+            self.active(step := self.order[pos])
+            and self.actions[step].verb == "PutAOnB"
+            and self.state_at(pos).key(self.actions[step].objects[1]) == place
+            for pos in range(first + 1, last)
+        )
 
     def _whereabouts_known(self, key: str, first: int, last: int) -> bool:
         """Whether, before each order position from `first` to `last`, neither an object nor

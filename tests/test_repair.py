@@ -307,6 +307,8 @@ def test_without_a_scene_a_device_first_switched_off_was_running() -> None:
         ([], True),  # picked up where the coffee machine is: maybe clearing it
         (["Driver.TurnLeft(90.0)", "Driver.TurnRight(90.0)"], True),  # back where it was
         (["Driver.Move(0.25)"], True),  # still within reach
+        (["Driver.TurnLeft(90.0)", "Driver.Move(0.75)", "Driver.TurnRight(90.0)"], True),  # along
+        (["Driver.Move(1.0)"], False),  # beyond the counter's reach
         (["Driver.TurnRight(180.0)", "Driver.Move(1.0)"], False),  # it was elsewhere
         (["Driver.TurnLeft(90.0)"], False),  # facing elsewhere
     ],

@@ -293,11 +293,11 @@ class Plan:
             return state.kind_at(target) == place.removeprefix(SOME)
         return target == place
 
-    def _moved_between(self, start: int, end: int) -> bool:
-        """Whether the Driver stands elsewhere, or faces elsewhere, at the order position `end`
-        than at `start`."""
+    def _moved_between(self, start: int, end: int, *, reach: float = SAME_SPOT) -> bool:
+        """Whether the Driver stands elsewhere (farther than `reach`), or faces elsewhere, at
+        the order position `end` than at `start`."""
         distance, heading = net_motion(self.actions[s] for s in self.order[start:end])
-        return distance > SAME_SPOT or heading != 0
+        return distance > reach or heading != 0
 
     def _acted_on(self, state: State, device: str) -> list[str]:
         """What switching a device acts on: the sink's contents for a faucet, the pans' and

@@ -893,6 +893,46 @@ def test_a_slice_lifted_off_a_dirty_plate_to_wash_it_goes_with_its_first_serving
     assert removed(review(plan, scene=where, spec=tomato_on_a_clean_plate)) == [(3, 4, 5, 6)]
 
 
+@pytest.mark.parametrize("scene_known", [True, False])
+def test_an_object_left_in_a_bowl_then_boiled_in_a_pot_loses_its_stop_in_the_bowl(
+    scene_known: bool,
+) -> None:
+    where = scene(
+        fixture("CounterTop", "CounterTop"),
+        fixture("StoveBurner", "StoveBurner"),
+        fixture("StoveKnob", "StoveKnob", receptacle=False, **OFF),
+        item("Pot", "Pot", receptacle=True, filled=True),
+        item("Bowl", "Bowl", receptacle=True),
+        item("Potato", "Potato"),
+    )
+    boiled = spec_of("Boil X", {"potato": part({"objectType": "Potato", "simbotIsBoiled": 1})})
+    plan = [
+        "Driver.PickUp('Potato')",
+        "Driver.PutAOnB('Potato', 'Bowl')",  # nothing is done to it there
+        "Driver.PickUp('Pot')",
+        "Driver.PutAOnB('Pot', 'StoveBurner')",
+        "Driver.PickUp('Potato')",
+        "Driver.PutAOnB('Potato', 'Pot')",
+        "Driver.ToggleOn('StoveKnob')",
+    ]
+    verdicts = review(plan, scene=where if scene_known else None, spec=boiled)
+    assert removed(verdicts) == [(0, 1)]
+
+
+def test_without_a_scene_a_stop_in_a_pan_is_kept_what_the_stove_did_there_is_unknown() -> None:
+    plan = [
+        "Driver.PickUp('Potato')",
+        "Driver.PutAOnB('Potato', 'Pan')",
+        "Driver.PickUp('Pot')",
+        "Driver.PutAOnB('Pot', 'StoveBurner')",
+        "Driver.PickUp('Potato')",
+        "Driver.PutAOnB('Potato', 'Pot')",
+        "Driver.ToggleOn('StoveKnob')",
+    ]
+    boiled = spec_of("Boil X", {"potato": part({"objectType": "Potato", "simbotIsBoiled": 1})})
+    assert (0, 1) not in removed(review(plan, scene=None, spec=boiled))
+
+
 def salad_kitchen(*, second_plate: str = "Cabinet") -> Scene:
     return scene(
         fixture("CounterTop", "CounterTop"),

@@ -32,8 +32,9 @@ never asks for empty hands). `review` works in five stages:
    only when no part of it goes alone), a transfer (everything on a receptacle that is no surface
    moved onto another of its kind, with that one's fetch: a finished salad moved onto a second
    plate), single steps. An object put into one receptacle and next taken, unchanged, into another
-   of the same kind where it stays loses the first placement, unless a transfer can go instead
-   (a bottle put in one cabinet, then gathered into another with the rest). Where a later instance of the same type is
+   where it stays (neither of them a surface) loses the first placement, unless a transfer can go
+   instead (a bottle put in one cabinet, then gathered into another with the rest; a potato left
+   in a bowl, then boiled in a pot). Where a later instance of the same type is
    handled alike and ends in the same place (a second slice on the plate), that later block goes
    instead when it can. A put-down, or a step
    that only restores the state (a close, a switch-off), is never removed on its own, except a

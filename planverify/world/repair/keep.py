@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 
 from planverify.records.notation import MOTION_VERBS
-from planverify.world.repair.kinds import SURFACES, tail_kinds
+from planverify.world.repair.kinds import SURFACES
 from planverify.world.repair.patterns import Patterns
 from planverify.world.repair.presumptions import CLEARING_REACH
 from planverify.world.rules import BASINS
@@ -137,7 +137,7 @@ class KeepRules(Patterns):
         if self._kind_of(loaded, self.actions[loaded].objects[0]) in self.goal_kinds:
             return set(steps)
         state = self.state_at(self.trace.position(pairs[0]))
-        return set(steps) if state.kind_at(place) in tail_kinds(self.spec) else set()
+        return set(steps) if state.kind_at(place) in self._tail_kinds else set()
 
     def _hands_freed(self, steps: Sequence[int]) -> set[int]:
         """The first and last of some steps in plan order, when the first sets down an object

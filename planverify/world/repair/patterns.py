@@ -16,6 +16,7 @@ from planverify.world.state import SOME, Obj, State
 UNDOING = {"ToggleOff": ("ToggleOn", True), "Close": ("Open", True)}
 UNDOING |= {"ToggleOn": ("ToggleOff", False), "Open": ("Close", False)}
 """A restoring step and the step that undoes it next (forward), or the other way round."""
+ACTING = frozenset(CONTROLS) | WORKING_DEVICES  # receptacles a device may act on what they hold
 WORKED_STATES = ("present", "dirty", "liquid", "cooked", "boiled", "sliced", "on", "open")
 
 
@@ -359,9 +360,11 @@ class Patterns(Presumptions):
 
     def _placed_again(self, steps: Sequence[int]) -> int | None:
         """For a block that is a pick-up and the put-down of one object into a receptacle that
-        is no surface, from which the plan next takes it, unchanged, into another of the same
-        kind where it stays (put in one cabinet, then gathered into another): the pick-up that
-        takes it on. None otherwise."""
+        is no surface, from which the plan next takes it, unchanged, into another that is no
+        surface either, where it stays: the pick-up that takes it on (put in one cabinet, then
+        gathered into another; left in a bowl, then boiled in a pot). Into another kind only off
+        one the goal puts nothing in, and, without a scene, off none a device acts on (what the
+        stove did to a potato in a pan is unknown). None otherwise."""
         if [self.actions[s].verb for s in steps] != ["PickUp", "PutAOnB"]:
             return None
         name = self.actions[steps[0]].objects[0]
@@ -383,8 +386,13 @@ class Patterns(Presumptions):
             return None  # moved on again: where it stays is elsewhere
         there = self.state_at(self.trace.position(again))
         second = there.key(self.actions[again].objects[1])
-        if second == first or there.kind_at(second) != kind or held not in there.objects:
+        if second == first or held not in there.objects:
             return None
+        then = there.kind_at(second)
+        if then != kind and (then in SURFACES | {None} or kind in self._tail_kinds):
+            return None  # into another kind, only off one the goal puts nothing in
+        if then != kind and not self.scene_known and kind in ACTING:
+            return None  # what a pan or a basin did to it, nobody knows
         return None if _worked(state.get(held), there.get(held)) else taken
 
     def _only_object(self, steps: Sequence[int]) -> str | None:

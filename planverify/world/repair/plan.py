@@ -10,7 +10,7 @@ from collections.abc import Collection, Sequence
 from planverify.records.episode import Scene
 from planverify.records.notation import MOTION_VERBS, Action, parse_action
 from planverify.world.goals import GoalSpec
-from planverify.world.repair.kinds import goal_kinds
+from planverify.world.repair.kinds import goal_kinds, tail_kinds
 from planverify.world.repair.worlds import possible_worlds, taken_first
 from planverify.world.rules import (
     COOKERS,
@@ -79,6 +79,7 @@ class Plan:
             judge = preserving_judge(keep, full)
         self.sim = Simulator(self.actions, start, judge, possible)
         self.goal_kinds = goal_kinds(spec) if spec is not None else frozenset(focus)
+        self._tail_kinds = tail_kinds(spec) if spec is not None else frozenset[str]()
         self._unit_types = spec.unit_types() if spec is not None else []
         self._state_units = len(spec.components) if spec is not None else 0  # units first in it
         self.order = list(range(self.n))

@@ -432,6 +432,40 @@ def test_a_search_stays_a_search_when_what_it_turned_up_is_put_back() -> None:
     assert [f.step for f in trip.flags] == [0, 1, 2, 3]  # opened for the egg: the trip goes whole
 
 
+TOMATO_KITCHEN = scene(
+    *FIXTURES,
+    fixture("Cabinet", "Cabinet", **CLOSED),
+    item("Tomato", "Tomato"),
+    item("Knife", "Knife"),
+    item("Plate", "Plate", receptacle=True),
+)
+SERVE_A_SLICE = "Serve a slice of tomato on a plate."
+CUT = ["Driver.PickUp('Knife')", "Driver.Slice('Tomato')", "Driver.PutAOnB('Knife', 'CounterTop')"]
+SERVE = ["Driver.PickUp('TomatoSliced')", "Driver.PutAOnB('TomatoSliced', 'Plate')"]
+SEARCH_CABINET = ["Driver.Open('Cabinet')", "Driver.Close('Cabinet')"]
+KNIFE_ON_PLATE = "Driver.PutAOnB('Knife', 'Plate')"  # the plate found
+
+
+@pytest.mark.parametrize(
+    ("plan", "kind"),
+    [
+        ([*SEARCH_CABINET, *CUT, *SERVE], "search"),  # the tomato and the plate not yet found
+        ([*CUT, *SEARCH_CABINET, *SERVE], "search"),  # for the plate, not the slice
+        ([*CUT[:2], KNIFE_ON_PLATE, *SEARCH_CABINET, *SERVE], None),  # only the slice it cut
+    ],
+)
+def test_a_search_looks_for_what_the_plan_takes_or_serves_on_not_for_a_slice_it_cut(
+    plan: list[str], kind: str | None
+) -> None:
+    grounding = ground(SERVE_A_SLICE, [], TOMATO_KITCHEN, task=None, teach_task=None)
+    opened = plan.index(SEARCH_CABINET[0])
+    natural = judge_plan(SERVE_A_SLICE, plan, grounding, trim="natural")
+    minimal = judge_plan(SERVE_A_SLICE, plan, grounding, trim="minimal")
+    assert [f.step for f in minimal.flags if f.step in (opened, opened + 1)] == [opened, opened + 1]
+    kept = [(f.step, f.optional and f.optional.kind) for f in natural.optional]
+    assert kept == ([] if kind is None else [(opened, kind), (opened + 1, kind)])
+
+
 def test_under_natural_certify_vetoes_a_search_a_model_judge_flags() -> None:
     plan, steps, _ = KEPT_KINDS["search before taking the mug"]
     flagged = Critique(flags=[Flag(step=s, action=plan[s], reason="not needed") for s in steps])

@@ -236,8 +236,8 @@ class KeepRules(Patterns):
 
     def _searching(self, block: Collection[int], *, ignoring: Collection[int] = ()) -> bool:
         """Whether opening (and closing) these containers, with nothing taken or put, comes
-        before the plan takes an object it has not named yet: the Driver looking for where that
-        object is. Opening something to put down what is in hand there (or to put away or take
+        before the plan takes an object it has not named yet, or serves on one (a plate), other
+        than one it made (a slice it cut): the Driver looking for where that object is. Opening something to put down what is in hand there (or to put away or take
         back what the search removes: `_opened_for_a_removal`) is no search, nor is
         looking once every object the plan takes is found, nor before the Commander first speaks
         (the Driver exploring, not yet told what to look for). Steps in `ignoring` are read as
@@ -270,12 +270,32 @@ class KeepRules(Patterns):
             action = self.actions[step]
             if action.verb == "ToggleOn" and action.objects[0] in names:
                 return False  # switched on next: it was opened to see what it would cook
-            if (
-                action.verb in SOUGHT
-                and self._near(first, action.objects[0], forward=False) is None
-            ):
+            if any(self._first_found(first, step, name) for name in self._sought(step)):
                 return True
         return False
+
+    def _sought(self, step: int) -> tuple[str, ...]:
+        """The objects a step shows the Driver found: what it takes or slices, and what it puts
+        or pours something onto when that can be carried (a plate, not a counter)."""
+        action = self.actions[step]
+        if action.verb in SOUGHT:
+            return action.objects[:1]
+        if action.verb in ("PutAOnB", "PourFromAIntoB"):
+            state = self.state_at(self.trace.position(step))
+            key = state.key(action.objects[1])
+            if key is not None and state.get(key).can_pick is True:
+                return action.objects[1:2]
+        return ()
+
+    def _first_found(self, first: int, step: int, name: str) -> bool:
+        """Whether a step is where the plan first names an object after an order position, and
+        the plan did not make it (a slice it cut: the Driver knows where that is)."""
+        if any(p <= first for p in self._named.get(name, [])):
+            return False
+        pos = self.trace.position(step)
+        key = self.state_at(pos).key(name)
+        made = self._made_position(key) if key is not None else None
+        return made is None or made > pos
 
     def _only_looked_at(self, aside: Collection[int], opened: Collection[int]) -> bool:
         """Whether some steps, beside opening containers, only take out and set down objects

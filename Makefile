@@ -45,8 +45,8 @@ docs: install
 # The figures the docs show (docs/figures/), each written by the command that measures it, with
 # the date and the commit. `figures-cheap` runs in seconds on the bundled sample (and a test
 # checks those); `figures` also runs the benchmarks over the shared TEACh games: an hour or more.
-# It leaves out the blind natural test part: that is scored once, by hand with `--held-out`, at
-# the end of a round of Judge work (docs/annotation.md).
+# A blind natural test part, when there is one, is scored once, by hand, at the end of a round
+# of Judge work (docs/annotation.md); every part drawn so far has been scored.
 FIGURE := $(BIN)/python benchmarks/figures.py
 RUN := $(BIN)/python benchmarks
 figures-cheap: install

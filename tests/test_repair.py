@@ -32,26 +32,27 @@ def spec_of(name: str, components: dict[str, Any], relations: list[Any] | None =
     )
 
 
+def on_a_plate(
+    name: str, heads: dict[str, tuple[str, str]], plate: dict[str, Any] | None = None
+) -> GoalSpec:
+    """A task definition that wants objects on the plate: each head's type and how many."""
+    components = {head: part({"objectType": kind}, count) for head, (kind, count) in heads.items()}
+    components["plate"] = part({"objectType": "Plate", "receptacle": 1, **(plate or {})})
+    relation = {
+        "property": "parentReceptacles",
+        "tail_entity_list": ["plate"],
+        "tail_determiner_list": ["the"],
+        "head_entity_list": list(heads),
+        "head_determiner_list": [count for _, count in heads.values()],
+    }
+    return spec_of(name, components, [relation])
+
+
 COFFEE = spec_of(
     "Coffee", {"coffee": part({"objectType": "Mug", "isDirty": 0, "simbotIsFilledWithCoffee": 1})}
 )
 CLEAN_MUG = spec_of("Clean X", {"mug": part({"simbotObjectClass": "Mug", "isDirty": 0})})
-TOMATO_ON_PLATE = spec_of(
-    "N Slices Of X In Y",
-    {
-        "tomato": part({"objectType": "TomatoSliced"}),
-        "plate": part({"objectType": "Plate", "receptacle": 1}),
-    },
-    [
-        {
-            "property": "parentReceptacles",
-            "tail_entity_list": ["plate"],
-            "tail_determiner_list": ["the"],
-            "head_entity_list": ["tomato"],
-            "head_determiner_list": ["a"],
-        }
-    ],
-)
+TOMATO_ON_PLATE = on_a_plate("N Slices Of X In Y", {"tomato": ("TomatoSliced", "a")})
 COFFEE_AND_POTATO = spec_of(
     "Mine",
     {
@@ -801,39 +802,42 @@ def test_an_object_carried_somewhere_and_back_unchanged_goes_whole() -> None:
     assert removed(judge(plan, TOMATO_ON_PLATE)) == [(0, 1, 5, 6)]
 
 
-SANDWICH = spec_of(
-    "Sandwich",
-    {
-        "tomato": part({"objectType": "TomatoSliced"}),
-        "bread": part({"objectType": "BreadSliced"}),
-        "plate": part({"objectType": "Plate", "receptacle": 1}),
-    },
-    [
-        {
-            "property": "parentReceptacles",
-            "tail_entity_list": ["plate"],
-            "tail_determiner_list": ["the"],
-            "head_entity_list": ["tomato", "bread"],
-            "head_determiner_list": ["a", "a"],
-        }
-    ],
-)
+SANDWICH = on_a_plate("Sandwich", {"tomato": ("TomatoSliced", "a"), "bread": ("BreadSliced", "a")})
 
 
-def test_a_slice_taken_off_the_plate_it_ends_on_and_put_back_later_is_rearranged() -> None:
-    where = scene(
+def salad_kitchen(*, second_plate: str = "Cabinet") -> Scene:
+    return scene(
         fixture("CounterTop", "CounterTop"),
         fixture("DiningTable", "DiningTable"),
+        fixture("Cabinet", "Cabinet"),
         item("Plate", "Plate", receptacle=True),
+        item("Plate", "Plate2", on=[second_plate], receptacle=True),
         item("Tomato", "Tomato"),
         item("Bread", "Bread"),
         item("Knife", "Knife"),
     )
+
+
+CUT_FOR_A_SANDWICH = [
+    "Driver.PickUp('Knife')",
+    "Driver.Slice('Tomato')",
+    "Driver.Slice('Bread')",
+    "Driver.PutAOnB('Knife', 'CounterTop')",
+]
+SANDWICH_ON_THE_PLATE = [
+    *CUT_FOR_A_SANDWICH,
+    "Driver.PickUp('TomatoSliced')",
+    "Driver.PutAOnB('TomatoSliced', 'Plate')",
+    "Driver.PickUp('BreadSliced')",
+    "Driver.PutAOnB('BreadSliced', 'Plate')",
+    "Driver.PickUp('BreadSliced2')",
+    "Driver.PutAOnB('BreadSliced2', 'Plate')",
+]
+
+
+def test_a_slice_taken_off_the_plate_it_ends_on_and_put_back_later_is_rearranged() -> None:
     plan = [
-        "Driver.PickUp('Knife')",
-        "Driver.Slice('Tomato')",
-        "Driver.Slice('Bread')",
-        "Driver.PutAOnB('Knife', 'CounterTop')",
+        *CUT_FOR_A_SANDWICH,
         "Driver.PickUp('TomatoSliced')",
         "Driver.PutAOnB('TomatoSliced', 'Plate')",
         "Driver.PickUp('BreadSliced')",
@@ -845,35 +849,19 @@ def test_a_slice_taken_off_the_plate_it_ends_on_and_put_back_later_is_rearranged
         "Driver.PickUp('TomatoSliced')",
         "Driver.PutAOnB('TomatoSliced', 'Plate')",
     ]
-    assert removed(review(plan, scene=where, spec=SANDWICH)) == []
+    assert removed(review(plan, scene=salad_kitchen(), spec=SANDWICH)) == []
 
 
 def test_a_slice_lifted_off_a_dirty_plate_to_wash_it_goes_with_its_first_serving() -> None:
     # nothing else goes onto the plate meanwhile: the slice served too early, not rearranged
     where = scene(
-        fixture("CounterTop", "CounterTop"),
-        fixture("Sink", "Sink"),
-        fixture("SinkBasin", "SinkBasin", on=["Sink"]),
-        fixture("Faucet", "Faucet", on=["Sink"], receptacle=False, **OFF),
+        *BY_THE_SINK,
         item("Plate", "Plate", receptacle=True, dirty=True),
         item("Tomato", "Tomato"),
         item("Knife", "Knife"),
     )
-    tomato_on_a_clean_plate = spec_of(
-        "N Slices Of X In Y",
-        {
-            "tomato": part({"objectType": "TomatoSliced"}),
-            "plate": part({"objectType": "Plate", "receptacle": 1, "isDirty": 0}),
-        },
-        [
-            {
-                "property": "parentReceptacles",
-                "tail_entity_list": ["plate"],
-                "tail_determiner_list": ["the"],
-                "head_entity_list": ["tomato"],
-                "head_determiner_list": ["a"],
-            }
-        ],
+    tomato_on_a_clean_plate = on_a_plate(
+        "N Slices Of X In Y", {"tomato": ("TomatoSliced", "a")}, {"isDirty": 0}
     )
     plan = [
         *CUT_TOMATO,
@@ -933,49 +921,8 @@ def test_without_a_scene_a_stop_in_a_pan_is_kept_what_the_stove_did_there_is_unk
     assert (0, 1) not in removed(review(plan, scene=None, spec=boiled))
 
 
-def salad_kitchen(*, second_plate: str = "Cabinet") -> Scene:
-    return scene(
-        fixture("CounterTop", "CounterTop"),
-        fixture("DiningTable", "DiningTable"),
-        fixture("Cabinet", "Cabinet"),
-        item("Plate", "Plate", receptacle=True),
-        item("Plate", "Plate2", on=[second_plate], receptacle=True),
-        item("Tomato", "Tomato"),
-        item("Bread", "Bread"),
-        item("Knife", "Knife"),
-    )
-
-
-SANDWICH_ON_THE_PLATE = [
-    "Driver.PickUp('Knife')",
-    "Driver.Slice('Tomato')",
-    "Driver.Slice('Bread')",
-    "Driver.PutAOnB('Knife', 'CounterTop')",
-    "Driver.PickUp('TomatoSliced')",
-    "Driver.PutAOnB('TomatoSliced', 'Plate')",
-    "Driver.PickUp('BreadSliced')",
-    "Driver.PutAOnB('BreadSliced', 'Plate')",
-    "Driver.PickUp('BreadSliced2')",
-    "Driver.PutAOnB('BreadSliced2', 'Plate')",
-]
-
-
-TWO_BREAD_SANDWICH = spec_of(
-    "Sandwich",
-    {
-        "tomato": part({"objectType": "TomatoSliced"}),
-        "bread": part({"objectType": "BreadSliced"}, "2"),
-        "plate": part({"objectType": "Plate", "receptacle": 1}),
-    },
-    [
-        {
-            "property": "parentReceptacles",
-            "tail_entity_list": ["plate"],
-            "tail_determiner_list": ["the"],
-            "head_entity_list": ["tomato", "bread"],
-            "head_determiner_list": ["a", "2"],
-        }
-    ],
+TWO_BREAD_SANDWICH = on_a_plate(
+    "Sandwich", {"tomato": ("TomatoSliced", "a"), "bread": ("BreadSliced", "2")}
 )
 
 

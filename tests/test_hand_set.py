@@ -223,7 +223,7 @@ def test_the_episodes_are_the_seeded_draw(
 
 
 def natural_files(natural_set: ModuleType) -> tuple[Path, ...]:
-    """The natural files: the nine test parts and the re-read of the hand set."""
+    """The natural files: the ten test parts and the re-read of the hand set."""
     return (
         natural_set.TEST_FILE,
         natural_set.TEST2_FILE,
@@ -234,6 +234,7 @@ def natural_files(natural_set: ModuleType) -> tuple[Path, ...]:
         natural_set.TEST7_FILE,
         natural_set.TEST8_FILE,
         natural_set.TEST9_FILE,
+        natural_set.TEST10_FILE,
         natural_set.REREAD_FILE,
     )
 
@@ -292,6 +293,9 @@ def test_the_test_part_is_new_and_the_reread_covers_the_hand_set(
     ninth = {r["id"] for r in records[natural_set.TEST9_FILE.name]}
     assert len(ninth) == 34  # drawn under a cap of 80 steps: one Boil X, two N Cooked Slices
     assert not ninth & (earlier | sixth | seventh | eighth)
+    tenth = {r["id"] for r in records[natural_set.TEST10_FILE.name]}
+    assert len(tenth) == 29  # drawn under a cap of 100 steps: ten families left, one Boil X
+    assert not tenth & (earlier | sixth | seventh | eighth | ninth)
     reread = {r["id"]: r for r in records[natural_set.REREAD_FILE.name]}
     assert {i: r["input_digest"] for i, r in reread.items()} == {
         i: r["input_digest"] for i, r in hand.items()
@@ -395,7 +399,9 @@ def test_the_test_part_is_the_seeded_draw_over_every_family(
         # every family with episodes left to draw, three a family or all that are left (part 6
         # has two Plate Of Toast; part 7 none, and two N Cooked Slices Of X In Y; part 8 no
         # Boil X nor N Cooked Slices Of X In Y either, and one Breakfast; part 9, drawn under a
-        # cap of 80 steps, no Plate Of Toast, one Boil X and two N Cooked Slices Of X In Y)
+        # cap of 80 steps, no Plate Of Toast, one Boil X and two N Cooked Slices Of X In Y;
+        # part 10, under a cap of 100, no Plate Of Toast nor N Cooked Slices Of X In Y, one
+        # Boil X, one Water Plant and two Sandwich)
         left = Counter(
             ep.task
             for ep in games

@@ -590,7 +590,7 @@ class KeepRules(Patterns):
             return False
         if len(steps) == 4 and self._round_trip(positions[0]) == block:
             return False  # carried somewhere and back as it was
-        if any(self._transfer(p) == block for p in positions):
+        if any(self._transfer(p) == block for p in positions[:3:2]):  # (after a fetch)
             return False  # moved on to another receptacle of the kind: left, it does as well
         if not any(self._touches_goal_objects(p) for p in positions):
             return False

@@ -237,12 +237,13 @@ class KeepRules(Patterns):
     def _searching(self, block: Collection[int], *, ignoring: Collection[int] = ()) -> bool:
         """Whether opening (and closing) these containers, with nothing taken or put, comes
         before the plan takes an object it has not named yet, or serves on one (a plate), other
-        than one it made (a slice it cut): the Driver looking for where that object is. Opening something to put down what is in hand there (or to put away or take
-        back what the search removes: `_opened_for_a_removal`) is no search, nor is
-        looking once every object the plan takes is found, nor before the Commander first speaks
-        (the Driver exploring, not yet told what to look for). Steps in `ignoring` are read as
-        gone: what is taken out and set aside again with the opening (a look-alike found, a
-        thing looked at) leaves the opening a search."""
+        than one it made (a slice it cut): the Driver looking for where that object is. Opening
+        something to put down what is in hand there (or to put away or take back what the
+        search removes: `_opened_for_a_removal`) is no search, nor is looking once every object
+        the plan takes is found, nor before the Commander first speaks (the Driver exploring,
+        not yet told what to look for). Steps in `ignoring` are read as gone: what is taken out
+        and set aside again with the opening (a look-alike found, a thing looked at) leaves the
+        opening a search."""
         if min(block) < self.told:
             return False  # nobody has said yet what the task needs: exploring, not looking
         first = min(self.trace.position(s) for s in block)
@@ -290,12 +291,11 @@ class KeepRules(Patterns):
     def _first_found(self, first: int, step: int, name: str) -> bool:
         """Whether a step is where the plan first names an object after an order position, and
         the plan did not make it (a slice it cut: the Driver knows where that is)."""
-        if any(p <= first for p in self._named.get(name, [])):
+        named = self._named.get(name)
+        if named and named[0] <= first:
             return False
         pos = self.trace.position(step)
-        key = self.state_at(pos).key(name)
-        made = self._made_position(key) if key is not None else None
-        return made is None or made > pos
+        return not self._made_by(self.state_at(pos).key(name), pos)
 
     def _only_looked_at(self, aside: Collection[int], opened: Collection[int]) -> bool:
         """Whether some steps, beside opening containers, only take out and set down objects

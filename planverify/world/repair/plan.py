@@ -269,6 +269,11 @@ class Plan:
             )
         return self._made_at[key]
 
+    def _made_by(self, key: str | None, pos: int) -> bool:
+        """Whether the plan made this object (a slice it cut) by an order position."""
+        made = self._made_position(key) if key is not None else None
+        return made is not None and made <= pos
+
     def _next_interaction(self, pos: int) -> int | None:
         """The nearest active step after an order position that is not motion."""
         for p in range(pos + 1, len(self.order)):

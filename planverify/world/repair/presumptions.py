@@ -154,8 +154,7 @@ class Presumptions(Plan):
         """Whether the pick-up at an order position, of an object (`key`) from where nobody
         knows, presumably cleared a device the plan uses next, in a block that ends at `last`
         and puts the object down at `put` (when it does)."""
-        made_at = self._made_position(key) if key is not None else None
-        if made_at is not None and made_at <= pos:
+        if self._made_by(key, pos):
             return False  # a slice the plan cut lay where its whole was: it stood in no device
         # where it was is unknown: it may have been cleared off a device the plan uses
         # next, so only a pick-up far from any such use can be a detour; what is

@@ -466,6 +466,17 @@ def test_a_search_looks_for_what_the_plan_takes_or_serves_on_not_for_a_slice_it_
     assert kept == ([] if kind is None else [(opened, kind), (opened + 1, kind)])
 
 
+def test_a_container_opened_again_while_it_stands_open_is_no_part_of_the_search() -> None:
+    plan = [OPEN, OPEN, CLOSE, TAKE, RINSE_IT]
+    natural, minimal = critique(plan, "natural"), critique(plan, "minimal")
+    assert [f.step for f in minimal.flags] == [0, 1, 2]
+    assert [f.step for f in natural.flags] == [1]  # it changes nothing: no demonstrator meant it
+    assert [(f.step, f.optional and f.optional.kind) for f in natural.optional] == [
+        (0, "search"),
+        (2, "search"),
+    ]
+
+
 def test_under_natural_certify_vetoes_a_search_a_model_judge_flags() -> None:
     plan, steps, _ = KEPT_KINDS["search before taking the mug"]
     flagged = Critique(flags=[Flag(step=s, action=plan[s], reason="not needed") for s in steps])

@@ -61,11 +61,12 @@ class KeepRules(Patterns):
         closed_after_use = self._tidied(block)
         if closed_after_use:
             parts.append((closed_after_use, "tidying"))
-        opened = {
+        opened = {  # opening what stands open (or closing what is closed) looks for nothing
             s
             for s in block
             if self.actions[s].verb in ("Open", "Close")
             and self._kind_of(s, self.actions[s].objects[0]) in SEARCHED
+            and self.trace.outcomes[self.trace.position(s)].changed is not False
         }
         opened -= closed_after_use
         if self._opens_something(opened) and (

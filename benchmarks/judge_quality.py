@@ -31,10 +31,10 @@ and are scored against the labels that are errors under it (`planverify.records.
 a generator label of a step `natural` keeps carries `"policy": "minimal"`), with the clean plan
 the labels make under `natural` (`planverify.metrics.episode_under`). The `natural` annotation files are scored too:
 `hand-natural` (`benchmarks/annotated/hand_natural.jsonl`, the hand set read again under
-`natural`) and `natural-test-1` to `natural-test-9` (`natural_test.jsonl` to
-`natural_test9.jsonl`, the first nine test parts, development data since each was scored once,
-blind, at the end of its round) always, and `natural-test-10` (the blind test part,
-`natural_test10.jsonl`) only with `--held-out`, at the end of a round of Judge work.
+`natural`) and `natural-test-1` to `natural-test-10` (`natural_test.jsonl` to
+`natural_test10.jsonl`, the first ten test parts, development data since each was scored once,
+blind, at the end of its round) always, and `natural-test-11` (the blind test part,
+`natural_test11.jsonl`) only with `--held-out`, at the end of a round of Judge work.
 
 The evidence table scores the removals at each evidence level (`proven`, `goal-text`, `heuristic`;
 `planverify.metrics.evidence_levels`) as if only they had been made: how many there are, their
@@ -67,6 +67,7 @@ from natural_set import (
     TEST8_FILE,
     TEST9_FILE,
     TEST10_FILE,
+    TEST11_FILE,
     TEST_FILE,
     load_natural,
 )
@@ -109,6 +110,7 @@ HAND_SETS = (
     "natural-test-8",
     "natural-test-9",
     "natural-test-10",
+    "natural-test-11",
 )  # read by people: scored without motion
 Key = tuple[str, str, str]  # (set, input condition, judge)
 
@@ -332,7 +334,7 @@ def main() -> None:
     parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument("--trims", nargs="+", choices=TRIM_POLICIES, default=list(TRIM_POLICIES))
     parser.add_argument(
-        "--held-out", action="store_true", help="also score the blind natural test part (part 10)"
+        "--held-out", action="store_true", help="also score the blind natural test part (part 11)"
     )
     args = parser.parse_args()
     if not args.games.is_dir():
@@ -351,8 +353,9 @@ def main() -> None:
             sets["natural-test-7"] = load_natural(TEST7_FILE, args.games)
             sets["natural-test-8"] = load_natural(TEST8_FILE, args.games)
             sets["natural-test-9"] = load_natural(TEST9_FILE, args.games)
+            sets["natural-test-10"] = load_natural(TEST10_FILE, args.games)
             if args.held_out:
-                sets["natural-test-10"] = load_natural(TEST10_FILE, args.games)
+                sets["natural-test-11"] = load_natural(TEST11_FILE, args.games)
         except HandSetUnavailable as exc:
             sys.exit(f"the hand sets cannot be rebuilt: {exc}")
     source = list(load_episodes([args.games])) if args.generators else []

@@ -1,7 +1,7 @@
 """The `natural` annotation files: TEACh demonstrations labelled under both trim policies
 (docs/annotation.md, "The `natural` trim policy").
 
-- `annotated/natural_test.jsonl` to `natural_test10.jsonl`, the **held-out test parts**, one a
+- `annotated/natural_test.jsonl` to `natural_test11.jsonl`, the **held-out test parts**, one a
   round: episodes not in `hand.jsonl` nor in an earlier part, drawn by `draw_test` with the
   part's own seed (`TEST_PARTS`) and labelled blind under the `natural` rule, before any Judge
   had seen them. A part is scored once, at the end of the round that made it, and is development
@@ -13,12 +13,16 @@
   N Cooked Slices Of X In Y), part 8 only 29 over nine families (one Breakfast episode was left
   under the cap). The pool under 60 steps being nearly spent, part 9 is drawn with a cap of 80
   (`TEST_PARTS`) and holds 34 episodes over eleven families (no Plate Of Toast episode is left
-  even under 80, only one Boil X and two N Cooked Slices Of X In Y). Parts 1 to 9 are
-  development data now. Part 10 is the blind part, not scored yet: under 80 steps the pool was
-  nearly spent after part 9, so it is drawn with a cap of 100 (`MAX_STEPS_10`, fixed before any
-  part-10 episode was read) and holds 29 episodes over ten families (no N Cooked Slices Of X In
-  Y nor Plate Of Toast episode is left even under 100; one Boil X, one Water Plant and two
-  Sandwich are).
+  even under 80, only one Boil X and two N Cooked Slices Of X In Y). Under 80 steps the pool was
+  nearly spent after part 9, so part 10 is drawn with a cap of 100 (`MAX_STEPS_10`, fixed before
+  any part-10 episode was read) and holds 29 episodes over ten families (no N Cooked Slices Of X
+  In Y nor Plate Of Toast episode is left even under 100; one Boil X, one Water Plant and two
+  Sandwich are). Parts 1 to 10 are development data now. Part 11 is the blind part, not scored
+  yet: after part 10 only six families have episodes left at all (51 episodes; no Boil X, N
+  Cooked Slices Of X In Y, N Slices Of X In Y, Plate Of Toast, Sandwich nor Water Plant at any
+  cap) and only one of them has more than 100 steps (a Breakfast of 105), so a higher cap would
+  add no family: part 11 keeps the cap of 100 (`MAX_STEPS_11`, fixed before any part-11 episode
+  was read) and holds 20 episodes over six families (two Coffee are left).
 - `annotated/hand_natural.jsonl`: the episodes of `hand.jsonl`, read again under `natural` after
   Judges had seen them (no blind test).
 
@@ -37,12 +41,12 @@ at least as well as the whole plan, under each policy. Each episode comes back w
 the family's name; the first ones of distinct scenes are taken (topped up in the same order):
 `PER_FAMILY`, one more for the `LARGEST` families with the most games. Each part has its seed and
 its cap (`TEST_PARTS`: `MAX_STEPS`, 60, for parts 1 to 8, so their draws stay as they were;
-`MAX_STEPS_9`, 80, for part 9 and `MAX_STEPS_10`, 100, for part 10, each fixed before any
-episode of its part was read) and excludes `hand.jsonl` and the parts before it (`draw_part`).
-`LARGEST` is counted over all games, so a part's cap changes which episodes it may take, never
-which families get the extra one.
+`MAX_STEPS_9`, 80, for part 9, `MAX_STEPS_10`, 100, for part 10 and `MAX_STEPS_11`, 100, for
+part 11, each fixed before any episode of its part was read) and excludes `hand.jsonl` and the
+parts before it (`draw_part`). `LARGEST` is counted over all games, so a part's cap changes which
+episodes it may take, never which families get the extra one.
 
-    python benchmarks/natural_set.py [--games DIR] [--part 10]   # a part's draw and label counts
+    python benchmarks/natural_set.py [--games DIR] [--part 11]   # a part's draw and label counts
 """
 
 from __future__ import annotations
@@ -84,7 +88,8 @@ TEST6_FILE = ANNOTATED / "natural_test6.jsonl"  # the sixth test part (developme
 TEST7_FILE = ANNOTATED / "natural_test7.jsonl"  # the seventh test part (development data since)
 TEST8_FILE = ANNOTATED / "natural_test8.jsonl"  # the eighth test part (development data since)
 TEST9_FILE = ANNOTATED / "natural_test9.jsonl"  # the ninth test part (development data since)
-TEST10_FILE = ANNOTATED / "natural_test10.jsonl"  # the tenth test part, the blind one
+TEST10_FILE = ANNOTATED / "natural_test10.jsonl"  # the tenth test part (development data since)
+TEST11_FILE = ANNOTATED / "natural_test11.jsonl"  # the eleventh test part, the blind one
 REREAD_FILE = ANNOTATED / "hand_natural.jsonl"  # hand.jsonl read again under natural
 HAND_FILE = ANNOTATED / "hand.jsonl"
 RECORD_KEYS = frozenset({"id", "input_digest", "part", "labels"})  # all a line may hold
@@ -99,6 +104,7 @@ PARTS = {
     TEST8_FILE.name: "held_out_test_8",
     TEST9_FILE.name: "held_out_test_9",
     TEST10_FILE.name: "held_out_test_10",
+    TEST11_FILE.name: "held_out_test_11",
     REREAD_FILE.name: "reread_after_judges",
 }
 LABEL_KEYS = frozenset({"type", "index", "after", "action", "error", "reason"})
@@ -110,6 +116,7 @@ LARGEST = 4  # the families with the most games get one episode more
 MAX_STEPS = 60  # the most non-dialogue, non-motion steps of a drawn episode (parts 1 to 8)
 MAX_STEPS_9 = 80  # part 9's cap: under 60 the pool was nearly spent after part 8
 MAX_STEPS_10 = 100  # part 10's cap: under 80 the pool was nearly spent after part 9
+MAX_STEPS_11 = 100  # part 11's cap, part 10's: no higher cap adds a family (one episode left)
 SEED = "planverify-natural-test"  # with the family's name, seeds each family's draw
 SEED_2 = "planverify-natural-test-2"  # the second test part's seed
 SEED_3 = "planverify-natural-test-3"  # the third test part's seed
@@ -120,6 +127,7 @@ SEED_7 = "planverify-natural-test-7"  # the seventh test part's seed
 SEED_8 = "planverify-natural-test-8"  # the eighth test part's seed
 SEED_9 = "planverify-natural-test-9"  # the ninth test part's seed
 SEED_10 = "planverify-natural-test-10"  # the tenth test part's seed
+SEED_11 = "planverify-natural-test-11"  # the eleventh test part's seed
 TEST_PARTS = (  # in drawn order: (file, seed, cap on non-dialogue, non-motion steps)
     (TEST_FILE, SEED, MAX_STEPS),
     (TEST2_FILE, SEED_2, MAX_STEPS),
@@ -131,6 +139,7 @@ TEST_PARTS = (  # in drawn order: (file, seed, cap on non-dialogue, non-motion s
     (TEST8_FILE, SEED_8, MAX_STEPS),
     (TEST9_FILE, SEED_9, MAX_STEPS_9),
     (TEST10_FILE, SEED_10, MAX_STEPS_10),
+    (TEST11_FILE, SEED_11, MAX_STEPS_11),
 )
 
 
@@ -142,8 +151,8 @@ def draw_test(
     max_steps: int = MAX_STEPS,
 ) -> list[Episode]:
     """The episodes of a test part, chosen from `episodes` by the rule in the docstring; `seed`
-    is the part's own (`SEED`, `SEED_2` ... `SEED_10` for the first to the tenth) and `max_steps`
-    its cap (`TEST_PARTS`)."""
+    is the part's own (`SEED`, `SEED_2` ... `SEED_11` for the first to the eleventh) and
+    `max_steps` its cap (`TEST_PARTS`)."""
     skip = set(excluded)
     families: dict[str, list[Episode]] = {}
     for episode in episodes:
@@ -164,7 +173,7 @@ def draw_test(
 
 
 def draw_part(part: int, episodes: Iterable[Episode]) -> list[Episode]:
-    """Test part 1 to 10 as drawn: each part excludes `hand.jsonl` and the parts before it, with
+    """Test part 1 to 11 as drawn: each part excludes `hand.jsonl` and the parts before it, with
     its own seed and cap."""
     if not 1 <= part <= len(TEST_PARTS):
         raise ValueError(f"no test part {part}")

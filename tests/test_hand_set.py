@@ -223,7 +223,7 @@ def test_the_episodes_are_the_seeded_draw(
 
 
 def natural_files(natural_set: ModuleType) -> tuple[Path, ...]:
-    """The natural files: the ten test parts and the re-read of the hand set."""
+    """The natural files: the eleven test parts and the re-read of the hand set."""
     return (
         natural_set.TEST_FILE,
         natural_set.TEST2_FILE,
@@ -235,6 +235,7 @@ def natural_files(natural_set: ModuleType) -> tuple[Path, ...]:
         natural_set.TEST8_FILE,
         natural_set.TEST9_FILE,
         natural_set.TEST10_FILE,
+        natural_set.TEST11_FILE,
         natural_set.REREAD_FILE,
     )
 
@@ -296,6 +297,9 @@ def test_the_test_part_is_new_and_the_reread_covers_the_hand_set(
     tenth = {r["id"] for r in records[natural_set.TEST10_FILE.name]}
     assert len(tenth) == 29  # drawn under a cap of 100 steps: ten families left, one Boil X
     assert not tenth & (earlier | sixth | seventh | eighth | ninth)
+    eleventh = {r["id"] for r in records[natural_set.TEST11_FILE.name]}
+    assert len(eleventh) == 20  # under a cap of 100 steps: six families left, two Coffee
+    assert not eleventh & (earlier | sixth | seventh | eighth | ninth | tenth)
     reread = {r["id"]: r for r in records[natural_set.REREAD_FILE.name]}
     assert {i: r["input_digest"] for i, r in reread.items()} == {
         i: r["input_digest"] for i, r in hand.items()
@@ -401,7 +405,8 @@ def test_the_test_part_is_the_seeded_draw_over_every_family(
         # Boil X nor N Cooked Slices Of X In Y either, and one Breakfast; part 9, drawn under a
         # cap of 80 steps, no Plate Of Toast, one Boil X and two N Cooked Slices Of X In Y;
         # part 10, under a cap of 100, no Plate Of Toast nor N Cooked Slices Of X In Y, one
-        # Boil X, one Water Plant and two Sandwich)
+        # Boil X, one Water Plant and two Sandwich; part 11, under the same cap, only six
+        # families, two of them Coffee)
         left = Counter(
             ep.task
             for ep in games

@@ -477,6 +477,35 @@ def test_a_container_opened_again_while_it_stands_open_is_no_part_of_the_search(
     ]
 
 
+CLEARED_WHILE_OFF = [  # the faucet off while an egg is taken away, on again, then the mug in
+    TOLD,
+    OFF_TAP,
+    "Driver.PickUp('Egg')",
+    "Driver.PutAOnB('Egg', 'CounterTop')",
+    ON_TAP,
+    TAKE,
+    RINSE_IT,
+]
+EGG_ON_COUNTER = scene(*SINK.model_dump()["objects"], item("Egg", "Egg", on=["CounterTop"]))
+
+
+@pytest.mark.parametrize(
+    ("known", "kept"),
+    [(None, True), (EGG_ON_COUNTER, False)],  # without a scene the egg may have stood in the sink
+)
+def test_without_a_scene_a_device_switched_around_taking_something_away_is_kept(
+    known: Scene | None, kept: bool
+) -> None:
+    grounding = ground(RINSE, [], known, task=None, teach_task=None)
+    natural = judge_plan(RINSE, CLEARED_WHILE_OFF, grounding, trim="natural")
+    minimal = judge_plan(RINSE, CLEARED_WHILE_OFF, grounding, trim="minimal")
+    switches = [1, 4]
+    assert [f.step for f in minimal.flags if f.step in switches] == switches
+    optional = [(f.step, f.optional and f.optional.kind) for f in natural.optional]
+    assert optional == ([(s, "device_around_loading") for s in switches] if kept else [])
+    assert [f.step for f in natural.flags if f.step in switches] == ([] if kept else switches)
+
+
 def test_under_natural_certify_vetoes_a_search_a_model_judge_flags() -> None:
     plan, steps, _ = KEPT_KINDS["search before taking the mug"]
     flagged = Critique(flags=[Flag(step=s, action=plan[s], reason="not needed") for s in steps])

@@ -421,6 +421,8 @@ class KeepRules(Patterns):
         off, on = (self.trace.position(s) for s in steps)
         if not self._switched_back(off, block):
             return False
+        if self._presumably_unloaded_while_off(off, on):
+            return True
         state = self.state_at(off)
         device = state.key(self.actions[steps[0]].objects[0])
         if device is None:

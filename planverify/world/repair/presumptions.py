@@ -1,7 +1,8 @@
 """What the search takes as so where no scene says it: an object set down on a surface where it
 was picked up was set back, a container opened just before another was searched, an object
 picked up from where nobody knows right before a device is used was cleared off it (when the
-device can hold it at the start, and it is no slice the plan cut); and whether a removal rests
+device can hold it at the start, and it is no slice the plan cut), an object picked up from where
+nobody knows while a device was off was taken out of what it acts on; and whether a removal rests
 on such a presumption rather than on simulated states (its evidence is then `heuristic`). The
 worlds presumed at the start are `worlds`'."""
 
@@ -170,6 +171,21 @@ class Presumptions(Plan):
         state = self.state_at(pos)
         use = self._device_used_soon(last, block, key, state.get(key).kind if key else None)
         return use is not None and not self._moved_between(pos, use, reach=CLEARING_SPOT)
+
+    def _presumably_unloaded_while_off(self, off: int, on: int) -> bool:
+        """Whether, with no scene, the Driver picked something up from where nobody knows
+        between switching a device off and on again (order positions): it may have stood in
+        what the device acts on (the faucet switched off while the sink is cleared)."""
+        if self.scene_known:
+            return False
+        for pos in range(off + 1, on):
+            action = self.actions[self.order[pos]]
+            if action.verb == "PickUp" and self.active(self.order[pos]):
+                state = self.state_at(pos)
+                key = state.key(action.objects[0])
+                if key is not None and state.get(key).loc is None:
+                    return True
+        return False
 
     def _presumed(self, block: Collection[int]) -> bool:
         """Whether a removal rests on a presumption rather than on simulated states: an object

@@ -176,16 +176,7 @@ class Presumptions(Plan):
         """Whether, with no scene, the Driver picked something up from where nobody knows
         between switching a device off and on again (order positions): it may have stood in
         what the device acts on (the faucet switched off while the sink is cleared)."""
-        if self.scene_known:
-            return False
-        for pos in range(off + 1, on):
-            action = self.actions[self.order[pos]]
-            if action.verb == "PickUp" and self.active(self.order[pos]):
-                state = self.state_at(pos)
-                key = state.key(action.objects[0])
-                if key is not None and state.get(key).loc is None:
-                    return True
-        return False
+        return not self.scene_known and self._reached_into(off, on)
 
     def _presumed(self, block: Collection[int]) -> bool:
         """Whether a removal rests on a presumption rather than on simulated states: an object

@@ -279,19 +279,16 @@ class Patterns(Presumptions):
     def _transfer_through(self, step: int) -> set[int] | None:
         """The transfer (`_transfer`) that moves the object a pick-up takes, found from the
         first of the moves before it, or None."""
-        found = None
-        for start in range(self.trace.position(step), -1, -1):
-            earlier = self.order[start]
-            if not self.active(earlier) or self.actions[earlier].verb in MOTION_VERBS:
-                continue
+        found, earlier = None, step
+        while earlier is not None and self.actions[earlier].verb in ("PickUp", "PutAOnB"):
+            at = self.trace.position(earlier)
             if self.actions[earlier].verb == "PickUp":
-                block = self._transfer(start)
+                block = self._transfer(at)
                 if block is not None and step in block:
                     found = block
                 elif earlier != step:
                     break
-            elif self.actions[earlier].verb != "PutAOnB":
-                break
+            earlier = self._previous_interaction(at)
         return found
 
     def _find_transfer(self, pos: int) -> set[int] | None:

@@ -279,7 +279,8 @@ class Patterns(Presumptions):
     def _transfer_through(self, step: int) -> set[int] | None:
         """The transfer (`_transfer`) that moves the object a pick-up takes, found from the
         first of the moves before it, or None."""
-        found, earlier = None, step
+        found: set[int] | None = None
+        earlier: int | None = step
         while earlier is not None and self.actions[earlier].verb in ("PickUp", "PutAOnB"):
             at = self.trace.position(earlier)
             if self.actions[earlier].verb == "PickUp":

@@ -54,10 +54,11 @@ class RulesJudge:
     grounded = True  # takes the episode's grounding (goal spec, scene)
 
     def __init__(self) -> None:
-        # fingerprints of plans whose review finds nothing: those this Judge repaired itself
-        # (the repair is idempotent), so the loop's next pass needs no simulation; not a plan
-        # with optional steps (`natural`), whose review names them again in its own numbering
-        self._settled: OrderedDict[str, None] = OrderedDict()
+        # the plans this Judge repaired itself, by fingerprint, with its answer on each: no
+        # flag, no missing step (the repair is idempotent, all but always: `Review.repaired`),
+        # and under `natural` the optional steps it kept, as its first pass noted them; the
+        # loop's next pass needs no simulation
+        self._settled: OrderedDict[str, Critique] = OrderedDict()
         self._settled_lock = threading.Lock()  # a server's reviews run in threads (`offload`)
 
     async def ajudge(
@@ -80,33 +81,49 @@ class RulesJudge:
         trim: TrimPolicy,
     ) -> JudgeReply:
         grounding = grounding or _grounding(goal, plan, scene)
-        if self._recall(fingerprint(plan, grounding, trim)):
-            return JudgeReply(Critique())
+        settled = self._recall(fingerprint(plan, grounding, trim))
+        if settled is not None:
+            return JudgeReply(settled)
         verdicts = review(plan, scene=grounding.scene, spec=grounding.spec, focus=grounding.focus)
         critique = critique_of(plan, verdicts, grounding, trim=trim)
-        if not verdicts.cut_short and not critique.optional:
-            repaired = verdicts.repaired(plan, natural=trim == "natural")
-            self._remember(fingerprint(repaired, grounding, trim))
+        if not verdicts.cut_short:
+            repaired = verdicts.repaired_from(plan, natural=trim == "natural")
+            key = fingerprint([line for line, _ in repaired], grounding, trim)
+            self._remember(key, kept_in(repaired, critique))
         warnings = [CUT_SHORT] if verdicts.cut_short else []
         return JudgeReply(critique, warnings=warnings)
 
-    def _recall(self, key: str) -> bool:
+    def _recall(self, key: str) -> Critique | None:
         with self._settled_lock:
             if key not in self._settled:
-                return False
+                return None
             self._settled.move_to_end(key)
-            return True
+            return self._settled[key].model_copy(deep=True)  # the loop's to change
 
-    def _remember(self, key: str) -> None:
+    def _remember(self, key: str, critique: Critique) -> None:
         with self._settled_lock:
-            self._settled[key] = None
+            self._settled[key] = critique
             self._settled.move_to_end(key)
             while len(self._settled) > SETTLED_KEPT:
                 self._settled.popitem(last=False)
 
 
-SETTLED_KEPT = 4096  # repaired plans remembered (a fingerprint each, about 100 bytes)
+SETTLED_KEPT = 4096  # repaired plans remembered (a fingerprint and the optional steps kept)
 _SCENE_DIGESTS: dict[int, tuple[Scene, str]] = {}  # the last scenes' digests, by identity
+
+
+def kept_in(repaired: Sequence[tuple[str, int | None]], critique: Critique) -> Critique:
+    """The answer on a plan this Judge repaired (`Review.repaired_from`: each step with the
+    position it comes from): its optional steps, where they now stand, with the notes that
+    `critique` gave them."""
+    where = {origin: k for k, (_, origin) in enumerate(repaired) if origin is not None}
+    return Critique(
+        optional=[
+            flag.model_copy(update={"step": where[flag.step]})
+            for flag in critique.optional
+            if flag.step in where
+        ]
+    )
 
 
 def _scene_digest(scene: Scene | None) -> str:

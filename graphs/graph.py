@@ -359,6 +359,20 @@ async def _judge_other(
     return _judged(state, settings, reply, vetoes, certified)
 
 
+def _newly_optional(state: PlanState, critique: Critique) -> Critique:
+    """The critique without the optional steps an earlier pass noted: each is recorded once,
+    by the pass that first noted it, which counts the steps of the plan it read."""
+    noted = {kept.origin for record in state.history for kept in record.optional}
+    if not noted or not critique.optional:
+        return critique
+    fresh = [
+        flag
+        for flag in critique.optional
+        if not (0 <= flag.step < len(state.plan) and state.plan[flag.step].origin in noted)
+    ]
+    return critique.model_copy(update={"optional": fresh})
+
+
 def _judged(
     state: PlanState,
     settings: VerifierContext,
@@ -373,6 +387,7 @@ def _judged(
     lines = state.lines()
     iteration = state.iteration + 1
     uncovered = sorted({i for i in reply.uncovered if 0 <= i < len(lines)})
+    reply.critique = _newly_optional(state, reply.critique)
     record = Iteration(
         iteration=iteration,
         critique=reply.critique,

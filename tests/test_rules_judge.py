@@ -450,8 +450,8 @@ def test_the_facts_follow_the_episode_s_task_definition() -> None:
 class _Forgetful(RulesJudge):
     """The rules Judge without its memo of the plans it repaired."""
 
-    def _recall(self, key: str) -> bool:
-        return False
+    def _recall(self, key: str) -> Critique | None:
+        return None
 
 
 def test_a_plan_the_rules_judge_repaired_is_answered_from_memory_with_the_same_result(

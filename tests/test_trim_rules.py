@@ -1,6 +1,7 @@
 """The trim policies in the rules Judge and certify: each kind `natural` keeps as optional and
 each kind both policies remove, the certify veto under `natural`, a flag the Judge also inserts
-back, and the round trip between policies through one results file."""
+back, the round trip between policies through one results file, and the optional steps of a
+plan the Judge repaired, answered from its memo."""
 
 from __future__ import annotations
 
@@ -9,10 +10,12 @@ from collections.abc import Sequence
 import pytest
 
 from planverify import verify_plan
+from planverify.agents import rules as rules_module
 from planverify.agents.base import JudgeReply
-from planverify.agents.rules import judge_plan
+from planverify.agents.rules import RulesJudge, judge_plan
 from planverify.records.critique import Critique, Flag, Missing
 from planverify.records.episode import Scene
+from planverify.records.result import VerificationResult
 from planverify.records.trim import TrimPolicy
 from planverify.world import ground
 from planverify.world.certify import certify_flags
@@ -592,3 +595,53 @@ def test_one_results_file_answers_for_both_policies(name: str) -> None:
     removed_natural = {v.index for v in natural.verdicts if v.verdict == "remove"}
     removed_minimal = {v.index for v in minimal.verdicts if v.verdict == "remove"}
     assert removed_natural <= removed_minimal  # every natural removal is a minimal removal
+
+
+SEARCH_AFTER_A_DETOUR = [
+    "Driver.ToggleOn('CoffeeMachine')",
+    "Driver.ToggleOff('CoffeeMachine')",
+    OPEN,
+    CLOSE,
+    TAKE,
+    RINSE_IT,
+]
+
+
+class _Forgetful(RulesJudge):
+    """The rules Judge without its memo of the plans it repaired."""
+
+    def _recall(self, key: str) -> Critique | None:
+        return None
+
+
+def test_natural_answers_its_own_repair_from_memory_with_the_optional_steps_first_noted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    reviews: list[int] = []
+    real = rules_module.review
+
+    def counted(*args: object, **kwargs: object) -> object:
+        reviews.append(1)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(rules_module, "review", counted)
+    scene_data = SINK.model_dump(mode="json")
+
+    def run(judge: RulesJudge) -> VerificationResult:
+        return verify_plan(SEARCH_AFTER_A_DETOUR, RINSE, scene=scene_data, judge=judge)
+
+    fresh = run(_Forgetful())
+    assert len(reviews) == fresh.iterations == 2
+    reviews.clear()
+    remembered = run(RulesJudge())
+    assert len(reviews) == 1  # the plan it repaired needs no second review
+    assert remembered.model_dump(exclude={"settings"}) == fresh.model_dump(exclude={"settings"})
+    assert [v.verdict for v in fresh.verdicts] == ["remove"] * 2 + ["keep"] * 4
+    search = [v for v in fresh.verdicts if v.optional is not None]
+    assert [(v.index, v.optional.kind, v.iteration) for v in search if v.optional] == [
+        (2, "search", 1),
+        (3, "search", 1),
+    ]
+    # counted in the input, as the first pass read it (a second review would say "steps 1-2")
+    assert all("without steps 1-4 " in v.optional.reason for v in search if v.optional)
+    assert fresh.history[1].optional == [] and fresh.history[1].critique.optional == []

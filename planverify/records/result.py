@@ -43,7 +43,7 @@ class Verdict(BaseModel):
     action: str  # the step
     verdict: Literal["keep", "remove"]  # its fate in the refined plan
     reason: str | None = None  # why it was removed
-    iteration: int | None = None  # the Judge pass that removed it (optional keeps: noted it)
+    iteration: int | None = None  # the Judge pass that removed it (optional keeps: first noted it)
     evidence: Evidence | None = (
         None  # removals: how sure (planverify.records.evidence); None on keeps
     )
@@ -213,9 +213,9 @@ class VerificationResult(BaseModel):
                         evidence=edit.evidence,
                         optional=edit.optional,
                     )
-            for kept in record.optional:
+            for kept in record.optional:  # the first pass to note it counts its input steps
                 if kept.origin is not None:
-                    optional[kept.origin] = (record.iteration, kept.note)
+                    optional.setdefault(kept.origin, (record.iteration, kept.note))
         verdicts = [
             removed.get(i)
             or Verdict(

@@ -44,16 +44,24 @@ class Review:
     def repaired(self, lines: Sequence[str], *, natural: bool = False) -> list[str]:
         """The plan with the removals made (under `natural`, those it keeps stay) and the
         proposals inserted where they go (as the rules Planner applies them). A review of it
-        finds nothing more under that trim policy: the repair is idempotent."""
+        finds nothing more under that trim policy: the repair is idempotent (on all but a
+        handful of the shared plans, where a second review finds a little more)."""
+        return [line for line, _ in self.repaired_from(lines, natural=natural)]
+
+    def repaired_from(
+        self, lines: Sequence[str], *, natural: bool = False
+    ) -> list[tuple[str, int | None]]:
+        """The repaired plan (`repaired`), each step with the plan position it comes from
+        (None: a proposal inserted)."""
         dropped = {s for r in self.removals if r.optional is None or not natural for s in r.steps}
         inserted: dict[int, list[str]] = {}
         for proposal in self.proposals:
             inserted.setdefault(proposal.after, []).append(proposal.action)
-        out = list(inserted.get(-1, []))
+        out: list[tuple[str, int | None]] = [(line, None) for line in inserted.get(-1, [])]
         for number, line in enumerate(lines):
             if number not in dropped:
-                out.append(line)
-            out += inserted.get(number, [])
+                out.append((line, number))
+            out += [(added, None) for added in inserted.get(number, [])]
         return out
 
 

@@ -13,6 +13,10 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.runnables import Runnable, RunnableLambda
 from pydantic import BaseModel
 
+from planverify.agents import rules as rules_module
+from planverify.agents.rules import RulesJudge
+from planverify.records.critique import Critique
+
 # Shared 2-core machines run the suite: no per-example deadline, no "slow input" failures.
 settings.register_profile("planverify", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("planverify")
@@ -94,3 +98,24 @@ def shared_dir() -> Path:
     if not SHARED.is_dir():
         pytest.skip(f"shared data not found at {SHARED} (it sits next to the repository checkout)")
     return SHARED
+
+
+class ForgetfulRulesJudge(RulesJudge):
+    """The rules Judge without its memo of the plans it repaired."""
+
+    def _recall(self, key: str) -> Critique | None:
+        return None
+
+
+@pytest.fixture
+def reviews(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """One entry per review the rules Judge runs (its simulations, not its memo's answers)."""
+    calls: list[int] = []
+    real = rules_module.review
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(rules_module, "review", counted)
+    return calls

@@ -18,7 +18,7 @@ from planverify.world import WORLD_VERSION, Grounding, ground, simulate
 from planverify.world.facts import facts
 from planverify.world.goals import parse_teach_task
 
-from .conftest import scripted
+from .conftest import ForgetfulRulesJudge, scripted
 from .scenes import CLOSED, OFF, ON, fixture, item, scene
 
 COFFEE = "Prepare coffee in a clean mug."
@@ -447,31 +447,15 @@ def test_the_facts_follow_the_episode_s_task_definition() -> None:
     assert "filled with coffee" not in block
 
 
-class _Forgetful(RulesJudge):
-    """The rules Judge without its memo of the plans it repaired."""
-
-    def _recall(self, key: str) -> Critique | None:
-        return None
-
-
 def test_a_plan_the_rules_judge_repaired_is_answered_from_memory_with_the_same_result(
-    monkeypatch: pytest.MonkeyPatch,
+    reviews: list[int],
 ) -> None:
     from pathlib import Path
 
-    from planverify.agents import rules as rules_module
     from planverify.inputs.sources import load_episodes
 
     examples = Path(__file__).resolve().parents[1] / "examples" / "episodes.jsonl"
     episodes = list(load_episodes([examples], errors="raise"))
-    reviews = []
-    real = rules_module.review
-
-    def counted(*args: Any, **kwargs: Any) -> Any:
-        reviews.append(1)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(rules_module, "review", counted)
 
     def run(judge: RulesJudge) -> list[dict[str, Any]]:
         out = []
@@ -483,7 +467,7 @@ def test_a_plan_the_rules_judge_repaired_is_answered_from_memory_with_the_same_r
             out.append(result.model_dump(exclude={"settings", "usage"}))
         return out
 
-    fresh = run(_Forgetful())
+    fresh = run(ForgetfulRulesJudge())
     simulated = len(reviews)
     reviews.clear()
     remembered = run(RulesJudge())

@@ -10,7 +10,6 @@ from collections.abc import Sequence
 import pytest
 
 from planverify import verify_plan
-from planverify.agents import rules as rules_module
 from planverify.agents.base import JudgeReply
 from planverify.agents.rules import RulesJudge, judge_plan
 from planverify.records.critique import Critique, Flag, Missing
@@ -21,6 +20,7 @@ from planverify.world import ground
 from planverify.world.certify import certify_flags
 from planverify.world.repair import Reviewer
 
+from .conftest import ForgetfulRulesJudge
 from .scenes import CLOSED, OFF, ON, fixture, item, part, scene
 
 RINSE = "Rinse the mug."
@@ -607,30 +607,15 @@ SEARCH_AFTER_A_DETOUR = [
 ]
 
 
-class _Forgetful(RulesJudge):
-    """The rules Judge without its memo of the plans it repaired."""
-
-    def _recall(self, key: str) -> Critique | None:
-        return None
-
-
 def test_natural_answers_its_own_repair_from_memory_with_the_optional_steps_first_noted(
-    monkeypatch: pytest.MonkeyPatch,
+    reviews: list[int],
 ) -> None:
-    reviews: list[int] = []
-    real = rules_module.review
-
-    def counted(*args: object, **kwargs: object) -> object:
-        reviews.append(1)
-        return real(*args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(rules_module, "review", counted)
     scene_data = SINK.model_dump(mode="json")
 
     def run(judge: RulesJudge) -> VerificationResult:
         return verify_plan(SEARCH_AFTER_A_DETOUR, RINSE, scene=scene_data, judge=judge)
 
-    fresh = run(_Forgetful())
+    fresh = run(ForgetfulRulesJudge())
     assert len(reviews) == fresh.iterations == 2
     reviews.clear()
     remembered = run(RulesJudge())

@@ -33,7 +33,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from planverify.agents.base import JudgeReply
 from planverify.agents.offload import world_work
@@ -54,11 +54,11 @@ class RulesJudge:
     grounded = True  # takes the episode's grounding (goal spec, scene)
 
     def __init__(self) -> None:
-        # the plans this Judge repaired itself, by fingerprint, with its answer on each: no
-        # flag, no missing step (the repair is idempotent, all but always: `Review.repaired`),
-        # and under `natural` the optional steps it kept, as its first pass noted them; the
-        # loop's next pass needs no simulation
-        self._settled: OrderedDict[str, Critique] = OrderedDict()
+        # the plans this Judge repaired itself, by fingerprint, each with the positions of the
+        # optional steps it kept (`natural`): a review finds nothing to remove or add in them
+        # (the repair is idempotent, all but always: `Review.repaired`), so the loop's next
+        # pass, which holds the notes on those steps, needs no simulation
+        self._settled: OrderedDict[str, frozenset[int]] = OrderedDict()
         self._settled_lock = threading.Lock()  # a server's reviews run in threads (`offload`)
 
     async def ajudge(
@@ -69,8 +69,13 @@ class RulesJudge:
         *,
         grounding: Grounding | None = None,
         trim: TrimPolicy = DEFAULT_TRIM,
+        noted: Collection[int] = (),
     ) -> JudgeReply:
-        return await world_work(self._judge, goal, plan, scene, grounding, trim)
+        """`noted`: the plan's steps an earlier pass of the loop noted as optional. A plan this
+        Judge repaired is answered from memory only where those notes cover its optional steps;
+        a caller without them (another run that starts from the repaired plan) gets a review,
+        whose notes count its own steps."""
+        return await world_work(self._judge, goal, plan, scene, grounding, trim, frozenset(noted))
 
     def _judge(
         self,
@@ -79,11 +84,12 @@ class RulesJudge:
         scene: Scene | None,
         grounding: Grounding | None,
         trim: TrimPolicy,
+        noted: frozenset[int],
     ) -> JudgeReply:
         grounding = grounding or _grounding(goal, plan, scene)
-        settled = self._recall(fingerprint(plan, grounding, trim))
-        if settled is not None:
-            return JudgeReply(settled)
+        optional = self._recall(fingerprint(plan, grounding, trim))
+        if optional is not None and optional <= noted:
+            return JudgeReply(Critique())
         verdicts = review(plan, scene=grounding.scene, spec=grounding.spec, focus=grounding.focus)
         critique = critique_of(plan, verdicts, grounding, trim=trim)
         if not verdicts.cut_short:
@@ -93,37 +99,30 @@ class RulesJudge:
         warnings = [CUT_SHORT] if verdicts.cut_short else []
         return JudgeReply(critique, warnings=warnings)
 
-    def _recall(self, key: str) -> Critique | None:
+    def _recall(self, key: str) -> frozenset[int] | None:
         with self._settled_lock:
             if key not in self._settled:
                 return None
             self._settled.move_to_end(key)
-            return self._settled[key].model_copy(deep=True)  # the loop's to change
+            return self._settled[key]
 
-    def _remember(self, key: str, critique: Critique) -> None:
+    def _remember(self, key: str, optional: frozenset[int]) -> None:
         with self._settled_lock:
-            self._settled[key] = critique
+            self._settled[key] = optional
             self._settled.move_to_end(key)
             while len(self._settled) > SETTLED_KEPT:
                 self._settled.popitem(last=False)
 
 
-SETTLED_KEPT = 4096  # repaired plans remembered (a fingerprint and the optional steps kept)
+SETTLED_KEPT = 4096  # repaired plans remembered (a fingerprint and the optional positions)
 _SCENE_DIGESTS: dict[int, tuple[Scene, str]] = {}  # the last scenes' digests, by identity
 
 
-def kept_in(repaired: Sequence[tuple[str, int | None]], critique: Critique) -> Critique:
-    """The answer on a plan this Judge repaired (`Review.repaired_from`: each step with the
-    position it comes from): its optional steps, where they now stand, with the notes that
-    `critique` gave them."""
+def kept_in(repaired: Sequence[tuple[str, int | None]], critique: Critique) -> frozenset[int]:
+    """Where the optional steps of `critique` stand in the plan repaired from it
+    (`Review.repaired_from`: each step with the position it comes from)."""
     where = {origin: k for k, (_, origin) in enumerate(repaired) if origin is not None}
-    return Critique(
-        optional=[
-            flag.model_copy(update={"step": where[flag.step]})
-            for flag in critique.optional
-            if flag.step in where
-        ]
-    )
+    return frozenset(where[flag.step] for flag in critique.optional if flag.step in where)
 
 
 def _scene_digest(scene: Scene | None) -> str:

@@ -325,8 +325,14 @@ async def judge(
                 goal, lines, state.scene, grounding=grounding, vetoes=refused
             )
         elif isinstance(verifier, RulesJudge):
+            noted = _noted_origins(state)
             reply = await verifier.ajudge(
-                goal, lines, state.scene, grounding=grounding, trim=settings.trim
+                goal,
+                lines,
+                state.scene,
+                grounding=grounding,
+                trim=settings.trim,
+                noted=[k for k, step in enumerate(state.plan) if step.origin in noted],
             )
         elif getattr(verifier, "grounded", False):
             grounded: Any = verifier  # a Judge that takes the episode's grounding
@@ -359,11 +365,21 @@ async def _judge_other(
     return _judged(state, settings, reply, vetoes, certified)
 
 
+def _noted_origins(state: PlanState) -> set[int]:
+    """The input steps an earlier Judge pass noted as optional."""
+    return {
+        kept.origin
+        for record in state.history
+        for kept in record.optional
+        if kept.origin is not None
+    }
+
+
 def _newly_optional(state: PlanState, critique: Critique) -> Critique:
     """The critique without the optional steps an earlier pass noted: each is recorded once,
     by the pass that first noted it, which counts the steps of the plan it read."""
-    noted = {kept.origin for record in state.history for kept in record.optional}
-    if not noted or not critique.optional:
+    noted = _noted_origins(state) if critique.optional else set()
+    if not noted:
         return critique
     fresh = [
         flag

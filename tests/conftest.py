@@ -15,7 +15,6 @@ from pydantic import BaseModel
 
 from planverify.agents import rules as rules_module
 from planverify.agents.rules import RulesJudge
-from planverify.records.critique import Critique
 
 # Shared 2-core machines run the suite: no per-example deadline, no "slow input" failures.
 settings.register_profile("planverify", deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -103,7 +102,7 @@ def shared_dir() -> Path:
 class ForgetfulRulesJudge(RulesJudge):
     """The rules Judge without its memo of the plans it repaired."""
 
-    def _recall(self, key: str) -> Critique | None:
+    def _recall(self, key: str) -> frozenset[int] | None:
         return None
 
 

@@ -630,3 +630,13 @@ def test_natural_answers_its_own_repair_from_memory_with_the_optional_steps_firs
     # counted in the input, as the first pass read it (a second review would say "steps 1-2")
     assert all("without steps 1-4 " in v.optional.reason for v in search if v.optional)
     assert fresh.history[1].optional == [] and fresh.history[1].critique.optional == []
+    # a run that starts from the repaired plan holds no notes: it is reviewed, in its own numbers
+    judge, reviews[:] = RulesJudge(), []
+    run(judge)
+    alone = verify_plan(fresh.refined, RINSE, scene=scene_data, judge=judge)
+    assert len(reviews) == 2
+    assert [(v.index, v.optional.kind) for v in alone.verdicts if v.optional] == [
+        (0, "search"),
+        (1, "search"),
+    ]
+    assert all("without steps 1-2 " in v.optional.reason for v in alone.verdicts if v.optional)

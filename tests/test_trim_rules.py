@@ -137,11 +137,15 @@ def test_natural_keeps_a_container_closed_after_use_and_opened_again() -> None:
     assert [f.step for f in minimal.flags] == [2, 5]
 
 
+IDLE_MICROWAVE = ["Driver.ToggleOn('Microwave')", "Driver.ToggleOff('Microwave')"]  # nothing in it
+
+
 @pytest.mark.parametrize(
     ("between", "kept"),
     [
         (["Driver.Move(0.25)"], False),  # closed and opened again at once: no tidying
         (["Commander.Say('One more thing')"], True),  # told something new in between
+        (IDLE_MICROWAVE, False),  # only what goes anyway between: side by side once it is gone
     ],
 )
 def test_a_container_closed_and_opened_again_at_once_is_no_tidying(
@@ -518,6 +522,25 @@ def test_under_natural_certify_vetoes_a_search_a_model_judge_flags() -> None:
     assert [v.step for v in natural.vetoes] == steps
     assert all("natural trim policy keeps it" in v.reason for v in natural.vetoes)
     assert [f.step for f in minimal.critique.flags] == steps and minimal.vetoes == []
+
+
+@pytest.mark.parametrize("flag_between", [True, False])
+def test_certify_vetoes_a_tidying_close_and_open_and_decides_as_minimal_once_between_goes(
+    flag_between: bool,
+) -> None:
+    plan = [OPEN, TAKE, CLOSE, *IDLE_MICROWAVE, OPEN, CLOSE, RINSE_IT]
+    steps = [2, 3, 4, 5] if flag_between else [2, 5]
+    grounding = ground(RINSE, [], MUG_IN_FRIDGE, task=None, teach_task=None)
+    flagged = Critique(flags=[Flag(step=s, action=plan[s], reason="not needed") for s in steps])
+    natural = certify_flags(plan, flagged, grounding, trim="natural")
+    minimal = certify_flags(plan, flagged, grounding, trim="minimal")
+    kept = [v.step for v in natural.vetoes if "natural trim policy keeps it" in v.reason]
+    if flag_between:  # the close and the open end side by side: no tidying, as under minimal
+        assert kept == []
+        assert natural.critique.flags == minimal.critique.flags
+    else:
+        assert kept == [2, 5] and natural.critique.flags == []
+        assert [f.step for f in minimal.critique.flags] == [2, 5]
 
 
 def test_certify_removes_a_tap_run_straight_off_whatever_else_it_pairs_with() -> None:

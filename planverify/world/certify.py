@@ -50,14 +50,16 @@ cannot happen where it is placed, or changes nothing because its effect already 
 
 **The trim policy (version 3; 4 when the table gained tidying and microwave searches; 5 when it
 gained freeing the hands; 6 when it gained making room, and searches that found a look-alike set
-aside again; 7 when a switch paired both ways went with its plain neighbour).** The principle above
+aside again; 7 when a switch paired both ways went with its plain neighbour; 8 when a close and
+an open with only accepted steps between them stopped counting as tidying).** The principle above
 (the rules Judge's own caution is no evidence against another Judge) holds under `minimal`. Under
 `natural`, the default, an accepted block of a kind the trim table keeps
 (`planverify.world.repair.keep.NATURAL_KEEPS`: a search, a running device switched off and on around
 loading, a container closed after use and opened again, an object set down to free the hands, room
 made for what the goal is about or where it puts things) is vetoed, with the kind as the reason: the
 policy defines what is noise, so a model Judge is held to the same definition as the rules Judge.
-The table is read through the same `trim_blocks` as the search's put-back, so both agree. A switch
+The table is read through the same `trim_blocks` as the search's put-back, so both agree; the
+accepted flags count as gone there, as the search's removals do. A switch
 the flags pair both ways, with a neighbour into a block of no kind (switched on and straight off
 again) and with another into one of a kind (off and on around loading), goes with its neighbour: the
 noisy Judge's flags around a tap run for nothing had made the whole run look like care, and vetoed
@@ -90,7 +92,7 @@ from planverify.world.repair import WORK_BUDGET, Reviewer, steps_named
 from planverify.world.repair.keep import NATURAL_KEEPS
 from planverify.world.trace import better, rank, score
 
-CERTIFY_VERSION = "7"  # changes whenever certify can decide a flag or an insertion otherwise
+CERTIFY_VERSION = "8"  # changes whenever certify can decide a flag or an insertion otherwise
 EXACT_LIMIT = 12  # candidate blocks up to which every union of them is tried (2**12 at most)
 PARTNERS = {"PickUp": "PutAOnB", "Open": "Close", "ToggleOn": "ToggleOff"}
 
@@ -411,7 +413,7 @@ def _kept_by_trim(reviewer: Reviewer, decision: _Decision, accepted: Steps) -> d
     unkept: set[int] = set()  # steps of an accepted block that pairs them with no trim kind
     for block in decision.blocks:
         if block <= accepted:
-            parts = reviewer.trim_blocks(block)
+            parts = reviewer.trim_blocks(block, gone=accepted)
             for part, kind in parts:
                 kept.update(dict.fromkeys(part, kind))
             if len(block) == 2 and not parts:

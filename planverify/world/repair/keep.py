@@ -51,14 +51,17 @@ class KeepRules(Patterns):
             return "goal"
         return None
 
-    def trim_blocks(self, block: Collection[int]) -> list[tuple[set[int], str]]:
+    def trim_blocks(
+        self, block: Collection[int], *, gone: Collection[int] = ()
+    ) -> list[tuple[set[int], str]]:
         """The parts of a block the search removes that are of a kind in the trim table
         (`NATURAL_KEEPS`), each with its kind: a container closed after use and opened again,
         its opening and closing of containers when that is a search, a running device switched
         off and on again around loading, and an object carried and set down to free the hands.
-        The rest of the block every trim policy removes."""
+        The rest of the block every trim policy removes. `gone`: other steps that go as well
+        (a tidying close and open with only those between them undo each other)."""
         parts: list[tuple[set[int], str]] = []
-        closed_after_use = self._tidied(block)
+        closed_after_use = self._tidied(block, gone)
         if closed_after_use:
             parts.append((closed_after_use, "tidying"))
         opened = {  # opening what stands open (or closing what is closed) looks for nothing
@@ -200,11 +203,13 @@ class KeepRules(Patterns):
             return set()
         return set(steps)
 
-    def _tidied(self, block: Collection[int]) -> set[int]:
+    def _tidied(self, block: Collection[int], gone: Collection[int] = ()) -> set[int]:
         """The close and the later open of one container in a block, when the plan had opened
         it and taken something from it or put something in it before closing it: closing after
-        use is tidying, and the open that follows is needed because of it, unless nothing was
-        done or said between the two (motion aside). Else empty."""
+        use is tidying, and the open that follows is needed because of it, unless nothing is
+        done or said between the two in the plan as it stands, without the steps `gone`
+        (motion aside): a close and an open left side by side by the removals undo each other.
+        Else empty."""
         steps = sorted(
             (s for s in block if self.actions[s].verb in ("Open", "Close")),
             key=self.trace.position,
@@ -214,7 +219,9 @@ class KeepRules(Patterns):
         name = self.actions[steps[0]].objects[0]
         if self.actions[steps[1]].objects[0] != name:
             return set()
-        if all(self.actions[s].verb in MOTION_VERBS for s in range(steps[0] + 1, steps[1])):
+        first, last = (self.trace.position(s) for s in steps)
+        between = (s for s in self.order[first + 1 : last] if s not in gone)
+        if all(self.actions[s].verb in MOTION_VERBS for s in between):
             return set()  # opened again at once, nothing done or said between: no tidying
         opener = self._near(self.trace.position(steps[0]), name, {"Open"}, forward=False)
         if opener is None or not self._used_while_open(opener):

@@ -325,14 +325,13 @@ async def judge(
                 goal, lines, state.scene, grounding=grounding, vetoes=refused
             )
         elif isinstance(verifier, RulesJudge):
-            noted = _noted_origins(state)
             reply = await verifier.ajudge(
                 goal,
                 lines,
                 state.scene,
                 grounding=grounding,
                 trim=settings.trim,
-                noted=[k for k, step in enumerate(state.plan) if step.origin in noted],
+                noted=_noted(state),
             )
         elif getattr(verifier, "grounded", False):
             grounded: Any = verifier  # a Judge that takes the episode's grounding
@@ -365,27 +364,22 @@ async def _judge_other(
     return _judged(state, settings, reply, vetoes, certified)
 
 
-def _noted_origins(state: PlanState) -> set[int]:
-    """The input steps an earlier Judge pass noted as optional."""
+def _noted(state: PlanState) -> set[int]:
+    """The positions in the current plan of the input steps an earlier Judge pass noted as
+    optional."""
+    origins = {kept.origin for record in state.history for kept in record.optional}
     return {
-        kept.origin
-        for record in state.history
-        for kept in record.optional
-        if kept.origin is not None
+        k for k, step in enumerate(state.plan) if step.origin is not None and step.origin in origins
     }
 
 
 def _newly_optional(state: PlanState, critique: Critique) -> Critique:
     """The critique without the optional steps an earlier pass noted: each is recorded once,
     by the pass that first noted it, which counts the steps of the plan it read."""
-    noted = _noted_origins(state) if critique.optional else set()
+    noted = _noted(state) if critique.optional else set()
     if not noted:
         return critique
-    fresh = [
-        flag
-        for flag in critique.optional
-        if not (0 <= flag.step < len(state.plan) and state.plan[flag.step].origin in noted)
-    ]
+    fresh = [flag for flag in critique.optional if flag.step not in noted]
     return critique.model_copy(update={"optional": fresh})
 
 

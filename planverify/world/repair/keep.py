@@ -223,7 +223,7 @@ class KeepRules(Patterns):
         between = (s for s in self.order[first + 1 : last] if s not in gone)
         if all(self.actions[s].verb in MOTION_VERBS for s in between):
             return set()  # opened again at once, nothing done or said between: no tidying
-        opener = self._near(self.trace.position(steps[0]), name, {"Open"}, forward=False)
+        opener = self._near(first, name, {"Open"}, forward=False)
         if opener is None or not self._used_while_open(opener):
             return set()
         return set(steps)

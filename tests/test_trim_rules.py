@@ -214,6 +214,92 @@ def test_natural_keeps_a_tap_switched_around_loading_with_the_rinse_it_was_aroun
     assert [f.step for f in minimal.flags] == [1, 3, 4, 6, 7, 9]
 
 
+def test_a_tap_switched_on_and_straight_off_for_a_needless_rinse_goes_under_both_policies() -> None:
+    # the tap runs from the start: off early, on and straight off for a clean mug put in the
+    # basin (a rinse the goal does without), on again once the plate is in; `natural` keeps the
+    # first switch-off and the last switch-on as the pair around loading, not the two between
+    mug_and_plate = scene(
+        *FIXTURES,
+        item("Mug", "Mug", receptacle=True, filled=True, dirty=False),
+        item("Plate", "Plate", receptacle=True, dirty=True),
+    )
+    breakfast = {
+        "task_name": "Breakfast",
+        "desc": "Coffee in a clean mug, and a clean plate.",
+        "components": {
+            "coffee": part({"objectType": "Mug", "isDirty": 0, "simbotIsFilledWithCoffee": 1}),
+            "plate": part({"objectType": "Plate", "isDirty": 0}),
+        },
+        "relations": [],
+    }
+    empty_it = "Driver.PourFromAIntoB('Mug', 'SinkBasin')"
+    plan = [
+        OFF_TAP,
+        TAKE,
+        empty_it,
+        RINSE_IT,
+        ON_TAP,
+        OFF_TAP,
+        TAKE,
+        empty_it,
+        "Driver.PutAOnB('Mug', 'CoffeeMachine')",
+        "Driver.ToggleOn('CoffeeMachine')",
+        "Driver.PickUp('Plate')",
+        "Driver.PutAOnB('Plate', 'SinkBasin')",
+        ON_TAP,
+    ]
+    grounding = ground("", [], mug_and_plate, task=None, teach_task=breakfast)
+    natural = judge_plan("", plan, grounding, trim="natural")
+    minimal = judge_plan("", plan, grounding, trim="minimal")
+    assert [f.step for f in natural.flags] == [3, 4, 5, 6, 7]
+    assert [(f.step, f.optional and f.optional.kind) for f in natural.optional] == [
+        (0, "device_around_loading"),
+        (12, "device_around_loading"),
+    ]
+    assert [(f.step, f.optional and f.optional.kind) for f in minimal.flags] == [
+        (0, "device_around_loading"),
+        (3, None),
+        (4, None),
+        (5, None),
+        (6, None),
+        (7, None),
+        (12, "device_around_loading"),
+    ]
+
+
+def test_three_tap_pairs_in_a_row_keep_only_the_first_switch_off_and_the_last_switch_on() -> None:
+    # without a scene: the tap off, a cloth rinsed in the basin, the tap off while the second
+    # cloth is fetched, on and straight off, the second cloth put in and the tap on at the end,
+    # which rinses both; the inner switches undo each other, pair after pair
+    clean_cloths = {
+        "task_name": "Clean All X",
+        "desc": "Clean all the cloths.",
+        "components": {"cloth": part({"objectType": "Cloth", "isDirty": 0}, "all")},
+        "relations": [],
+    }
+    plan = [
+        OFF_TAP,
+        "Driver.PickUp('Cloth')",
+        "Driver.PutAOnB('Cloth', 'SinkBasin')",
+        ON_TAP,
+        OFF_TAP,
+        "Driver.PickUp('Cloth2')",
+        ON_TAP,
+        OFF_TAP,
+        "Driver.PutAOnB('Cloth2', 'SinkBasin')",
+        ON_TAP,
+    ]
+    grounding = ground("", [], None, task=None, teach_task=clean_cloths)
+    natural = judge_plan("", plan, grounding, trim="natural")
+    minimal = judge_plan("", plan, grounding, trim="minimal")
+    assert [f.step for f in natural.flags] == [3, 4, 6, 7]
+    assert [(f.step, f.optional and f.optional.kind) for f in natural.optional] == [
+        (0, "device_around_loading"),
+        (9, "device_around_loading"),
+    ]
+    assert [f.step for f in minimal.flags] == [0, 3, 4, 6, 7, 9]
+
+
 STOVE = scene(
     fixture("CounterTop", "CounterTop"),
     fixture("StoveBurner", "StoveBurner"),

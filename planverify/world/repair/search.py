@@ -332,9 +332,12 @@ class Reviewer(KeepRules, Insertion):
         for step, (_, block) in self.trim_kinds.items():
             if step in self.removed and step not in self.optional:
                 blocks.setdefault(block, []).append(step)
+        switched: list[list[int]] = []  # device pairs put back as found
         for steps in sorted(blocks.values(), key=min):
             kind = self.trim_kinds[steps[0]][0]
             if self._restore(steps, kind):
+                if kind == "device_around_loading":
+                    switched.append(steps)
                 continue
             if kind == "making_room":
                 freed = self._set_down_around(steps)
@@ -344,6 +347,55 @@ class Reviewer(KeepRules, Insertion):
                 for loading in self._loadings_within(steps)[:RELOADS]:
                     if self._restore(steps + loading, kind, read=steps, needed=loading):
                         break
+        self._unpair_undone(switched)
+
+    def _unpair_undone(self, switched: list[list[int]]) -> None:
+        """Take out again the inner switches of two device pairs put back one after the other,
+        when they undo each other in `natural`'s plan (a faucet off before loading and on for
+        a rinse the search removed, then off and on again at the end): a switch-on and the next
+        switch-off of the same switch, no step the plan keeps between them, that the plan does
+        without while the outer two still switch around loading. Left in, `natural`'s plan
+        would switch the device on and straight off again with nothing done between: a block
+        that undoes itself, which no trim policy keeps."""
+        first: list[int] | None = None  # the pair before, as it stands once unpaired
+        for then in switched:
+            if first is None or not self._undone_between(max(first), min(then)):
+                first = then
+                continue
+            on, off = max(first), min(then)
+            inner = {on, off}
+            if not self._acceptable(self.sim.without(self.trace, inner, strict=True), inner):
+                first = then
+                continue
+            before = self.order, self.trace
+            self.order = [s for s in self.order if s not in inner]
+            self._retrace()
+            outer = {min(first), max(then)}
+            if (outer, "device_around_loading") not in self.trim_blocks(outer):
+                self.order, self.trace = before
+                self._index()
+                first = then
+                continue
+            first = sorted(outer)
+            why = self._removal_reason(inner)
+            for step in inner:
+                del self.optional[step]
+                self.removed[step] = why
+                self.removed_with[step] = on
+                self.trim_kinds.pop(step, None)
+
+    def _undone_between(self, on: int, off: int) -> bool:
+        """Whether a switch-on and a later switch-off of the same switch stand in the plan with
+        no active step between them (motion and dialogue aside)."""
+        ends = self.actions[on], self.actions[off]
+        if (ends[0].verb, ends[1].verb) != ("ToggleOn", "ToggleOff") or not on < off:
+            return False
+        if ends[0].objects[:1] != ends[1].objects[:1]:
+            return False
+        return not any(
+            on < s < off and self.active(s) and self.actions[s].verb not in MOTION_VERBS
+            for s in self.order
+        )
 
     def _loadings_within(self, switches: Sequence[int]) -> list[list[int]]:
         """The removed blocks (not put back) that load or unload something between a switch-off

@@ -334,6 +334,52 @@ def test_two_knobs_switched_off_and_on_after_the_pan_is_loaded_are_both_around_l
     assert [f.step for f in minimal.flags] == [5, 6, 7, 8]
 
 
+def test_cabinets_opened_with_the_mug_in_hand_to_put_it_in_another_are_no_search() -> None:
+    # the Driver holds the mug, opens one cabinet, then another, and puts the mug in the second:
+    # looking for room, not for the cup taken later from the counter, so both policies remove
+    # the first cabinet's opening and closing
+    cabinets = scene(
+        fixture("CounterTop", "CounterTop"),
+        fixture("Cabinet", "Cabinet", **CLOSED),
+        fixture("Cabinet", "Cabinet2", **CLOSED),
+        item("Mug", "Mug", receptacle=True),
+        item("Cup", "Cup", receptacle=True),
+    )
+    put_away = {
+        "task_name": "Put All X In One Y",
+        "desc": "Put all drinkware in one cabinet.",
+        "components": {
+            "drinks": part({"simbotObjectClass": "Drinkware"}, "all"),
+            "cabinet": part({"objectType": "Cabinet", "receptacle": 1}),
+        },
+        "relations": [
+            {
+                "property": "parentReceptacles",
+                "head_entity_list": ["drinks"],
+                "head_determiner_list": ["all"],
+                "tail_entity_list": ["cabinet"],
+                "tail_determiner_list": ["a"],
+            }
+        ],
+    }
+    plan = [
+        TAKE,
+        "Driver.Open('Cabinet')",
+        "Driver.Open('Cabinet2')",
+        "Driver.PutAOnB('Mug', 'Cabinet2')",
+        "Driver.Close('Cabinet')",
+        "Driver.PickUp('Cup')",
+        "Driver.PutAOnB('Cup', 'Cabinet2')",
+        "Driver.Close('Cabinet2')",
+    ]
+    grounding = ground("", [], cabinets, task=None, teach_task=put_away)
+    natural = judge_plan("", plan, grounding, trim="natural")
+    minimal = judge_plan("", plan, grounding, trim="minimal")
+    assert [f.step for f in natural.flags] == [f.step for f in minimal.flags] == [1, 4]
+    assert natural.optional == []
+    assert all(f.optional is None for f in minimal.flags)
+
+
 def test_a_drawer_opened_to_put_away_the_wrong_object_is_no_search() -> None:
     where = scene(
         fixture("CounterTop", "CounterTop"),

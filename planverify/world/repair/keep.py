@@ -273,7 +273,7 @@ class KeepRules(Patterns):
             and self.actions[step].verb not in MOTION_VERBS
             and not (self.actions[step].verb == "Close" and self.actions[step].objects[0] in names)
         ]
-        if held is not None and later and self.actions[later[0]].verb == "PutAOnB":
+        if held is not None and self._room_sought(block, later):
             return False  # looking for where to put what is in hand
         for step in later:
             action = self.actions[step]
@@ -282,6 +282,20 @@ class KeepRules(Patterns):
             if any(self._first_found(first, step, name) for name in self._sought(step)):
                 return True
         return False
+
+    def _room_sought(self, block: Collection[int], later: Sequence[int]) -> bool:
+        """Whether what the Driver does next, other containers opened or closed aside, puts
+        down what is in hand: right away, or in a container of a kind the block opened (the
+        mug held while cabinets are opened, then put in another cabinet)."""
+        rest = [s for s in later if self.actions[s].verb not in ("Open", "Close")]
+        if not later or not rest or self.actions[rest[0]].verb != "PutAOnB":
+            return False
+        if self.actions[later[0]].verb == "PutAOnB":
+            return True
+        state = self.state_at(self.trace.position(rest[0]))
+        place = state.kind_at(state.key(self.actions[rest[0]].objects[1]))
+        opened = {self._kind_of(s, self.actions[s].objects[0]) for s in block}
+        return place is not None and place in opened
 
     def _sought(self, step: int) -> tuple[str, ...]:
         """The objects a step shows the Driver found: what it takes or slices, and what it puts

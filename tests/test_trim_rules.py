@@ -6,6 +6,7 @@ plan the Judge repaired, answered from its memo."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import pytest
 
@@ -83,6 +84,34 @@ REMOVED_KINDS["mug set down where it was picked up, never carried"] = [
     TAKE,
     RINSE_IT,
 ]
+
+
+def put_all_in_one(
+    desc: str,
+    head: tuple[str, dict[str, Any]],
+    tail: tuple[str, dict[str, Any]],
+    *,
+    tail_determiner: str = "a",
+) -> dict[str, Any]:
+    """A "Put All X In One Y" task definition: every `head` object in or on one `tail`."""
+    (head_name, head_conditions), (tail_name, tail_conditions) = head, tail
+    return {
+        "task_name": "Put All X In One Y",
+        "desc": desc,
+        "components": {
+            head_name: part(head_conditions, "all"),
+            tail_name: part(tail_conditions),
+        },
+        "relations": [
+            {
+                "property": "parentReceptacles",
+                "tail_entity_list": [tail_name],
+                "tail_determiner_list": [tail_determiner],
+                "head_entity_list": [head_name],
+                "head_determiner_list": ["all"],
+            }
+        ],
+    }
 
 
 def critique(plan: list[str], trim: TrimPolicy) -> Critique:
@@ -345,23 +374,11 @@ def test_cabinets_opened_with_the_mug_in_hand_to_put_it_in_another_are_no_search
         item("Mug", "Mug", receptacle=True),
         item("Cup", "Cup", receptacle=True),
     )
-    put_away = {
-        "task_name": "Put All X In One Y",
-        "desc": "Put all drinkware in one cabinet.",
-        "components": {
-            "drinks": part({"simbotObjectClass": "Drinkware"}, "all"),
-            "cabinet": part({"objectType": "Cabinet", "receptacle": 1}),
-        },
-        "relations": [
-            {
-                "property": "parentReceptacles",
-                "head_entity_list": ["drinks"],
-                "head_determiner_list": ["all"],
-                "tail_entity_list": ["cabinet"],
-                "tail_determiner_list": ["a"],
-            }
-        ],
-    }
+    put_away = put_all_in_one(
+        "Put all drinkware in one cabinet.",
+        ("drinks", {"simbotObjectClass": "Drinkware"}),
+        ("cabinet", {"objectType": "Cabinet", "receptacle": 1}),
+    )
     plan = [
         TAKE,
         "Driver.Open('Cabinet')",
@@ -417,23 +434,12 @@ LIVING_ROOM = scene(
     item("Laptop", "Laptop", within=["CoffeeTable|0"]),
     item("Newspaper", "Newspaper", within=["DiningTable|2"]),
 )
-NEWSPAPERS_ON_THE_COFFEE_TABLE = {
-    "task_name": "Put All X In One Y",
-    "desc": "Put all Newspaper on one CoffeeTable.",
-    "components": {
-        "Newspaper": part({"simbotObjectClass": "Newspaper"}, "all"),
-        "CoffeeTable": part({"simbotObjectClass": "CoffeeTable", "receptacle": 1}),
-    },
-    "relations": [
-        {
-            "property": "parentReceptacles",
-            "tail_entity_list": ["CoffeeTable"],
-            "tail_determiner_list": ["the"],
-            "head_entity_list": ["Newspaper"],
-            "head_determiner_list": ["all"],
-        }
-    ],
-}
+NEWSPAPERS_ON_THE_COFFEE_TABLE = put_all_in_one(
+    "Put all Newspaper on one CoffeeTable.",
+    ("Newspaper", {"simbotObjectClass": "Newspaper"}),
+    ("CoffeeTable", {"simbotObjectClass": "CoffeeTable", "receptacle": 1}),
+    tail_determiner="the",
+)
 MOVE_LAPTOP = ["Driver.PickUp('Laptop')", "Driver.PutAOnB('Laptop', 'Sofa')"]
 BRING_NEWSPAPER = ["Driver.PickUp('Newspaper')", "Driver.PutAOnB('Newspaper', 'CoffeeTable')"]
 

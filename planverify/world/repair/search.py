@@ -392,10 +392,8 @@ class Reviewer(KeepRules, Insertion):
             return False
         if ends[0].objects[:1] != ends[1].objects[:1]:
             return False
-        return not any(
-            on < s < off and self.active(s) and self.actions[s].verb not in MOTION_VERBS
-            for s in self.order
-        )
+        between = self.order[self.trace.position(on) + 1 : self.trace.position(off)]
+        return not any(self.active(s) and self.actions[s].verb not in MOTION_VERBS for s in between)
 
     def _loadings_within(self, switches: Sequence[int]) -> list[list[int]]:
         """The removed blocks (not put back) that load or unload something between a switch-off

@@ -9,9 +9,11 @@ judge it does what these commands do, and pools the counts over the seeds:
 
 in two input conditions: `full` records (scene, task and any TEACh task definition kept) and
 `goal` text alone (`scene`, `task` and `teach_task` removed before verifying; the goal and the
-plan with its dialogue kept). Annotation keys are never given to the verifier. It prints
-label-level and plan-level recall and precision, with and without motion steps, then label-level
-recall per error type (full records).
+plan with its dialogue kept). Annotation keys are never given to the verifier. It prints how
+many results were unusable (a verification that ended in an error, or a result on other content:
+scored as removing nothing, so a fault cannot hide in the figures), label-level and plan-level
+recall and precision, with and without motion steps, then label-level recall per error type
+(full records).
 
 Precision counts every removal the clean plan does not make as a false positive, but the clean
 plan is a human demonstration with redundancies of its own. The last column, `plan P excused`,
@@ -175,6 +177,7 @@ class Tally:
             lambda: defaultdict(Counts)
         )
         self.episodes: dict[Key, list[Counts]] = defaultdict(list)  # plan -motion, per episode
+        self.unusable: list[str] = []  # "set/input/judge: id" of results scored as no change
         self.annotated = Counts()  # tp: annotated episodes, fn: with labels
         # per key and evidence level: removals, plan-level counts, excused plan-level counts
         self.evidence: dict[Key, dict[str, list[Any]]] = defaultdict(
@@ -204,6 +207,7 @@ class Tally:
         for name, counts in levels(report).items():
             self.levels[key][name] += counts
         self.episodes[key] += plan_without_motion(report)
+        self.unusable += [f"{'/'.join(key)}: {i}" for i in report.failed + report.mismatched]
         if key[1] == "full":
             for kind, scores in report.by_error.items():
                 self.by_error[(key[0], key[2])][kind] += scores.counts
@@ -387,6 +391,11 @@ def report(
         f"{len(source)} games, generators {' '.join(args.generators) or '-'}, seeds {args.seeds}, "
         f"{args.mode} mode: {tally.annotated.tp} annotated episodes "
         f"({tally.annotated.fn} with errors); {counted or 'no hand sets'}; {elapsed:.0f} s"
+    )
+    shown = ", ".join(tally.unusable[:5]) + (", ..." if len(tally.unusable) > 5 else "")
+    print(
+        f"unusable results (an error, or computed on other content), scored as removing "
+        f"nothing: {len(tally.unusable)}{f' ({shown})' if shown else ''}"
     )
     if args.generators:
         print()

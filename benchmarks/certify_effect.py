@@ -17,7 +17,8 @@ longest common subsequence with the clean plan, motion left out: the Judge flags
 and taking away the pick-up before a misplacement rather than the one after it leaves the same
 plan but for where the walking falls), the useless insertions that went in, and the recall of
 the removals and of the whole plan (removals and insertions) at that level, with label-level
-recall for reference; then the share of the noise `certify` vetoed.
+recall for reference, and how many verifications ended in an error (they remove nothing,
+which would pass for vetoes); then the share of the noise `certify` vetoed.
 
 Each generator is measured under each trim policy (`--trims natural minimal`): the labels are
 those that are errors under it (`planverify.metrics.episode_under`), so under `natural` a step
@@ -160,6 +161,7 @@ class Tally:
     offered: int = 0  # flags on needed steps
     inserted: int = 0  # useless insertions that went in
     proposed: int = 0  # useless insertions proposed
+    unusable: int = 0  # results with status "error": they remove nothing, which looks like vetoes
 
     def add(
         self, episodes: Sequence[Episode], results: Sequence[VerificationResult], judge: NoisyJudge
@@ -167,6 +169,7 @@ class Tally:
         by_id = {r.id: r for r in results}
         for episode in episodes:
             result = by_id[episode.id]
+            self.unusable += result.status == "error"
             self.offered += len(judge.false_flags.get(episode.id, set()))
             removed = {v.index for v in result.verdicts if v.verdict == "remove"}
             self.false_removals += plan_counts(
@@ -242,7 +245,8 @@ def main() -> None:
             print(
                 f"  certify {name}: false removals {removals.fp}, useless insertions "
                 f"{tally.inserted}/{tally.proposed}; recall: removals {pct(removals.recall)}, "
-                f"plan {pct(tally.plan.recall)} (labels {pct(tally.labels.recall)})"
+                f"plan {pct(tally.plan.recall)} (labels {pct(tally.labels.recall)}); "
+                f"unusable results {tally.unusable}"
             )
         noise = off.false_removals.fp + off.inserted
         vetoed = noise - on.false_removals.fp - on.inserted

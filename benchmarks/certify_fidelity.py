@@ -10,7 +10,7 @@ runs through `verify_many` with default settings, so `certify` is on wherever th
 grounded. It prints, per set, plan-level removal recall and precision (the LCS scoring of
 `planverify score`); both are 1.0 when `certify` vetoes nothing right. Otherwise each vetoed
 flag is listed with the simulator's reason, for a reader to tell a gap in the simulator from a
-wrong label in the set.
+wrong label in the set. A verification that ends in an error is listed too, and fails the run.
 
 Each set is scored under each trim policy (`--trims natural minimal`): the episode's labels are
 those that are errors under it and its clean plan the one they make
@@ -201,15 +201,21 @@ def stripped(episode: Episode) -> Episode:
     return Episode.model_validate(data)
 
 
-def check(annotated: Sequence[Episode], trim: TrimPolicy) -> tuple[Counts, list[str], int, int]:
+def check(
+    annotated: Sequence[Episode], trim: TrimPolicy
+) -> tuple[Counts, list[str], int, int, list[str]]:
     """Plan-level removal counts of the perfect Judge under a trim policy, its vetoed flags (as
-    lines to print), and how many of the steps it asked for went in and were vetoed."""
+    lines to print), how many of the steps it asked for went in and were vetoed, and the
+    verifications that ended in an error (as lines to print)."""
     model = perfect_judge(annotated)
     results = verify_many([stripped(e) for e in annotated], judge=model, planner=model, trim=trim)
     counts = Counts()
     vetoes: list[str] = []
     inserted = refused = 0
+    failures: list[str] = []
     for episode, result in zip(annotated, results, strict=True):
+        if result.status == "error":
+            failures.append(f"  {episode.id}: the verification failed: {result.error}")
         removed = {v.index for v in result.verdicts if v.verdict == "remove"}
         counts += plan_counts(episode.actions, clean_plan(episode) or [], removed)
         inserted += len(result.inserted)
@@ -220,7 +226,7 @@ def check(annotated: Sequence[Episode], trim: TrimPolicy) -> tuple[Counts, list[
                 for v in record.vetoes
                 if v.kind == "flag"
             ]
-    return counts, vetoes, inserted, refused
+    return counts, vetoes, inserted, refused, failures
 
 
 def set_options(description: str) -> argparse.ArgumentParser:
@@ -251,16 +257,16 @@ def main() -> None:
     failed = False
     for trim, generator, seed in product(args.trims, args.generators, args.seeds):
         annotated = [episode_under(e, trim) for e in GENERATORS[generator](source, seed=seed)]
-        counts, vetoes, inserted, refused = check(annotated, trim)
+        counts, vetoes, inserted, refused, failures = check(annotated, trim)
         print(
             f"{trim} {generator} seed {seed}: {len(annotated)} episodes, removal recall "
             f"{_figure(counts.recall)}, precision {_figure(counts.precision)} "
             f"(tp {counts.tp}, fp {counts.fp}, fn {counts.fn}), flags vetoed {len(vetoes)}; "
-            f"missing steps inserted {inserted}, vetoed {refused}"
+            f"missing steps inserted {inserted}, vetoed {refused}; failed {len(failures)}"
         )
-        for line in vetoes[: args.show]:
+        for line in (failures + vetoes)[: args.show]:
             print(line)
-        failed |= bool(vetoes) or counts.fp > 0 or counts.fn > 0
+        failed |= bool(vetoes or failures) or counts.fp > 0 or counts.fn > 0
     print(f"{time.perf_counter() - started:.0f} s; {'FAIL' if failed else 'all 1.0'}")
     sys.exit(1 if failed else 0)
 

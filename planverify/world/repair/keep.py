@@ -288,7 +288,7 @@ class KeepRules(Patterns):
         down what is in hand: right away, or in a container of a kind the block opened (the
         mug held while cabinets are opened, then put in another cabinet)."""
         rest = [s for s in later if self.actions[s].verb not in ("Open", "Close")]
-        if not later or not rest or self.actions[rest[0]].verb != "PutAOnB":
+        if not rest or self.actions[rest[0]].verb != "PutAOnB":
             return False
         if self.actions[later[0]].verb == "PutAOnB":
             return True

@@ -30,6 +30,7 @@ from planverify.world.state import SOME, State
 from planverify.world.trace import (
     Judge,
     Simulator,
+    Trace,
     Variant,
     goal_judge,
     no_worse,
@@ -159,6 +160,11 @@ class Plan:
         self.sim.starts = [self._start, *possible_worlds(self._start, taken, self.goal_kinds)]
         self.idle_units = self.sim.trace([]).units
         return True
+
+    def _follow(self, order: list[int], trace: Trace) -> None:
+        """Make `order`, traced as `trace`, the plan as it stands (to try a change, or undo it)."""
+        self.order, self.trace = order, trace
+        self._index()
 
     def _retrace(self) -> None:
         self.trace = self.sim.trace(self.order, reuse=self.trace)

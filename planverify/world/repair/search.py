@@ -372,8 +372,7 @@ class Reviewer(KeepRules, Insertion):
             self._retrace()
             outer = {min(first), max(then)}
             if (outer, "device_around_loading") not in self.trim_blocks(outer):
-                self.order, self.trace = before
-                self._index()
+                self._follow(*before)
                 first = then
                 continue
             first = sorted(outer)
@@ -392,8 +391,7 @@ class Reviewer(KeepRules, Insertion):
             return False
         if ends[0].objects[:1] != ends[1].objects[:1]:
             return False
-        between = self.order[self.trace.position(on) + 1 : self.trace.position(off)]
-        return not any(self.active(s) and self.actions[s].verb not in MOTION_VERBS for s in between)
+        return self._next_interaction(self.trace.position(on)) == off
 
     def _loadings_within(self, switches: Sequence[int]) -> list[list[int]]:
         """The removed blocks (not put back) that load or unload something between a switch-off
@@ -429,14 +427,12 @@ class Reviewer(KeepRules, Insertion):
         if trace.impossible - self.trace.impossible or not no_worse(trace.units, self.trace.units):
             return False
         before = self.order, self.trace
-        self.order, self.trace = order, trace
-        self._index()
+        self._follow(order, trace)
         read = steps if read is None else read
         if (set(read), kind) not in self.trim_blocks(read) or (  # what made it so went too
             needed and self._acceptable(self.sim.without(trace, set(needed), strict=True), set())
         ):
-            self.order, self.trace = before
-            self._index()
+            self._follow(*before)
             return False
         for step in steps:
             self.optional[step] = kind
@@ -489,8 +485,7 @@ class Reviewer(KeepRules, Insertion):
         for step in set(self.removed) - before:
             nearest = min(put, key=lambda s: abs(s - step))
             self.optional[step] = self.optional[nearest]
-        self.order, self.trace = natural, trace
-        self._index()
+        self._follow(natural, trace)
 
     def _known_effects(self, block: Collection[int]) -> bool:
         """Whether the states a block's proof used were known: a scene, and no step of the block

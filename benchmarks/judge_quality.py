@@ -58,21 +58,7 @@ from pathlib import Path
 from typing import Any
 
 from hand_set import HandSetUnavailable, load_hand_set
-from natural_set import (
-    REREAD_FILE,
-    TEST2_FILE,
-    TEST3_FILE,
-    TEST4_FILE,
-    TEST5_FILE,
-    TEST6_FILE,
-    TEST7_FILE,
-    TEST8_FILE,
-    TEST9_FILE,
-    TEST10_FILE,
-    TEST11_FILE,
-    TEST_FILE,
-    load_natural,
-)
+from natural_set import BLIND_SET, DEVELOPMENT_SETS, load_natural
 
 from planverify import verify_many
 from planverify.inputs.sources import load_episodes
@@ -99,21 +85,7 @@ CONDITIONS = {
 }
 LEVELS = ("labels", "labels -motion", "plan", "plan -motion")
 HAND = "hand"  # the hand-annotated set's name in the tables
-HAND_SETS = (
-    HAND,
-    "hand-natural",
-    "natural-test-1",
-    "natural-test-2",
-    "natural-test-3",
-    "natural-test-4",
-    "natural-test-5",
-    "natural-test-6",
-    "natural-test-7",
-    "natural-test-8",
-    "natural-test-9",
-    "natural-test-10",
-    "natural-test-11",
-)  # read by people: scored without motion
+HAND_SETS = (HAND, *DEVELOPMENT_SETS, BLIND_SET[0])  # read by people: scored without motion
 Key = tuple[str, str, str]  # (set, input condition, judge)
 
 
@@ -347,19 +319,10 @@ def main() -> None:
     if args.hand:
         try:
             sets[HAND] = load_hand_set(args.games)
-            sets["hand-natural"] = load_natural(REREAD_FILE, args.games)
-            sets["natural-test-1"] = load_natural(TEST_FILE, args.games)
-            sets["natural-test-2"] = load_natural(TEST2_FILE, args.games)
-            sets["natural-test-3"] = load_natural(TEST3_FILE, args.games)
-            sets["natural-test-4"] = load_natural(TEST4_FILE, args.games)
-            sets["natural-test-5"] = load_natural(TEST5_FILE, args.games)
-            sets["natural-test-6"] = load_natural(TEST6_FILE, args.games)
-            sets["natural-test-7"] = load_natural(TEST7_FILE, args.games)
-            sets["natural-test-8"] = load_natural(TEST8_FILE, args.games)
-            sets["natural-test-9"] = load_natural(TEST9_FILE, args.games)
-            sets["natural-test-10"] = load_natural(TEST10_FILE, args.games)
+            for name, path in DEVELOPMENT_SETS.items():
+                sets[name] = load_natural(path, args.games)
             if args.held_out:
-                sets["natural-test-11"] = load_natural(TEST11_FILE, args.games)
+                sets[BLIND_SET[0]] = load_natural(BLIND_SET[1], args.games)
         except HandSetUnavailable as exc:
             sys.exit(f"the hand sets cannot be rebuilt: {exc}")
     source = list(load_episodes([args.games])) if args.generators else []

@@ -93,6 +93,20 @@ TEST10_FILE = ANNOTATED / "natural_test10.jsonl"  # the tenth test part (develop
 TEST11_FILE = ANNOTATED / "natural_test11.jsonl"  # the eleventh test part, the blind one
 REREAD_FILE = ANNOTATED / "hand_natural.jsonl"  # hand.jsonl read again under natural
 HAND_FILE = ANNOTATED / "hand.jsonl"
+DEVELOPMENT_SETS = {  # the sets Judge work may read, by their name in the tables
+    "hand-natural": REREAD_FILE,
+    "natural-test-1": TEST_FILE,
+    "natural-test-2": TEST2_FILE,
+    "natural-test-3": TEST3_FILE,
+    "natural-test-4": TEST4_FILE,
+    "natural-test-5": TEST5_FILE,
+    "natural-test-6": TEST6_FILE,
+    "natural-test-7": TEST7_FILE,
+    "natural-test-8": TEST8_FILE,
+    "natural-test-9": TEST9_FILE,
+    "natural-test-10": TEST10_FILE,
+}
+BLIND_SET = ("natural-test-11", TEST11_FILE)  # scored once, at the end of a round of Judge work
 RECORD_KEYS = frozenset({"id", "input_digest", "part", "labels"})  # all a line may hold
 PARTS = {
     TEST_FILE.name: "held_out_test",

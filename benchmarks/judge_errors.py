@@ -35,10 +35,10 @@ from natural_set import DEVELOPMENT_SETS, load_natural
 
 from planverify import verify_many
 from planverify.metrics import Counts, episode_under, plan_counts
-from planverify.metrics.plan import motion_step
+from planverify.metrics.plan import plan_steps
 from planverify.noise import ANNOTATION_KEYS
 from planverify.records.episode import Episode
-from planverify.records.notation import Action, parse_action
+from planverify.records.notation import parse_action
 from planverify.records.result import VerificationResult
 from planverify.records.trim import TRIM_POLICIES
 
@@ -58,8 +58,8 @@ def plan_errors(
     >>> plan_errors(noisy, clean, removed={1, 3})
     ([3], [2])
     """
-    steps = [(i, str(a)) for i, a in enumerate(map(parse_action, noisy)) if scored(a)]
-    gold = [str(a) for a in map(parse_action, clean) if scored(a)]
+    steps = plan_steps(noisy, False, parse_action)
+    gold = [line for _, line in plan_steps(clean, False, parse_action)]
     drop = set(removed)
     # a match counts far more than keeping a kept step: the alignment is an LCS first
     weight = [1 + len(steps) + (i not in drop) for i, _ in steps]
@@ -82,11 +82,6 @@ def plan_errors(
     false = sorted(drop & aligned)
     missed = [i for i, _ in steps if i not in drop and i not in aligned]
     return false, missed
-
-
-def scored(action: Action) -> bool:
-    """Whether plan-level scoring without motion counts a step: no dialogue, no motion."""
-    return not action.is_dialogue and not motion_step(action)
 
 
 @dataclass

@@ -79,7 +79,7 @@ def common_subsequence_length(a: Sequence[str], b: Sequence[str]) -> int:
     return previous[-1]
 
 
-def _plan_steps(
+def plan_steps(
     lines: Sequence[str], motion: bool, read: Callable[[str], Action]
 ) -> list[tuple[int, str]]:
     """(index, canonical line) of the scored steps: no dialogue, no motion unless `motion`."""
@@ -117,8 +117,8 @@ def plan_counts(
     >>> plan_counts(noisy, clean, {1, 4})  # the second put-down is needed
     Counts(tp=1, fp=1, fn=1, tn=1)
     """
-    steps = _plan_steps(noisy, motion, read)
-    gold = [line for _, line in _plan_steps(clean, motion, read)]
+    steps = plan_steps(noisy, motion, read)
+    gold = [line for _, line in plan_steps(clean, motion, read)]
     drop = set(removed)
     everything = [line for _, line in steps]
     kept = [line for i, line in steps if i not in drop]

@@ -94,6 +94,28 @@ def test_a_scene_without_receptacle_ids_keeps_its_digest() -> None:
     assert Episode.model_validate(record | {"scene": placed}).input_digest != episode.input_digest
 
 
+def test_a_scene_that_names_no_whole_for_a_slice_keeps_its_digest() -> None:
+    # a record stored before `made_from` existed was digested without the key
+    record = {"id": "e", "goal": "g", "actions": ["Driver.Slice('Tomato')"]}
+    scene = {"objects": [{"id": "Tomato|1", "type": "Tomato"}]}
+    episode = Episode.model_validate(record | {"scene": scene})
+    assert episode.scene is not None
+    stored = episode.scene.model_dump(mode="json")
+    del stored["made_from"]
+    assert episode.input_digest == input_digest(
+        goal="g", actions=record["actions"], scene=stored, task=None, teach_task=None
+    )
+    assert episode.input_digest == input_digest(
+        goal="g",
+        actions=record["actions"],
+        scene=stored | {"made_from": {}},
+        task=None,
+        teach_task=None,
+    )
+    cut = scene | {"made_from": {"TomatoSliced": "Tomato"}}
+    assert Episode.model_validate(record | {"scene": cut}).input_digest != episode.input_digest
+
+
 def test_what_stands_on_a_plate_in_a_closed_cabinet_is_shut_away() -> None:
     where = kitchen(
         place("Cabinet", "Cabinet", **CLOSED),

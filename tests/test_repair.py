@@ -419,6 +419,30 @@ def test_of_two_slices_on_the_plate_the_later_goes(
     assert removed(judge(plan, spec=TOMATO_ON_PLATE)) == [gone]
 
 
+def test_of_two_tomatoes_cut_the_one_whose_slice_is_not_served_goes_when_the_scene_says() -> None:
+    # TEACh's ids say which whole each slice is cut from: the slice served is the first
+    # tomato's, so cutting the second made nothing the plan uses
+    two_tomatoes = scene(
+        fixture("CounterTop", "CounterTop"),
+        item("Plate", "Plate", receptacle=True),
+        item("Tomato", "Tomato"),
+        item("Tomato", "Tomato2"),
+        item("Knife", "Knife"),
+    )
+    cut = [
+        "Driver.PickUp('Knife')",
+        "Driver.Slice('Tomato')",
+        "Driver.PutAOnB('Knife', 'CounterTop')",
+    ]
+    plan = [*cut, *(line.replace("'Tomato'", "'Tomato2'") for line in cut)]
+    plan += ["Driver.PickUp('TomatoSliced')", "Driver.PutAOnB('TomatoSliced', 'Plate')"]
+    two_tomatoes.made_from = {"TomatoSliced": "Tomato"}
+    # the second cut goes, with the knife set down and taken up between the two
+    assert removed(judge(plan, spec=TOMATO_ON_PLATE, where=two_tomatoes)) == [(2, 3, 4)]
+    two_tomatoes.made_from = {}  # not known: either cut makes the slice, and the first goes
+    assert removed(judge(plan, spec=TOMATO_ON_PLATE, where=two_tomatoes)) == [(1, 2, 3)]
+
+
 TOAST_ON_PLATE = spec_of(
     "Plate Of Toast",
     {

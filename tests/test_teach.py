@@ -385,6 +385,25 @@ def test_convert_game_fields_and_scene() -> None:
     assert convert_game(game(say("hi"))).scene is None
 
 
+def test_the_scene_says_which_whole_each_slice_the_plan_names_is_cut_from() -> None:
+    tomato, tomato2 = "Tomato|1|2|3", "Tomato|4|5|6"
+    state = {"objects": [{"objectId": t, "objectType": "Tomato"} for t in (tomato, tomato2)]}
+    data = game(
+        obj(206, tomato),
+        obj(206, tomato2),
+        obj(PICKUP, f"{tomato2}|TomatoSliced_1"),
+        obj(PICKUP, f"{tomato}|TomatoSliced_4"),
+        initial_state=state,
+    )
+    episode = convert_game(data)
+    assert episode.actions[2:] == [
+        "Driver.PickUp('TomatoSliced')",
+        "Driver.PickUp('TomatoSliced2')",
+    ]
+    assert episode.scene is not None
+    assert episode.scene.made_from == {"TomatoSliced": "Tomato2", "TomatoSliced2": "Tomato"}
+
+
 @pytest.mark.parametrize(
     ("data", "problem"),
     [

@@ -677,6 +677,44 @@ def test_slices_exist_once_the_whole_is_sliced_where_it_was() -> None:
     assert apply(state, parse_action("Driver.PickUp('TomatoSliced2')")).problem is None
 
 
+def test_cutting_a_whole_makes_only_its_own_slices_where_the_scene_says_whose_they_are() -> None:
+    two = scene(
+        fixture("CounterTop"),
+        item("Tomato", "Tomato"),
+        item("Tomato", "Tomato2"),
+        item("Knife", "Knife"),
+    )
+    two.made_from = {"TomatoSliced": "Tomato", "TomatoSliced2": "Tomato2"}
+    cut_first = [
+        "Driver.PickUp('Knife')",
+        "Driver.Slice('Tomato')",
+        "Driver.PutAOnB('Knife', 'CounterTop')",
+    ]
+    _, outcomes = run([*cut_first, "Driver.PickUp('TomatoSliced2')"], two)
+    assert problems(outcomes)[-1] == (
+        "TomatoSliced2 does not exist yet (nothing was sliced or broken to make it)"
+    )
+    both = ["Driver.PickUp('Knife')", "Driver.Slice('Tomato')", "Driver.Slice('Tomato2')"]
+    _, outcomes = run(
+        [*both, "Driver.PutAOnB('Knife', 'CounterTop')", "Driver.PickUp('TomatoSliced2')"], two
+    )
+    assert problems(outcomes) == [None] * 5
+    two.made_from = {}  # whose slices they are is not known: either whole makes any of them
+    _, outcomes = run([*cut_first, "Driver.PickUp('TomatoSliced2')"], two)
+    assert problems(outcomes) == [None] * 4
+
+
+def test_cracking_an_egg_makes_only_its_own_where_the_scene_says_whose_it_is() -> None:
+    eggs = scene(fixture("CounterTop"), item("Egg", "Egg"), item("Egg", "Egg2"))
+    eggs.made_from = {"EggCracked": "Egg2"}
+    _, outcomes = run(["Driver.Break('Egg')", "Driver.PickUp('EggCracked')"], eggs)
+    assert problems(outcomes)[-1] == (
+        "EggCracked does not exist yet (nothing was sliced or broken to make it)"
+    )
+    _, outcomes = run(["Driver.Break('Egg2')", "Driver.PickUp('EggCracked')"], eggs)
+    assert problems(outcomes) == [None, None]
+
+
 def test_slices_of_a_cooked_potato_are_cooked() -> None:
     where = scene(
         fixture("CounterTop"),

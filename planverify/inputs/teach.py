@@ -362,7 +362,23 @@ def _scene(episode: Mapping[str, Any], where: str, names: Mapping[str, str]) -> 
     for place, obj in _records(state, "objects", f"{where}.initial_state"):
         oid = _field(obj, "objectId", str, place)
         objects.append(_scene_object(obj, names.get(oid)))
-    return Scene(objects=objects)
+    return Scene(objects=objects, made_from=_made_from(names))
+
+
+def _made_from(names: Mapping[str, str]) -> dict[str, str]:
+    """The whole each slice (or cracked egg) the plan names comes from: TEACh's id of a slice is
+    its whole's id with a part added (`Bread|-01.52|+00.99|-00.29|BreadSliced_3`).
+
+    >>> _made_from({"Bread|1|2|3": "Bread2", "Bread|1|2|3|BreadSliced_3": "BreadSliced",
+    ...             "Mug|4|5|6": "Mug"})
+    {'BreadSliced': 'Bread2'}
+    """
+    out = {}
+    for oid, name in names.items():
+        whole = oid.rpartition("|")[0]
+        if whole in names:
+            out[name] = names[whole]
+    return out
 
 
 def convert_game(

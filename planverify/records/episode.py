@@ -82,6 +82,8 @@ class Scene(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     objects: list[SceneObject] = Field(default_factory=list)  # one entry per object
+    made_from: dict[str, str] = Field(default_factory=dict)  # plan name of a slice (or cracked
+    # egg) -> plan name of the whole it is cut from: which whole's slices a cut makes
 
 
 class Label(BaseModel):
@@ -314,13 +316,18 @@ def _dump_without_late_defaults(scene: Scene) -> dict[str, Any]:
         for key in _LATE_FIELDS:
             if obj.get(key) == []:
                 del obj[key]
+    if not dump.get("made_from"):
+        dump.pop("made_from", None)
     return dump
 
 
 def _without_late_defaults(scene: Mapping[str, Any]) -> Mapping[str, Any]:
     """A scene without the empty values of fields added after digests were first stored (an
-    object's `within`), so that a record written before them keeps its digest."""
+    object's `within`, the scene's `made_from`), so that a record written before them keeps its
+    digest."""
     objects = scene.get("objects")
+    if "made_from" in scene and not scene["made_from"]:
+        scene = {k: v for k, v in scene.items() if k != "made_from"}
     if not isinstance(objects, list):
         return scene
     return {**scene, "objects": [_object_without_late_defaults(o) for o in objects]}

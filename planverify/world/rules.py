@@ -493,7 +493,11 @@ def _slice(state: State, key: str, name: str) -> Outcome:
     made = SLICES.get(obj.kind)
     if made is not None:  # the slices are as cooked as the whole was
         for other, thing in list(state.objects.items()):
-            if thing.kind == made and thing.present is not True:
+            if (
+                thing.kind == made
+                and thing.present is not True
+                and state.index.cut_from(other, key)
+            ):
                 slice_ = derived(made, present=True, loc=obj.loc)
                 state.objects[other] = slice_._replace(cooked=obj.cooked, boiled=obj.boiled)
     return Outcome(changed=None if obj.sliced is None else True)
@@ -513,7 +517,11 @@ def _set(attribute: str, value: object) -> Callable[[State, str, str], Outcome]:
 def _break(state: State, key: str, name: str) -> Outcome:
     if state.get(key).kind == "Egg":
         for other, thing in list(state.objects.items()):
-            if thing.kind == "EggCracked" and thing.present is not True:
+            if (
+                thing.kind == "EggCracked"
+                and thing.present is not True
+                and state.index.cut_from(other, key)
+            ):
                 state.objects[other] = derived("EggCracked", present=True, loc=state.get(key).loc)
     return Outcome(changed=True)
 

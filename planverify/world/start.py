@@ -33,7 +33,7 @@ def initial_state(scene: Scene | None, *, names: Iterable[str] = ()) -> State:
     else:
         base = _scene_state(scene)
         state = State(
-            SceneIndex(known=True, types=base.index.types),
+            SceneIndex(known=True, types=base.index.types, made_from=scene.made_from),
             dict(base.objects),
             None,
             dict(base.spare),

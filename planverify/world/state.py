@@ -59,6 +59,12 @@ class SceneIndex:
     known: bool  # whether a scene lists every object
     types: frozenset[str] = frozenset()  # types present at the start (with a scene)
     names: dict[str, str | None] = field(default_factory=dict)  # plan name -> TEACh type
+    made_from: Mapping[str, str] = field(default_factory=dict)  # a slice's name -> its whole's
+
+    def cut_from(self, derived: str, whole: str) -> bool:
+        """Whether cutting (or cracking) the whole named `whole` can make the object named
+        `derived`: when the scene does not say which whole it comes from, any of its type."""
+        return self.made_from.get(derived, whole) == whole
 
     def type_of(self, name: str) -> str | None:
         """The TEACh type of a name in the plan, or None when it names nothing the scene has."""

@@ -34,7 +34,7 @@ from pydantic import ValidationError
 
 from planverify.records.episode import Episode, EpisodeError, Scene, SceneObject, parse_episode
 from planverify.records.jsonl import load_json
-from planverify.records.notation import escape_text
+from planverify.records.notation import DERIVED_SUFFIXES, escape_text
 
 __all__ = [
     "SPLITS",
@@ -369,14 +369,16 @@ def _made_from(names: Mapping[str, str]) -> dict[str, str]:
     """The whole each slice (or cracked egg) the plan names comes from: TEACh's id of a slice is
     its whole's id with a part added (`Bread|-01.52|+00.99|-00.29|BreadSliced_3`).
 
+    A basin's id extends its sink's too (`Sink|1|2|3|SinkBasin`): it is no part cut off.
+
     >>> _made_from({"Bread|1|2|3": "Bread2", "Bread|1|2|3|BreadSliced_3": "BreadSliced",
-    ...             "Mug|4|5|6": "Mug"})
+    ...             "Sink|4|5|6": "Sink", "Sink|4|5|6|SinkBasin": "SinkBasin"})
     {'BreadSliced': 'Bread2'}
     """
     out = {}
     for oid, name in names.items():
         whole = oid.rpartition("|")[0]
-        if whole in names:
+        if whole in names and object_type_of(oid).endswith(DERIVED_SUFFIXES):
             out[name] = names[whole]
     return out
 

@@ -60,7 +60,7 @@ from typing import Any, get_args
 
 from planverify.noise.common import ACTING_PLACES, CorruptSummary, mark_minimal_only
 from planverify.records.episode import Episode, InjectedError, Label
-from planverify.records.notation import Action, escape_text, object_type
+from planverify.records.notation import DERIVED_SUFFIXES, Action, escape_text, object_type
 from planverify.world.mentions import mentions_type
 
 __all__ = [
@@ -102,11 +102,10 @@ UNFIT_SURFACES = frozenset({"Floor", "Toaster", "CoffeeMachine", "GarbageCan"})
 OOPS = ("Oops, wrong spot.", "Wait, that is the wrong place.", "Oh, not there.", "Hmm, wrong spot.")
 MOVES = (0.25, 0.5, 0.75, 1.0, 1.5)
 TURNS = (90.0, 180.0)
-_DERIVED_SUFFIXES = ("Sliced", "Cracked")
 
 
 def _base(kind: str) -> str:
-    for suffix in _DERIVED_SUFFIXES:
+    for suffix in DERIVED_SUFFIXES:
         if kind.endswith(suffix) and len(kind) > len(suffix):
             return kind[: -len(suffix)]
     return kind

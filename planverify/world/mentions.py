@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from planverify.records.notation import object_type
+from planverify.records.notation import DERIVED_SUFFIXES, object_type
 from planverify.world.vocabulary import words_of
 
 VERB_SYNONYMS: dict[str, tuple[str, ...]] = {
@@ -66,7 +66,6 @@ TYPE_ALIASES: dict[str, tuple[str, ...]] = {
 }
 """Everyday names of object types, besides the type's own words ("coffee machine")."""
 
-_DERIVED_SUFFIXES = ("Sliced", "Cracked")  # BreadSliced is also named by "bread"
 _IRREGULAR: dict[str, tuple[str, ...]] = {
     "take": ("took", "taken"),
     "get": ("got", "gotten"),
@@ -97,7 +96,7 @@ def _phrase(words: Sequence[str], *, gap: str) -> str:
 
 def _type_names(kind: str) -> list[str]:
     names = [" ".join(_camel_words(kind)), *TYPE_ALIASES.get(kind, ())]
-    for suffix in _DERIVED_SUFFIXES:
+    for suffix in DERIVED_SUFFIXES:  # BreadSliced is also named by "bread"
         if kind.endswith(suffix) and len(kind) > len(suffix):
             names += _type_names(kind[: -len(suffix)])
     return names

@@ -443,6 +443,27 @@ def test_of_two_tomatoes_cut_the_one_whose_slice_is_not_served_goes_when_the_sce
     assert removed(judge(plan, spec=TOMATO_ON_PLATE, where=two_tomatoes)) == [(1, 2, 3)]
 
 
+def test_a_slice_nobody_cut_gets_the_cutting_of_the_whole_the_scene_says_it_comes_from() -> None:
+    two_tomatoes = scene(
+        fixture("CounterTop", "CounterTop"),
+        item("Plate", "Plate", receptacle=True),
+        item("Tomato", "Tomato"),
+        item("Tomato", "Tomato2"),
+        item("Knife", "Knife"),
+    )
+    two_tomatoes.made_from = {"TomatoSliced": "Tomato"}
+    plan = [
+        "Driver.PickUp('Tomato2')",
+        "Driver.PutAOnB('Tomato2', 'CounterTop')",
+        "Driver.PickUp('Knife')",
+        "Driver.PutAOnB('Knife', 'CounterTop')",
+        "Driver.PickUp('TomatoSliced')",
+        "Driver.PutAOnB('TomatoSliced', 'Plate')",
+    ]
+    verdicts = judge(plan, spec=TOMATO_ON_PLATE, where=two_tomatoes)
+    assert ("Driver.Slice('Tomato')", 2) in added(verdicts)  # not the tomato the plan handles
+
+
 TOAST_ON_PLATE = spec_of(
     "Plate Of Toast",
     {

@@ -79,7 +79,8 @@ class Insertion(Plan):
             if whole is not None:
                 knife = self._knife_before(pos)
                 if knife is not None:
-                    name = self._name_for(whole)
+                    # the whole the scene says the slice is cut from, else the plan's first
+                    name = state.index.made_from.get(picked) or self._name_for(whole)
                     why = f"{action.objects[0]} is picked up but {name} is never sliced"
                     yield knife, parse_action(f"Driver.Slice('{name}')"), why
             yield from self._watering(pos, state)

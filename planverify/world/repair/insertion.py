@@ -80,7 +80,7 @@ class Insertion(Plan):
                 knife = self._knife_before(pos)
                 if knife is not None:
                     # the whole the scene says the slice is cut from, else the plan's first
-                    name = state.index.made_from.get(picked) or self._name_for(whole)
+                    name = state.index.made_from.get(action.objects[0]) or self._name_for(whole)
                     why = f"{action.objects[0]} is picked up but {name} is never sliced"
                     yield knife, parse_action(f"Driver.Slice('{name}')"), why
             yield from self._watering(pos, state)

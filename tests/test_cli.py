@@ -92,6 +92,9 @@ def test_bad_lines_are_reported_and_the_rest_is_verified(tmp_path: Path) -> None
         ),
         (["--goal", "infer"], "--goal infer needs a model planner"),
         (["--server", "http://127.0.0.1:9"], "with --server the server keeps the checkpoints"),
+        (["--server", "http://127.0.0.1:9", "--review"], "--review works with local runs only"),
+        (["--review"], "--review needs an interactive terminal"),
+        (["--grounding"], "--grounding is for model judges; the 'rules' judge"),
     ],
 )
 def test_setting_errors_stop_before_any_work(tmp_path: Path, args: list[str], message: str) -> None:

@@ -30,6 +30,7 @@ from planverify.cli.options import (
     BaseUrlOption,
     JudgeOutputOption,
     MaxCallTimeOption,
+    MaxIterationsOption,
     MaxRetriesOption,
     ModelParamOption,
     RpsOption,
@@ -137,74 +138,87 @@ def _line(cell: Cell) -> str:
     return text
 
 
+DatasetArgument = Annotated[
+    Path,
+    typer.Argument(
+        metavar="DATASET",
+        help="Annotated episodes: a JSONL file whose records have labels (planverify corrupt writes one).",
+    ),
+]
+ReportOption = Annotated[
+    Path,
+    typer.Option(
+        "--report", help="Folder for report.md, results.json, results/*.jsonl and the PNG figures."
+    ),
+]
+JudgesOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--judge",
+        "-j",
+        help="Judge: rules, baseline, a preset or provider:model. Repeat the option (or give a comma-separated list) for a grid. Default: rules and baseline.",
+    ),
+]
+PlannersOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--planner",
+        "-p",
+        help="Planner: rules, a preset or provider:model. Repeat (or comma-separate) for a grid. Default: rules.",
+    ),
+]
+ModeOption = Annotated[
+    EvalMode,
+    typer.Option(
+        help="static: one Judge pass per judge (Table 1); iterative: the loop for every Judge x Planner pair (Table 2); both."
+    ),
+]
+LimitOption = Annotated[
+    int | None, typer.Option(min=1, help="Evaluate only the first N annotated episodes.")
+]
+SeedOption = Annotated[
+    int, typer.Option(help="Seed of the bootstrap resampling behind the 95% intervals.")
+]
+ResamplesOption = Annotated[int, typer.Option(min=0, help="Bootstrap resamples (0: no intervals).")]
+ConcurrencyOption = Annotated[
+    int, typer.Option(min=1, help="Episodes verified at once, across all runs.")
+]
+CacheOption = Annotated[
+    Path,
+    typer.Option(
+        help="SQLite cache of model answers: a rerun makes no model call and gives the same numbers."
+    ),
+]
+NoCacheOption = Annotated[
+    bool, typer.Option("--no-cache", help="Ask the models every time; store nothing.")
+]
+GroundingOption = Annotated[
+    bool,
+    typer.Option("--grounding", help="Give model judges the simulator's facts about the scene."),
+]
+LangsmithDatasetOption = Annotated[
+    str | None,
+    typer.Option(
+        help="Create or update this LangSmith dataset from DATASET and evaluate every run on it with LangSmith's evaluate (uploads with LANGSMITH_API_KEY; without it the same evaluators run locally and nothing is sent)."
+    ),
+]
+
+
 def eval_command(
-    dataset: Annotated[
-        Path,
-        typer.Argument(
-            metavar="DATASET",
-            help="Annotated episodes: a JSONL file whose records have labels (planverify corrupt writes one).",
-        ),
-    ],
-    report: Annotated[
-        Path,
-        typer.Option(
-            "--report",
-            help="Folder for report.md, results.json, results/*.jsonl and the PNG figures.",
-        ),
-    ],
-    judge: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--judge",
-            "-j",
-            help="Judge: rules, baseline, a preset or provider:model. Repeat the option (or give a comma-separated list) for a grid. Default: rules and baseline.",
-        ),
-    ] = None,
-    planner: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--planner",
-            "-p",
-            help="Planner: rules, a preset or provider:model. Repeat (or comma-separate) for a grid. Default: rules.",
-        ),
-    ] = None,
-    mode: Annotated[
-        EvalMode,
-        typer.Option(
-            help="static: one Judge pass per judge (Table 1); iterative: the loop for every Judge x Planner pair (Table 2); both."
-        ),
-    ] = EvalMode.both,
-    limit: Annotated[
-        int | None, typer.Option(min=1, help="Evaluate only the first N annotated episodes.")
-    ] = None,
-    seed: Annotated[
-        int, typer.Option(help="Seed of the bootstrap resampling behind the 95% intervals.")
-    ] = 0,
-    resamples: Annotated[
-        int, typer.Option(min=0, help="Bootstrap resamples (0: no intervals).")
-    ] = 1000,
-    max_iterations: Annotated[
-        int, typer.Option(min=1, help="Cap on Judge passes per episode.")
-    ] = 5,
-    concurrency: Annotated[
-        int, typer.Option(min=1, help="Episodes verified at once, across all runs.")
-    ] = 8,
-    cache: Annotated[
-        Path,
-        typer.Option(
-            help="SQLite cache of model answers: a rerun makes no model call and gives the same numbers."
-        ),
-    ] = DEFAULT_CACHE,
-    no_cache: Annotated[
-        bool, typer.Option("--no-cache", help="Ask the models every time; store nothing.")
-    ] = False,
+    dataset: DatasetArgument,
+    report: ReportOption,
+    judge: JudgesOption = None,
+    planner: PlannersOption = None,
+    mode: ModeOption = EvalMode.both,
+    limit: LimitOption = None,
+    seed: SeedOption = 0,
+    resamples: ResamplesOption = 1000,
+    max_iterations: MaxIterationsOption = 5,
+    concurrency: ConcurrencyOption = 8,
+    cache: CacheOption = DEFAULT_CACHE,
+    no_cache: NoCacheOption = False,
     judge_output: JudgeOutputOption = "text",
-    grounding: Annotated[
-        bool,
-        typer.Option(
-            "--grounding", help="Give model judges the simulator's facts about the scene."
-        ),
-    ] = False,
+    grounding: GroundingOption = False,
     base_url: BaseUrlOption = None,
     rps: RpsOption = None,
     tpm: TpmOption = None,
@@ -214,12 +228,7 @@ def eval_command(
     temperature: TemperatureOption = None,
     model_param: ModelParamOption = None,
     trim: TrimOption = DEFAULT_TRIM,
-    langsmith_dataset: Annotated[
-        str | None,
-        typer.Option(
-            help="Create or update this LangSmith dataset from DATASET and evaluate every run on it with LangSmith's evaluate (uploads with LANGSMITH_API_KEY; without it the same evaluators run locally and nothing is sent)."
-        ),
-    ] = None,
+    langsmith_dataset: LangsmithDatasetOption = None,
 ) -> None:
     """Score Judge x Planner pairs on an annotated set: the paper's tables, convergence,
     per-error-type recall, and a report with plots."""

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
-from planverify.cli.options import ReadTrimOption
+from planverify.cli.options import ReadTrimOption, SplitOption
 from planverify.cli.shared import fail
 from planverify.export.formats import Format
 from planverify.export.write import SplitBy
@@ -40,88 +40,87 @@ def episode_inputs(arguments: list[str], episodes: list[str] | None) -> tuple[Pa
     return Path(results), [*(episodes or []), *more]
 
 
+ResultsArgument = Annotated[
+    list[str], typer.Argument(metavar="RESULTS", help="Results of `planverify verify` (JSONL).")
+]
+EpisodesOption = Annotated[
+    list[str],
+    typer.Option(
+        "--episodes",
+        help="The input episodes the results were computed on: JSONL files, TEACh game "
+        "files, directories or globs (one or more: --episodes a.jsonl games/).",
+    ),
+]
+OutputOption = Annotated[
+    Path, typer.Option("--output", "-o", help="JSONL file; a folder with --parquet or --split-by.")
+]
+FormatOption = Annotated[
+    Format,
+    typer.Option(
+        "--format",
+        "-f",
+        help="episodes (cleaned plans), sft (chats), preference (pairs) or recovery "
+        "(error-and-recovery blocks).",
+    ),
+]
+ParquetOption = Annotated[
+    bool,
+    typer.Option(
+        "--parquet",
+        help="Write Parquet and a dataset card into the --output folder (needs "
+        + escape("pip install 'planverify[export]')."),
+    ),
+]
+SplitByOption = Annotated[
+    SplitBy | None,
+    typer.Option("--split-by", help="One file per task family (task) or split (split)."),
+]
+InterleaveOption = Annotated[
+    bool,
+    typer.Option(
+        "--interleave",
+        help="sft, preference: keep the Say lines in the assistant turn, in order with the "
+        "actions (for dialogue-conditioned models).",
+    ),
+]
+MinRemovedOption = Annotated[
+    int, typer.Option(min=0, help="preference: only episodes with at least N steps removed.")
+]
+DecisionsOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--decisions",
+        help="Decisions downloaded from `planverify review`: they overrule the verdicts.",
+    ),
+]
+LicenseOption = Annotated[
+    str, typer.Option(help="--parquet: the license the dataset card declares.")
+]
+MinEvidenceOption = Annotated[
+    Evidence | None,
+    typer.Option(
+        "--min-evidence",
+        help="Keep only removals and insertions at this evidence level or stronger "
+        "(proven > goal-text > heuristic): removals below it are undone (the step stays "
+        "in the plan), insertions below it left out. Applied after --trim; decisions "
+        "still overrule.",
+    ),
+]
+
+
 def export_command(
-    arguments: Annotated[
-        list[str],
-        typer.Argument(
-            metavar="RESULTS",
-            help="Results of `planverify verify` (JSONL).",
-        ),
-    ],
-    episodes: Annotated[
-        list[str],
-        typer.Option(
-            "--episodes",
-            help="The input episodes the results were computed on: JSONL files, TEACh game "
-            "files, directories or globs (one or more: --episodes a.jsonl games/).",
-        ),
-    ],
-    output: Annotated[
-        Path,
-        typer.Option(
-            "--output",
-            "-o",
-            help="JSONL file; a folder with --parquet or --split-by.",
-        ),
-    ],
-    fmt: Annotated[
-        Format,
-        typer.Option(
-            "--format",
-            "-f",
-            help="episodes (cleaned plans), sft (chats), preference (pairs) or recovery "
-            "(error-and-recovery blocks).",
-        ),
-    ] = "episodes",
-    parquet: Annotated[
-        bool,
-        typer.Option(
-            "--parquet",
-            help="Write Parquet and a dataset card into the --output folder (needs "
-            + escape("pip install 'planverify[export]')."),
-        ),
-    ] = False,
-    split_by: Annotated[
-        SplitBy | None,
-        typer.Option("--split-by", help="One file per task family (task) or split (split)."),
-    ] = None,
-    interleave: Annotated[
-        bool,
-        typer.Option(
-            "--interleave",
-            help="sft, preference: keep the Say lines in the assistant turn, in order with the "
-            "actions (for dialogue-conditioned models).",
-        ),
-    ] = False,
-    min_removed: Annotated[
-        int,
-        typer.Option(min=0, help="preference: only episodes with at least N steps removed."),
-    ] = 0,
-    decisions: Annotated[
-        Path | None,
-        typer.Option(
-            "--decisions",
-            help="Decisions downloaded from `planverify review`: they overrule the verdicts.",
-        ),
-    ] = None,
-    split: Annotated[
-        str | None,
-        typer.Option(help="TEACh inputs: keep only games under a directory of this name."),
-    ] = None,
-    license: Annotated[
-        str,
-        typer.Option(help="--parquet: the license the dataset card declares."),
-    ] = "other",
-    min_evidence: Annotated[
-        Evidence | None,
-        typer.Option(
-            "--min-evidence",
-            help="Keep only removals and insertions at this evidence level or stronger "
-            "(proven > goal-text > heuristic): removals below it are undone (the step stays "
-            "in the plan), insertions below it left out. Applied after --trim; decisions "
-            "still overrule.",
-        ),
-    ] = None,
+    arguments: ResultsArgument,
+    episodes: EpisodesOption,
+    output: OutputOption,
+    fmt: FormatOption = "episodes",
+    parquet: ParquetOption = False,
+    split_by: SplitByOption = None,
+    interleave: InterleaveOption = False,
+    min_removed: MinRemovedOption = 0,
+    decisions: DecisionsOption = None,
+    split: SplitOption = None,
+    license: LicenseOption = "other",
+    min_evidence: MinEvidenceOption = None,
     trim: ReadTrimOption = None,
 ) -> None:
     """Export curated data: cleaned episodes, SFT chats, preference pairs or recovery blocks."""
@@ -132,15 +131,7 @@ def export_command(
     from planverify.stores.files import OutputClash, clash
 
     results_path, inputs = episode_inputs(arguments, episodes)
-    folder = parquet or split_by is not None
-    if output.name in ("", ".."):  # `.`: the lock and messages need the folder's own name
-        output = Path(os.path.abspath(output))
-    if not output.name:
-        raise fail(f"--output {output} has no name: give a folder below it")
-    if folder and output.exists() and not output.is_dir():
-        raise fail(f"--output {output} is a file; --parquet and --split-by write into a folder")
-    if not folder and output.is_dir():
-        raise fail(f"--output {output} is a directory; give a file name")
+    output = _check_target(output, folder=parquet or split_by is not None)
     if parquet:
         try:
             import pyarrow  # noqa: F401
@@ -184,6 +175,20 @@ def export_command(
     out.print(literal(f"{curation.describe()}; wrote {report.rows} {fmt} row(s) to {where}"))
     if curation.skipped_inputs:
         raise typer.Exit(1)
+
+
+def _check_target(output: Path, *, folder: bool) -> Path:
+    """Where to write: a file, or a folder (`folder`: --parquet or --split-by), named; a usage
+    error (exit 2) when the output is of the other sort or has no name of its own."""
+    if output.name in ("", ".."):  # `.`: the lock and messages need the folder's own name
+        output = Path(os.path.abspath(output))
+    if not output.name:
+        raise fail(f"--output {output} has no name: give a folder below it")
+    if folder and output.exists() and not output.is_dir():
+        raise fail(f"--output {output} is a file; --parquet and --split-by write into a folder")
+    if not folder and output.is_dir():
+        raise fail(f"--output {output} is a directory; give a file name")
+    return output
 
 
 def _tell(curation: Curation, results_path: Path) -> None:

@@ -11,6 +11,11 @@ import typer
 from planverify.graphs.context import MIN_RPS, MIN_TIMEOUT
 from planverify.records.trim import TrimPolicy
 
+MaxIterationsOption = Annotated[int, typer.Option(min=1, help="Cap on Judge passes per episode.")]
+SplitOption = Annotated[
+    str | None,
+    typer.Option(help="TEACh inputs: keep only games under a directory of this name."),
+]
 BaseUrlOption = Annotated[
     str | None,
     typer.Option(help="OpenAI-compatible server for openai:MODEL specs (vLLM, llama.cpp, Ollama)."),

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from planverify.cli.export import episode_inputs
+from planverify.cli.options import SplitOption
 from planverify.cli.shared import fail
 from planverify.runs.console import err, literal, out, say
 
@@ -33,10 +34,7 @@ def review_command(
             "family, split and source are shown. Without them, what the results hold.",
         ),
     ] = None,
-    split: Annotated[
-        str | None,
-        typer.Option(help="TEACh inputs: keep only games under a directory of this name."),
-    ] = None,
+    split: SplitOption = None,
     title: Annotated[
         str | None, typer.Option(help="The site's title (default: the results file name).")
     ] = None,

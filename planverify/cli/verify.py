@@ -18,9 +18,11 @@ from planverify.cli.options import (
     BaseUrlOption,
     JudgeOutputOption,
     MaxCallTimeOption,
+    MaxIterationsOption,
     MaxRetriesOption,
     ModelParamOption,
     RpsOption,
+    SplitOption,
     TemperatureOption,
     TimeoutOption,
     TpmOption,
@@ -133,145 +135,142 @@ def _spend_rows(table: Table, results: list[VerificationResult]) -> None:
         table.add_row("estimated cost", describe_cost([r.cost_usd for r in results if r.usage]))
 
 
+InputsArgument = Annotated[
+    list[str],
+    typer.Argument(
+        metavar="INPUTS",
+        help="JSONL files of episodes ({id, goal?, actions, scene?} a line), or TEACh game files, directories and globs.",
+    ),
+]
+JudgeOption = Annotated[
+    str,
+    typer.Option(
+        "--judge",
+        "-j",
+        help="Judge: rules (offline, grounded), baseline (the paper's rule baseline), a preset (see `planverify presets`) or provider:model.",
+    ),
+]
+PlannerOption = Annotated[
+    str,
+    typer.Option("--planner", "-p", help="Planner: rules (no model), a preset or provider:model."),
+]
+StaticOption = Annotated[
+    bool,
+    typer.Option(
+        "--static", help="One Judge pass, no revision (verdicts are the Judge's proposals)."
+    ),
+]
+GoalOption = Annotated[
+    GoalSource,
+    typer.Option(
+        help="Goal source: given (the record's goal; inferred when absent), dialogue (the Commander's words) or infer (ask the planner model)."
+    ),
+]
+CheckpointOption = Annotated[
+    str,
+    typer.Option(
+        help="SQLite checkpoint file, or a postgresql:// URL; rerunning the same command resumes from it."
+    ),
+]
+NoCheckpointOption = Annotated[
+    bool, typer.Option("--no-checkpoint", help="Keep nothing between runs.")
+]
+OutputOption = Annotated[
+    Path | None,
+    typer.Option("--output", "-o", help="Write results as JSONL here (one record per episode)."),
+]
+ConcurrencyOption = Annotated[
+    int,
+    typer.Option(
+        min=1,
+        help="Episodes verified at once; also the cap on model calls in flight per provider or server (the limit adapts below it).",
+    ),
+]
+LimitOption = Annotated[int | None, typer.Option(min=1, help="Verify only the first N episodes.")]
+ReviewOption = Annotated[
+    bool,
+    typer.Option(
+        "--review", help="Pause after each Judge pass so you can accept or edit the critique."
+    ),
+]
+ServerOption = Annotated[
+    str | None,
+    typer.Option(
+        help="Run on a LangGraph server (e.g. http://127.0.0.1:2024): one thread per episode; checkpoints live there."
+    ),
+]
+RetryFailedOption = Annotated[
+    bool,
+    typer.Option(
+        "--retry-failed",
+        help="Keep the ok records already in --output and verify only the failed or missing episodes.",
+    ),
+]
+AcceptSkippedOption = Annotated[
+    bool,
+    typer.Option(
+        "--accept-skipped",
+        help="Replace an existing --output even when some input lines were skipped (otherwise the run's results stay in OUTPUT.partial).",
+    ),
+]
+GroundingOption = Annotated[
+    bool,
+    typer.Option(
+        "--grounding",
+        help="Give a model Judge the simulator's facts: how objects start, the goal conditions met, steps that change nothing.",
+    ),
+]
+CertifyOption = Annotated[
+    bool | None,
+    typer.Option(
+        "--certify/--no-certify",
+        help="Check the Judge's flags and the Planner's insertions by simulation, vetoing those that lose a goal condition or cannot happen (default: when the episode has a scene or a goal spec).",
+    ),
+]
+
+
 def verify(
-    inputs: Annotated[
-        list[str],
-        typer.Argument(
-            metavar="INPUTS",
-            help="JSONL files of episodes ({id, goal?, actions, scene?} a line), or TEACh game files, directories and globs.",
-        ),
-    ],
-    judge: Annotated[
-        str,
-        typer.Option(
-            "--judge",
-            "-j",
-            help="Judge: rules (offline, grounded), baseline (the paper's rule baseline), a preset (see `planverify presets`) or provider:model.",
-        ),
-    ] = "rules",
-    planner: Annotated[
-        str,
-        typer.Option(
-            "--planner", "-p", help="Planner: rules (no model), a preset or provider:model."
-        ),
-    ] = "rules",
-    max_iterations: Annotated[
-        int, typer.Option(min=1, help="Cap on Judge passes per episode.")
-    ] = 5,
-    static: Annotated[
-        bool,
-        typer.Option(
-            "--static", help="One Judge pass, no revision (verdicts are the Judge's proposals)."
-        ),
-    ] = False,
-    goal: Annotated[
-        GoalSource,
-        typer.Option(
-            help="Goal source: given (the record's goal; inferred when absent), dialogue (the Commander's words) or infer (ask the planner model)."
-        ),
-    ] = "given",
-    checkpoint: Annotated[
-        str,
-        typer.Option(
-            help="SQLite checkpoint file, or a postgresql:// URL; rerunning the same command resumes from it."
-        ),
-    ] = str(DEFAULT_CHECKPOINT),
-    no_checkpoint: Annotated[
-        bool, typer.Option("--no-checkpoint", help="Keep nothing between runs.")
-    ] = False,
-    output: Annotated[
-        Path | None,
-        typer.Option(
-            "--output", "-o", help="Write results as JSONL here (one record per episode)."
-        ),
-    ] = None,
-    concurrency: Annotated[
-        int,
-        typer.Option(
-            min=1,
-            help="Episodes verified at once; also the cap on model calls in flight per provider or server (the limit adapts below it).",
-        ),
-    ] = 8,
+    inputs: InputsArgument,
+    judge: JudgeOption = "rules",
+    planner: PlannerOption = "rules",
+    max_iterations: MaxIterationsOption = 5,
+    static: StaticOption = False,
+    goal: GoalOption = "given",
+    checkpoint: CheckpointOption = str(DEFAULT_CHECKPOINT),
+    no_checkpoint: NoCheckpointOption = False,
+    output: OutputOption = None,
+    concurrency: ConcurrencyOption = 8,
     judge_output: JudgeOutputOption = "text",
     base_url: BaseUrlOption = None,
-    limit: Annotated[
-        int | None, typer.Option(min=1, help="Verify only the first N episodes.")
-    ] = None,
-    review: Annotated[
-        bool,
-        typer.Option(
-            "--review", help="Pause after each Judge pass so you can accept or edit the critique."
-        ),
-    ] = False,
-    split: Annotated[
-        str | None,
-        typer.Option(help="TEACh inputs: keep only games under a directory of this name."),
-    ] = None,
+    limit: LimitOption = None,
+    review: ReviewOption = False,
+    split: SplitOption = None,
     rps: RpsOption = None,
     tpm: TpmOption = None,
     timeout: TimeoutOption = 120.0,
     max_call_time: MaxCallTimeOption = 600.0,
     max_retries: MaxRetriesOption = 5,
-    server: Annotated[
-        str | None,
-        typer.Option(
-            help="Run on a LangGraph server (e.g. http://127.0.0.1:2024): one thread per episode; checkpoints live there."
-        ),
-    ] = None,
-    retry_failed: Annotated[
-        bool,
-        typer.Option(
-            "--retry-failed",
-            help="Keep the ok records already in --output and verify only the failed or missing episodes.",
-        ),
-    ] = False,
-    accept_skipped: Annotated[
-        bool,
-        typer.Option(
-            "--accept-skipped",
-            help="Replace an existing --output even when some input lines were skipped (otherwise the run's results stay in OUTPUT.partial).",
-        ),
-    ] = False,
-    grounding: Annotated[
-        bool,
-        typer.Option(
-            "--grounding",
-            help="Give a model Judge the simulator's facts: how objects start, the goal conditions met, steps that change nothing.",
-        ),
-    ] = False,
+    server: ServerOption = None,
+    retry_failed: RetryFailedOption = False,
+    accept_skipped: AcceptSkippedOption = False,
+    grounding: GroundingOption = False,
     temperature: TemperatureOption = None,
     model_param: ModelParamOption = None,
-    certify: Annotated[
-        bool | None,
-        typer.Option(
-            "--certify/--no-certify",
-            help="Check the Judge's flags and the Planner's insertions by simulation, vetoing those that lose a goal condition or cannot happen (default: when the episode has a scene or a goal spec).",
-        ),
-    ] = None,
+    certify: CertifyOption = None,
     trim: TrimOption = DEFAULT_TRIM,
 ) -> None:
     """Verify plans: flag unneeded steps, add missing ones, loop until the Judge has no objections."""
-    if goal == "infer" and planner == "rules":
-        raise fail(
-            "--goal infer needs a model planner (--planner provider:model); the rules planner has no model"
-        )
-    if grounding and judge in ("rules", "baseline"):
-        raise fail(f"--grounding is for model judges; the {judge!r} judge needs no prompt")
+    _check_models(judge, planner, goal=goal, grounding=grounding)
     try:
         params = parse_params(model_param)
     except ValueError as exc:
         raise fail(str(exc)) from None
-    check_sources(inputs, split)
-    check_output(output)
-    partial = output.with_name(output.name + ".partial") if output else None
-    check_clash([output, partial], inputs, split)
-    if output is not None and output.resolve() != output.absolute():
-        output = output.resolve()  # a symlink: its target is written, the journal beside it
-        partial = output.with_name(output.name + ".partial")
-        check_clash([partial], inputs, split)
-    if server is None and not no_checkpoint:
-        _check_store_clash(checkpoint, [output, partial])
-    check_output(partial)  # the journal, too, is a regular file or nothing yet
+    if server is not None:
+        _check_server_run(
+            review=review, keeps_checkpoints=no_checkpoint or checkpoint != str(DEFAULT_CHECKPOINT)
+        )
+    local_store = None if server is not None or no_checkpoint else checkpoint
+    output = _check_outputs(inputs, split, output, local_store)
     if retry_failed and (output is None or not output.is_file()):
         raise fail("--retry-failed needs the --output file of an earlier run")
     if review and not sys.stdin.isatty():
@@ -281,14 +280,14 @@ def verify(
     total = count_inputs(inputs, split=split)
     if limit is not None:
         total = min(total, limit)
-
+    in_flight = 1 if review else concurrency
     limits = CallLimits(
         rps=rps,
         tpm=tpm,
         timeout=timeout,
         max_call_time=max_call_time,
         max_retries=max_retries,
-        concurrency=1 if review else concurrency,
+        concurrency=in_flight,
     )
     settings: dict[str, Any] = {
         "judge": judge,
@@ -310,23 +309,58 @@ def verify(
         total,
         limit,
         output,
-        1 if review else concurrency,
+        in_flight,
         retry_failed=retry_failed,
         accept_skipped=accept_skipped,
     )
     if server is not None:
-        if review:
-            raise fail("--review works with local runs only, not with --server")
-        if no_checkpoint or checkpoint != str(DEFAULT_CHECKPOINT):
-            raise fail(
-                "--checkpoint and --no-checkpoint are for local runs: with --server the "
-                "server keeps the checkpoints (its own database)"
-            )
         return _verify_on_server(server, batch, limits=limits, settings=settings)
     where = None if no_checkpoint else checkpoint
     with writing(output):
         local = _verify_locally(batch, where, settings, limits=limits, review=review)
         _finish(_interruptible(local, output, where), output, where or "")
+
+
+def _check_models(judge: str, planner: str, *, goal: GoalSource, grounding: bool) -> None:
+    """A usage error (exit 2) for options the chosen Judge or Planner cannot serve."""
+    if goal == "infer" and planner == "rules":
+        raise fail(
+            "--goal infer needs a model planner (--planner provider:model); the rules planner has no model"
+        )
+    if grounding and judge in ("rules", "baseline"):
+        raise fail(f"--grounding is for model judges; the {judge!r} judge needs no prompt")
+
+
+def _check_server_run(*, review: bool, keeps_checkpoints: bool) -> None:
+    """A usage error (exit 2) for local-only options given with `--server`
+    (`keeps_checkpoints`: --checkpoint or --no-checkpoint was given)."""
+    if review:
+        raise fail("--review works with local runs only, not with --server")
+    if keeps_checkpoints:
+        raise fail(
+            "--checkpoint and --no-checkpoint are for local runs: with --server the "
+            "server keeps the checkpoints (its own database)"
+        )
+
+
+def _check_outputs(
+    inputs: list[str], split: str | None, output: Path | None, checkpoint: str | None
+) -> Path | None:
+    """The results file to write (a symlink's target), after a usage error (exit 2) when it or
+    its journal (`OUTPUT.partial`) is no regular file, is an input, or is the local checkpoint
+    store (`checkpoint`; None when the run keeps none here)."""
+    check_sources(inputs, split)
+    check_output(output)
+    partial = output.with_name(output.name + ".partial") if output else None
+    check_clash([output, partial], inputs, split)
+    if output is not None and output.resolve() != output.absolute():
+        output = output.resolve()  # a symlink: its target is written, the journal beside it
+        partial = output.with_name(output.name + ".partial")
+        check_clash([partial], inputs, split)
+    if checkpoint is not None:
+        _check_store_clash(checkpoint, [output, partial])
+    check_output(partial)  # the journal, too, is a regular file or nothing yet
+    return output
 
 
 def _check_store_clash(checkpoint: str, outputs: list[Path | None]) -> None:

@@ -9,7 +9,9 @@ the episodes with plan-level errors without motion, the worst first:
 - a false removal is a removed step that a longest common subsequence (LCS) of the input and
   clean plans holds, shown with the Judge's reason and evidence;
 - a miss is a kept step outside it, shown with its label's error and reason and, when the Judge
-  kept it as optional, the optional kind.
+  kept it as optional, the optional kind;
+- a false insertion is a proposed step that no MISSING label accounts for, and a missed
+  insertion a MISSING label that no proposal accounts for (paired as the score pairs them).
 
 Of the LCSs, the one holding the most steps the Judge kept decides, so that which of two identical
 steps goes does not matter, as in the plan-level score. The lists then have as many steps as that
@@ -34,8 +36,8 @@ from judge_quality import CONDITIONS, SHARED, without
 from natural_set import DEVELOPMENT_SETS, load_natural
 
 from planverify import verify_many
-from planverify.metrics import Counts, episode_under, plan_counts
-from planverify.metrics.plan import plan_steps
+from planverify.metrics import Counts, episode_under, score_plan
+from planverify.metrics.plan import plan_steps, proposal_errors
 from planverify.noise import ANNOTATION_KEYS
 from planverify.records.episode import Episode
 from planverify.records.notation import parse_action
@@ -94,6 +96,8 @@ class EpisodeErrors:
     counts: Counts  # plan level, without motion
     false: list[int] = field(default_factory=list)  # false removals (input indices)
     missed: list[int] = field(default_factory=list)  # misses (input indices)
+    false_inserted: list[str] = field(default_factory=list)  # proposals no label asks for
+    missed_inserted: list[str] = field(default_factory=list)  # MISSING labels not proposed
 
     @property
     def errors(self) -> int:
@@ -104,9 +108,20 @@ def disagreements(set_name: str, episode: Episode, result: VerificationResult) -
     """Score one verified episode against its labels at plan level, without motion."""
     removed = {v.index for v in result.verdicts if v.verdict == "remove"}
     clean = (episode.model_extra or {})["clean"]
-    counts = plan_counts(episode.actions, clean, removed, motion=False)
+    counts = score_plan(episode, result, mode="iterative", motion=False)
+    assert counts is not None  # every annotation set's episode has its clean plan
     false, missed = plan_errors(episode.actions, clean, removed)
-    return EpisodeErrors(set_name, episode, result, counts, false, missed)
+    inserted, wanted, _ = proposal_errors(episode, result, mode="iterative", motion=False)
+    return EpisodeErrors(
+        set_name,
+        episode,
+        result,
+        counts,
+        false,
+        missed,
+        [str(line) for line in inserted],
+        [str(action) for action in wanted],
+    )
 
 
 def describe(errors: EpisodeErrors) -> list[str]:
@@ -127,6 +142,13 @@ def describe(errors: EpisodeErrors) -> list[str]:
         lines.append(f"  miss          {index:4d} {ep.actions[index]}  ({error}{optional})")
         if label is not None:
             lines.append(f"      {label.reason or ''}")
+    inserted = {step.action: step for step in errors.result.inserted}
+    for line in errors.false_inserted:
+        step = inserted.get(line)
+        where = f" after {step.after_index}" if step is not None else ""
+        lines.append(f"  false insertion{where} {line}  [{step.evidence if step else ''}]")
+        lines.append(f"      {step.reason if step is not None else ''}")
+    lines += [f"  missed insertion {line}" for line in errors.missed_inserted]
     return lines
 
 

@@ -11,8 +11,9 @@ from types import ModuleType
 import pytest
 
 from planverify import verify_many
-from planverify.metrics import plan_counts
+from planverify.metrics import plan_counts, score_plan
 from planverify.records.episode import Episode, Label
+from planverify.records.result import Inserted, Verdict, VerificationResult
 
 from .conftest import ROOT
 
@@ -88,3 +89,29 @@ def test_an_episode_is_listed_with_the_rules_judge_verdicts(judge_errors: Module
     assert text.startswith(f"## made-up e1: tp {errors.counts.tp}, fp {errors.counts.fp}")
     for index in errors.missed:
         assert f"miss          {index:4d} {actions[index]}" in text
+
+
+def test_insertions_are_scored_and_listed_as_the_score_counts_them(
+    judge_errors: ModuleType,
+) -> None:
+    actions = ["Driver.PickUp('Mug')", "Driver.PutAOnB('Mug', 'CoffeeMachine')"]
+    switch_on = "Driver.ToggleOn('CoffeeMachine')"
+    labels = [Label(type="MISSING", after=1, action=switch_on, error="missing_step")]
+    episode = Episode(
+        id="e2", goal="Make coffee.", actions=actions, labels=labels, clean=[*actions, switch_on]
+    )
+    wrong = "Driver.ToggleOn('Toaster')"
+    result = VerificationResult(
+        id="e2",
+        original=actions,
+        refined=[*actions, wrong],
+        verdicts=[Verdict(index=i, action=a, verdict="keep") for i, a in enumerate(actions)],
+        inserted=[Inserted(after_index=1, action=wrong, iteration=1)],
+    )
+    errors = judge_errors.disagreements("made-up", episode, result)
+    assert errors.counts == score_plan(episode, result, mode="iterative", motion=False)
+    assert (errors.counts.fp, errors.counts.fn) == (1, 1)
+    assert (errors.false_inserted, errors.missed_inserted) == ([wrong], [switch_on])
+    text = "\n".join(judge_errors.describe(errors))
+    assert f"false insertion after 1 {wrong}" in text
+    assert f"missed insertion {switch_on}" in text

@@ -28,6 +28,7 @@ from planverify.metrics import (
     score_static,
     summarize,
 )
+from planverify.metrics.plan import proposal_errors
 from planverify.noise.injected import corrupt_many
 from planverify.records.critique import Critique, Flag, Missing
 from planverify.records.episode import Episode, Label, Scene, SceneObject
@@ -562,6 +563,9 @@ def test_plan_level_missing_steps_and_insertions() -> None:
     assert score_plan(ep, fine, mode="iterative") == Counts(tp=3, tn=2)
     wrong = result(ep, removed={1, 2}, inserted=[(3, TOAST)])
     assert score_plan(ep, wrong, mode="iterative") == Counts(tp=2, fp=1, fn=1, tn=2)
+    # the insertion no label asks for, and the label no insertion answers
+    assert proposal_errors(ep, wrong, mode="iterative") == ([TOAST], [parse_action(ON)], 0)
+    assert proposal_errors(ep, fine, mode="iterative") == ([], [], 1)
     critique = Critique(
         flags=flags(1, 2), missing=[Missing(description="switch on the coffee machine")]
     )

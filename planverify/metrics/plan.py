@@ -205,12 +205,23 @@ def score_plan(
     clean = clean_plan(episode)
     if clean is None:
         return None
-    labels = labels_of(episode)
-    removed, proposals, action_of, matches = outcome_of(episode, result, mode)
+    removed = outcome_of(episode, result, mode)[0]
     counts = plan_counts(episode.actions, clean, removed, motion=motion, read=episode.step_of)
+    false, missed, paired = proposal_errors(episode, result, mode=mode, motion=motion)
+    return counts + Counts(tp=paired, fp=len(false), fn=len(missed))
+
+
+def proposal_errors(
+    episode: Episode, result: VerificationResult, *, mode: Mode, motion: bool = True
+) -> tuple[list[object], list[Action], int]:
+    """The proposed steps of a result (static: `#MISSING` critiques; iterative: insertions)
+    that no MISSING label accounts for, the MISSING labels' actions that no proposal accounts
+    for, and how many were paired (a largest one-to-one pairing). With `motion` False, motion
+    steps are left out of both."""
+    _, proposals, action_of, matches = outcome_of(episode, result, mode)
     wanted = [
         episode.step_of(label.action)
-        for label in labels
+        for label in labels_of(episode)
         if label.type == "MISSING" and label.action is not None
     ]
     if not motion:
@@ -219,8 +230,11 @@ def score_plan(
             p for p in proposals if (found := action_of(p)) is None or not motion_step(found)
         ]
     edges = [[k for k, w in enumerate(wanted) if matches(p, w)] for p in proposals]
-    paired = len(max_matching(edges))
-    return counts + Counts(tp=paired, fp=len(proposals) - paired, fn=len(wanted) - paired)
+    pairing = max_matching(edges)
+    false = [p for n, p in enumerate(proposals) if n not in pairing]
+    answered = set(pairing.values())
+    missed = [w for k, w in enumerate(wanted) if k not in answered]
+    return false, missed, len(pairing)
 
 
 def motionless_counts(episode: Episode, result: VerificationResult, mode: Mode) -> Counts:

@@ -45,7 +45,7 @@ docs: install
 # The figures the docs show (docs/figures/), each written by the command that measures it, with
 # the date and the commit. `figures-cheap` runs in seconds on the bundled sample (and a test
 # checks those); `figures` also runs the benchmarks over the shared TEACh games: an hour or more.
-# It leaves out the blind natural test part (part 11): that is scored once, by hand with
+# It leaves out a blind natural test part, when one is drawn: that is scored once, by hand with
 # `--held-out`, at the end of a round of Judge work (docs/annotation.md).
 FIGURE := $(BIN)/python benchmarks/figures.py
 RUN := $(BIN)/python benchmarks

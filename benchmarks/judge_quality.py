@@ -33,10 +33,10 @@ and are scored against the labels that are errors under it (`planverify.records.
 a generator label of a step `natural` keeps carries `"policy": "minimal"`), with the clean plan
 the labels make under `natural` (`planverify.metrics.episode_under`). The `natural` annotation files are scored too:
 `hand-natural` (`benchmarks/annotated/hand_natural.jsonl`, the hand set read again under
-`natural`) and `natural-test-1` to `natural-test-10` (`natural_test.jsonl` to
-`natural_test10.jsonl`, the first ten test parts, development data since each was scored once,
-blind, at the end of its round) always, and `natural-test-11` (the blind test part,
-`natural_test11.jsonl`) only with `--held-out`, at the end of a round of Judge work.
+`natural`) and `natural-test-1` to `natural-test-11` (`natural_test.jsonl` to
+`natural_test11.jsonl`, the eleven test parts, development data since each was scored once,
+blind, at the end of its round) always, and the blind part (`natural_set.BLIND_SET`, when one is
+drawn) only with `--held-out`, at the end of a round of Judge work.
 
 The evidence table scores the removals at each evidence level (`proven`, `goal-text`, `heuristic`;
 `planverify.metrics.evidence_levels`) as if only they had been made: how many there are, their
@@ -85,7 +85,11 @@ CONDITIONS = {
 }
 LEVELS = ("labels", "labels -motion", "plan", "plan -motion")
 HAND = "hand"  # the hand-annotated set's name in the tables
-HAND_SETS = (HAND, *DEVELOPMENT_SETS, BLIND_SET[0])  # read by people: scored without motion
+HAND_SETS = (  # read by people: scored without motion
+    HAND,
+    *DEVELOPMENT_SETS,
+    *([BLIND_SET[0]] if BLIND_SET is not None else []),
+)
 Key = tuple[str, str, str]  # (set, input condition, judge)
 
 
@@ -310,18 +314,20 @@ def main() -> None:
     parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument("--trims", nargs="+", choices=TRIM_POLICIES, default=list(TRIM_POLICIES))
     parser.add_argument(
-        "--held-out", action="store_true", help="also score the blind natural test part (part 11)"
+        "--held-out", action="store_true", help="also score the blind natural test part"
     )
     args = parser.parse_args()
     if not args.games.is_dir():
         sys.exit(f"no TEACh games at {args.games}; pass --games DIR")
+    if args.held_out and BLIND_SET is None:
+        sys.exit("no blind part is drawn: every natural test part has been scored")
     sets: dict[str, list[Episode]] = {}
     if args.hand:
         try:
             sets[HAND] = load_hand_set(args.games)
             for name, path in DEVELOPMENT_SETS.items():
                 sets[name] = load_natural(path, args.games)
-            if args.held_out:
+            if args.held_out and BLIND_SET is not None:
                 sets[BLIND_SET[0]] = load_natural(BLIND_SET[1], args.games)
         except HandSetUnavailable as exc:
             sys.exit(f"the hand sets cannot be rebuilt: {exc}")

@@ -9,7 +9,7 @@
   rounds 1 to 7 (without motion, with scene and task: part 4 recall 0.786, precision 0.895;
   part 5 0.866 / 0.900; part 6 0.877 / 0.854; part 7 0.826 / 0.868); part 8 was scored at the
   end of round 8 (0.644 / 0.934), part 9 at the end of round 9 (0.795 / 0.738) and part 10 at
-  the end of round 10 (0.825 / 0.881). Part 7 holds
+  the end of round 10 (0.825 / 0.881), part 11 at the end of round 14 (0.896 / 0.953). Part 7 holds
   36 episodes over eleven families (no Plate Of Toast episode was left under the cap and only two
   N Cooked Slices Of X In Y), part 8 only 29 over nine families (one Breakfast episode was left
   under the cap). The pool under 60 steps being nearly spent, part 9 is drawn with a cap of 80
@@ -18,12 +18,14 @@
   nearly spent after part 9, so part 10 is drawn with a cap of 100 (`MAX_STEPS_10`, fixed before
   any part-10 episode was read) and holds 29 episodes over ten families (no N Cooked Slices Of X
   In Y nor Plate Of Toast episode is left even under 100; one Boil X, one Water Plant and two
-  Sandwich are). Parts 1 to 10 are development data now. Part 11 is the blind part, not scored
-  yet: after part 10 only six families have episodes left at all (51 episodes; no Boil X, N
+  Sandwich are). After part 10 only six families have episodes left at all (51 episodes; no Boil X, N
   Cooked Slices Of X In Y, N Slices Of X In Y, Plate Of Toast, Sandwich nor Water Plant at any
   cap) and only one of them has more than 100 steps (a Breakfast of 105), so a higher cap would
   add no family: part 11 keeps the cap of 100 (`MAX_STEPS_11`, fixed before any part-11 episode
-  was read) and holds 20 episodes over six families (two Coffee are left).
+  was read) and holds 20 episodes over six families (two Coffee are left). Parts 1 to 11 are
+  development data now, and no blind part is drawn (`BLIND_SET` is None): after part 11 only
+  four families have episodes left (30 in all), so a twelfth part needs a new rule for its draw,
+  or more games.
 - `annotated/hand_natural.jsonl`: the episodes of `hand.jsonl`, read again under `natural` after
   Judges had seen them (no blind test).
 
@@ -90,7 +92,7 @@ TEST7_FILE = ANNOTATED / "natural_test7.jsonl"  # the seventh test part (develop
 TEST8_FILE = ANNOTATED / "natural_test8.jsonl"  # the eighth test part (development data since)
 TEST9_FILE = ANNOTATED / "natural_test9.jsonl"  # the ninth test part (development data since)
 TEST10_FILE = ANNOTATED / "natural_test10.jsonl"  # the tenth test part (development data since)
-TEST11_FILE = ANNOTATED / "natural_test11.jsonl"  # the eleventh test part, the blind one
+TEST11_FILE = ANNOTATED / "natural_test11.jsonl"  # the eleventh test part (development data since)
 REREAD_FILE = ANNOTATED / "hand_natural.jsonl"  # hand.jsonl read again under natural
 HAND_FILE = ANNOTATED / "hand.jsonl"
 DEVELOPMENT_SETS = {  # the sets Judge work may read, by their name in the tables
@@ -105,8 +107,11 @@ DEVELOPMENT_SETS = {  # the sets Judge work may read, by their name in the table
     "natural-test-8": TEST8_FILE,
     "natural-test-9": TEST9_FILE,
     "natural-test-10": TEST10_FILE,
+    "natural-test-11": TEST11_FILE,
 }
-BLIND_SET = ("natural-test-11", TEST11_FILE)  # scored once, at the end of a round of Judge work
+# the blind part (its name in the tables, its file), scored once at the end of a round of Judge
+# work; None while no part is drawn that has not been scored
+BLIND_SET: tuple[str, Path] | None = None
 RECORD_KEYS = frozenset({"id", "input_digest", "part", "labels"})  # all a line may hold
 PARTS = {
     TEST_FILE.name: "held_out_test",

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
@@ -192,6 +193,42 @@ class Report(BaseModel):
     trim: TrimPolicy | None = None  # the trim policy results were read under (None: their own)
 
 
+@dataclass
+class _Pairing:
+    """Annotated episodes and results paired by id, and what could not be paired."""
+
+    pairs: list[tuple[Episode, VerificationResult]]  # labelled episodes with their result
+    missing: list[str]  # labelled episodes without a result
+    unmatched: list[str]  # results without an episode
+    unlabelled: list[str]  # episodes without labels
+    notes: list[str]  # repeated ids (the first one is used)
+
+
+def _pair_by_id(episodes: Iterable[Episode], results: Iterable[VerificationResult]) -> _Pairing:
+    by_id: dict[str, VerificationResult] = {}
+    notes: list[str] = []
+    for result in results:
+        if result.id in by_id:
+            notes.append(f"result {result.id}: repeated id, the first one is used")
+        else:
+            by_id[result.id] = result
+    paired = _Pairing([], [], [], [], notes)
+    seen: set[str] = set()
+    for episode in episodes:
+        if episode.id in seen:
+            notes.append(f"episode {episode.id}: repeated id, the first one is used")
+            continue
+        seen.add(episode.id)
+        if episode.labels is None:
+            paired.unlabelled.append(episode.id)
+        elif episode.id not in by_id:
+            paired.missing.append(episode.id)
+        else:
+            paired.pairs.append((episode, by_id[episode.id]))
+    paired.unmatched = [rid for rid in by_id if rid not in seen]
+    return paired
+
+
 def score_results(
     episodes: Iterable[Episode],
     results: Iterable[VerificationResult],
@@ -240,32 +277,13 @@ def score_results(
     >>> report.failed, report.unmatched, sorted(report.by_task)
     (['b'], ['c'], ['Coffee', 'unknown'])
     """
-    report_notes: list[str] = []
-    by_id: dict[str, VerificationResult] = {}
     if trim is not None or min_evidence is not None:
         results = (as_read(r, trim=trim, min_evidence=min_evidence) for r in results)
-    for result in results:
-        if result.id in by_id:
-            report_notes.append(f"result {result.id}: repeated id, the first one is used")
-        else:
-            by_id[result.id] = result
-    scored: list[EpisodeScore] = []
-    seen: set[str] = set()
-    missing: list[str] = []
-    unlabelled: list[str] = []
-    for episode in episodes:
-        if episode.id in seen:
-            report_notes.append(f"episode {episode.id}: repeated id, the first one is used")
-            continue
-        seen.add(episode.id)
-        if episode.labels is None:
-            unlabelled.append(episode.id)
-        elif episode.id not in by_id:
-            missing.append(episode.id)
-        else:
-            result = by_id[episode.id]
-            policy = trim or result.trim
-            scored.append(score_episode(episode_under(episode, policy), result, mode=mode))
+    paired = _pair_by_id(episodes, results)
+    scored = [
+        score_episode(episode_under(episode, trim or result.trim), result, mode=mode)
+        for episode, result in paired.pairs
+    ]
 
     def group(items: Sequence[Counts], key: str, *, typed: bool = True) -> Scores:
         return summarize(
@@ -295,10 +313,10 @@ def score_results(
         episodes=scored,
         failed=[s.id for s in scored if s.status == "error"],
         mismatched=[s.id for s in scored if OTHER_CONTENT in s.notes],
-        missing=missing,
-        unmatched=[rid for rid in by_id if rid not in seen],
-        unlabelled=unlabelled,
-        notes=report_notes,
+        missing=paired.missing,
+        unmatched=paired.unmatched,
+        unlabelled=paired.unlabelled,
+        notes=paired.notes,
         without_motion=group([s.without_motion or s.counts for s in scored], "without_motion"),
         plan_level={
             key: group([p[key] for p in planned], f"plan:{key}")

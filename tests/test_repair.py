@@ -419,16 +419,21 @@ def test_of_two_slices_on_the_plate_the_later_goes(
     assert removed(judge(plan, spec=TOMATO_ON_PLATE)) == [gone]
 
 
-def test_of_two_tomatoes_cut_the_one_whose_slice_is_not_served_goes_when_the_scene_says() -> None:
-    # TEACh's ids say which whole each slice is cut from: the slice served is the first
-    # tomato's, so cutting the second made nothing the plan uses
-    two_tomatoes = scene(
+def two_tomatoes_by_a_plate() -> Scene:
+    """A counter with a plate, two tomatoes and a knife."""
+    return scene(
         fixture("CounterTop", "CounterTop"),
         item("Plate", "Plate", receptacle=True),
         item("Tomato", "Tomato"),
         item("Tomato", "Tomato2"),
         item("Knife", "Knife"),
     )
+
+
+def test_of_two_tomatoes_cut_the_one_whose_slice_is_not_served_goes_when_the_scene_says() -> None:
+    # TEACh's ids say which whole each slice is cut from: the slice served is the first
+    # tomato's, so cutting the second made nothing the plan uses
+    two_tomatoes = two_tomatoes_by_a_plate()
     cut = [
         "Driver.PickUp('Knife')",
         "Driver.Slice('Tomato')",
@@ -444,13 +449,7 @@ def test_of_two_tomatoes_cut_the_one_whose_slice_is_not_served_goes_when_the_sce
 
 
 def test_a_slice_nobody_cut_gets_the_cutting_of_the_whole_the_scene_says_it_comes_from() -> None:
-    two_tomatoes = scene(
-        fixture("CounterTop", "CounterTop"),
-        item("Plate", "Plate", receptacle=True),
-        item("Tomato", "Tomato"),
-        item("Tomato", "Tomato2"),
-        item("Knife", "Knife"),
-    )
+    two_tomatoes = two_tomatoes_by_a_plate()
     two_tomatoes.made_from = {"TomatoSliced": "Tomato"}
     plan = [
         "Driver.PickUp('Tomato2')",

@@ -34,7 +34,8 @@ from pydantic import ValidationError
 
 from planverify.records.episode import Episode, EpisodeError, Scene, SceneObject, parse_episode
 from planverify.records.jsonl import load_json
-from planverify.records.notation import DERIVED_SUFFIXES, escape_text
+from planverify.records.notation import escape_text
+from planverify.world.classes import base_type
 
 __all__ = [
     "SPLITS",
@@ -378,7 +379,7 @@ def _made_from(names: Mapping[str, str]) -> dict[str, str]:
     out = {}
     for oid, name in names.items():
         whole = oid.rpartition("|")[0]
-        if whole in names and object_type_of(oid).endswith(DERIVED_SUFFIXES):
+        if whole in names and base_type(kind := object_type_of(oid)) != kind:
             out[name] = names[whole]
     return out
 

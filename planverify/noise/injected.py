@@ -60,7 +60,8 @@ from typing import Any, get_args
 
 from planverify.noise.common import ACTING_PLACES, CorruptSummary, mark_minimal_only
 from planverify.records.episode import Episode, InjectedError, Label
-from planverify.records.notation import DERIVED_SUFFIXES, Action, escape_text, object_type
+from planverify.records.notation import Action, escape_text, object_type
+from planverify.world.classes import base_type
 from planverify.world.mentions import mentions_type
 
 __all__ = [
@@ -104,13 +105,6 @@ MOVES = (0.25, 0.5, 0.75, 1.0, 1.5)
 TURNS = (90.0, 180.0)
 
 
-def _base(kind: str) -> str:
-    for suffix in DERIVED_SUFFIXES:
-        if kind.endswith(suffix) and len(kind) > len(suffix):
-            return kind[: -len(suffix)]
-    return kind
-
-
 # --------------------------------------------------------------------------- the world
 
 
@@ -132,16 +126,16 @@ class _World:
 
 def _world(episode: Episode, steps: Sequence[Action]) -> _World:
     plan_types = {object_type(o) for step in steps for o in step.objects}
-    plan_bases = {_base(t) for t in plan_types}
+    plan_bases = {base_type(t) for t in plan_types}
     goal = episode.goal or ""
     extra = (episode.model_extra or {}).get("task_objects")
     task_objects = {str(t) for t in extra} if isinstance(extra, list) else set()
 
     def needed(kind: str) -> bool:
         return (
-            _base(kind) in plan_bases
+            base_type(kind) in plan_bases
             or kind in task_objects
-            or _base(kind) in task_objects
+            or base_type(kind) in task_objects
             or mentions_type(goal, kind)
         )
 

@@ -93,9 +93,6 @@ class Action(BaseModel):
         return format_action(self)
 
 
-DERIVED_SUFFIXES = ("Sliced", "Cracked")  # of types a state change makes: BreadSliced, EggCracked
-
-
 def object_type(name: str) -> str:
     """The TEACh object type of a name: the name without its instance number."""
     return _INSTANCE.sub("", name) or name

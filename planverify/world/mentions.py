@@ -8,7 +8,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from planverify.records.notation import DERIVED_SUFFIXES, object_type
+from planverify.records.notation import object_type
+from planverify.world.classes import base_type
 from planverify.world.vocabulary import words_of
 
 VERB_SYNONYMS: dict[str, tuple[str, ...]] = {
@@ -96,9 +97,9 @@ def _phrase(words: Sequence[str], *, gap: str) -> str:
 
 def _type_names(kind: str) -> list[str]:
     names = [" ".join(_camel_words(kind)), *TYPE_ALIASES.get(kind, ())]
-    for suffix in DERIVED_SUFFIXES:  # BreadSliced is also named by "bread"
-        if kind.endswith(suffix) and len(kind) > len(suffix):
-            names += _type_names(kind[: -len(suffix)])
+    whole = base_type(kind)
+    if whole != kind:  # BreadSliced is also named by "bread"
+        names += _type_names(whole)
     return names
 
 

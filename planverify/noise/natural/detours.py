@@ -16,11 +16,11 @@ from planverify.noise.natural.knowledge import (
     FALLBACK_LOOSE,
     INVENTED,
     SEARCHED,
-    base_kind,
     driver_line,
     everyday_words,
 )
 from planverify.records.notation import object_type
+from planverify.world.classes import base_type
 
 
 def make_detour(d: Draft, rng: random.Random) -> bool:
@@ -61,9 +61,9 @@ def _wanted_at(d: Draft, j: int) -> bool:
     """Whether base step j handles an object the goal names (or opens where one is)."""
     step = d.steps[j]
     if step.verb == "PickUp":
-        return base_kind(object_type(step.objects[0])) in d.wanted
+        return base_type(object_type(step.objects[0])) in d.wanted
     nxt = next((s for s in d.steps[j + 1 :] if s.verb == "PickUp"), None)
-    return nxt is not None and base_kind(object_type(nxt.objects[0])) in d.wanted
+    return nxt is not None and base_type(object_type(nxt.objects[0])) in d.wanted
 
 
 def _neighbours(d: Draft, j: int, target: str) -> list[tuple[int, list[Line], str]]:

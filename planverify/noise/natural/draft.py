@@ -22,10 +22,10 @@ from planverify.noise.natural.knowledge import (
     SINKS,
     UNFIT_PLACES,
     VESSELS,
-    base_kind,
 )
 from planverify.records.episode import Episode, ErrorType, Label, SceneObject
 from planverify.records.notation import Action, object_type, parse_action
+from planverify.world.classes import base_type
 from planverify.world.mentions import mentions_type
 
 # --------------------------------------------------------------------------- the scene
@@ -206,7 +206,7 @@ def needed_objects(
     """Object types the task might use (`also`: other texts asking for it): kept out of wrong
     fetches and detours."""
     needed = {object_type(o) for s in steps for o in s.objects}
-    needed |= {base_kind(t) for t in needed}
+    needed |= {base_type(t) for t in needed}
     extra = (episode.model_extra or {}).get("task_objects")
     named = [str(t) for t in extra] if isinstance(extra, list) else []
     texts = [episode.goal or "", *also] + [

@@ -8,6 +8,7 @@ import re
 from typing import Literal, get_args
 
 from planverify.records.notation import escape_text
+from planverify.world.classes import base_type
 from planverify.world.vocabulary import words_of
 
 MistakeKind = Literal[
@@ -247,15 +248,7 @@ COLLOQUIAL: dict[str, tuple[str, str]] = {  # type -> (one, many)
 NUMBERS = ("no", "one", "two", "three", "four", "five")
 GREETINGS = ("hi", "hello", "what should I do?", "Hi! What should I do today?", "hey there")
 
-_DERIVED = ("Sliced", "Cracked")
 _INSTANCE = re.compile(r"\d+$")
-
-
-def base_kind(kind: str) -> str:
-    for suffix in _DERIVED:
-        if kind.endswith(suffix) and len(kind) > len(suffix):
-            return kind[: -len(suffix)]
-    return kind
 
 
 def everyday_words(kind: str, *, many: bool = False) -> str:
@@ -263,7 +256,7 @@ def everyday_words(kind: str, *, many: bool = False) -> str:
     if kind in COLLOQUIAL:
         return COLLOQUIAL[kind][1 if many else 0]
     if kind.endswith("Sliced"):
-        return f"{everyday_words(base_kind(kind))} slice" + ("s" if many else "")
+        return f"{everyday_words(base_type(kind))} slice" + ("s" if many else "")
     text = " ".join(words_of(kind)) or kind.lower()
     if many and not text.endswith("s"):
         text += "es" if text.endswith(("sh", "ch", "x")) else "s"

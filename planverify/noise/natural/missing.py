@@ -13,9 +13,9 @@ from planverify.noise.natural.knowledge import (
     LOADED_BY,
     PLANTS,
     SINKS,
-    base_kind,
 )
 from planverify.records.notation import object_type
+from planverify.world.classes import base_type
 
 
 def _essential(d: Draft, i: int) -> bool:
@@ -34,7 +34,7 @@ def _essential(d: Draft, i: int) -> bool:
     if step.verb == "Slice":
         earlier = any(s.verb == "Slice" and s.objects == step.objects for s in d.steps[:i])
         used = any(
-            object_type(o) == f"{base_kind(kind)}Sliced"
+            object_type(o) == f"{base_type(kind)}Sliced"
             for s in d.steps[i + 1 :]
             for o in s.objects
         )

@@ -28,7 +28,6 @@ from planverify.noise.natural.knowledge import (
     SAME_PLACE,
     UNFIT_PLACES,
     VESSELS,
-    base_kind,
     driver_line,
     everyday_words,
     say_line,
@@ -37,6 +36,7 @@ from planverify.noise.natural.missing import (
     opens_for,
 )
 from planverify.records.notation import Action, object_type
+from planverify.world.classes import base_type
 
 # --------------------------------------------------------------------------- the errors
 
@@ -53,7 +53,7 @@ def make_wrong_placement(d: Draft, rng: random.Random) -> bool:
         and not any(opens_for(d, i, j) for i in d.removals)
     ]
     rng.shuffle(puts)
-    puts.sort(key=lambda j: base_kind(object_type(d.steps[j].objects[0])) not in d.wanted)
+    puts.sort(key=lambda j: base_type(object_type(d.steps[j].objects[0])) not in d.wanted)
     for j in puts:
         held, right = d.steps[j].objects
         wrong = _wrong_places(d, held, object_type(right))
@@ -100,7 +100,7 @@ def _wrong_places(d: Draft, held: str, right: str) -> list[str]:
         group: set[str] = {"CounterTop"}
     else:
         group = set().union(*(g for g in PLACE_GROUPS if right in g))
-    small_food = base_kind(object_type(held)) != object_type(held)
+    small_food = base_type(object_type(held)) != object_type(held)
     if not small_food:
         group -= {"Plate", "Bowl"}
 
@@ -139,7 +139,7 @@ def make_wrong_object(d: Draft, rng: random.Random) -> bool:
         if s.verb == "PickUp" and s.objects and d.held[j] is None and d.free(j)
     ]
     rng.shuffle(picks)
-    picks.sort(key=lambda j: base_kind(object_type(d.steps[j].objects[0])) not in d.wanted)
+    picks.sort(key=lambda j: base_type(object_type(d.steps[j].objects[0])) not in d.wanted)
     for j in picks:
         right = d.steps[j].objects[0]
         kind = object_type(right)

@@ -13,7 +13,7 @@ import contextlib
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, Literal
 
 import typer
 from rich.markup import escape
@@ -45,11 +45,12 @@ from planverify.eval.plots import MissingMatplotlib, require_matplotlib
 from planverify.eval.report import EvalSettings, write_report
 from planverify.eval.smith import API_KEY_ENV, DatasetSync, Experiment, run_langsmith
 from planverify.eventloop.runner import run
+from planverify.llm.calls import CallLimits
 from planverify.llm.models import ModelSpecError
 from planverify.llm.params import parse_params
 from planverify.records.episode import Episode, EpisodeError, iter_jsonl
 from planverify.records.jsonl import expect
-from planverify.records.trim import DEFAULT_TRIM
+from planverify.records.trim import DEFAULT_TRIM, TrimPolicy
 from planverify.runs.console import err, printable, say
 from planverify.runs.console import out as console
 from planverify.runs.progress import PlainProgress, Tally
@@ -232,54 +233,39 @@ def eval_command(
 ) -> None:
     """Score Judge x Planner pairs on an annotated set: the paper's tables, convergence,
     per-error-type recall, and a report with plots."""
-    try:
-        params = parse_params(model_param)
-    except ValueError as exc:
-        raise _fail(str(exc)) from None
-    modes = MODES[mode]
-    judges = _specs(judge, "rules,baseline")
-    planners = _specs(planner, "rules")
-    try:
-        require_matplotlib()
-    except MissingMatplotlib as exc:
-        raise _fail(str(exc)) from None
+    params = _model_params(model_param)
+    _check_matplotlib()
     episodes, skipped = _annotated(dataset, limit)
-
-    from planverify.llm.calls import CallLimits
-
-    store = None if no_cache else _model_cache(cache, judges, planners, modes)
+    grid = GridOptions(
+        judges=_specs(judge, "rules,baseline"),
+        planners=_specs(planner, "rules"),
+        modes=MODES[mode],
+        max_iterations=max_iterations,
+        limits=CallLimits(
+            rps=rps,
+            tpm=tpm,
+            timeout=timeout,
+            max_call_time=max_call_time,
+            max_retries=max_retries,
+            concurrency=concurrency,
+        ),
+        judge_output=judge_output,
+        grounding=grounding,
+        base_url=base_url,
+        temperature=temperature,
+        model_params=params,
+        trim=trim,
+    )
+    sampling = Sampling(concurrency=concurrency, seed=seed, resamples=resamples)
+    store = None if no_cache else _model_cache(cache, grid.judges, grid.planners, grid.modes)
     try:
-        try:
-            limits = CallLimits(
-                rps=rps,
-                tpm=tpm,
-                timeout=timeout,
-                max_call_time=max_call_time,
-                max_retries=max_retries,
-                concurrency=concurrency,
-            )
-            runs = plan_runs(
-                judges,
-                planners,
-                modes,
-                max_iterations=max_iterations,
-                cache=store,
-                limits=limits,
-                judge_output=judge_output,
-                grounding=grounding,
-                base_url=base_url,
-                temperature=temperature,
-                model_params=params,
-                trim=trim,
-            )
-        except (ModelSpecError, ValueError) as exc:
-            raise _fail(str(exc)) from None
+        runs = _plan(grid, store)
         err.print(f"{len(episodes)} episodes x {len(runs)} runs", highlight=False)
         cells, sync, experiments = run(
             _evaluate(
                 runs,
                 episodes,
-                Sampling(concurrency=concurrency, seed=seed, resamples=resamples),
+                sampling,
                 langsmith_dataset=langsmith_dataset,
                 max_iterations=max_iterations,
                 dataset=str(dataset),
@@ -288,17 +274,95 @@ def eval_command(
     finally:
         if store is not None:
             store.close()
-    settings = EvalSettings(
+    settings = _report_settings(
+        dataset, runs, grid, sampling, skipped, store, cache, langsmith_dataset, sync, experiments
+    )
+    files = write_report(cells, episodes, report, settings)
+    _tell(cells, store, cache, langsmith_dataset, sync, experiments)
+    _print(f"report: {files.report}")
+    if skipped or any(c.failed for c in cells):
+        raise typer.Exit(1)
+
+
+def _model_params(items: list[str] | None) -> dict[str, Any]:
+    """The `--model-param` options by name, after a usage error (exit 2) for a malformed one."""
+    try:
+        return parse_params(items)
+    except ValueError as exc:
+        raise _fail(str(exc)) from None
+
+
+def _check_matplotlib() -> None:
+    """A usage error (exit 2) when matplotlib, which draws the report's figures, is missing."""
+    try:
+        require_matplotlib()
+    except MissingMatplotlib as exc:
+        raise _fail(str(exc)) from None
+
+
+@dataclass(frozen=True)
+class GridOptions:
+    """The grid to evaluate and how its runs verify: what `plan_runs` takes, but the cache."""
+
+    judges: list[str]  # judge specs, in grid order
+    planners: list[str]  # planner specs, in grid order
+    modes: tuple[Mode, ...]  # static and/or iterative
+    max_iterations: int  # cap on Judge passes
+    limits: CallLimits  # rate limits, timeouts and retries of model calls
+    judge_output: Literal["text", "structured"]  # how model judges answer
+    grounding: bool  # model judges get the simulator's facts
+    base_url: str | None  # OpenAI-compatible server for openai:MODEL specs
+    temperature: float | None  # --temperature of models made from specs; None: default
+    model_params: dict[str, Any]  # --model-param, by name
+    trim: TrimPolicy  # the trim policy every run verifies and is scored under
+
+
+def _plan(grid: GridOptions, store: SQLiteCache | None) -> list[Run]:
+    """The runs of the grid, after a usage error (exit 2) for a bad spec or a missing key."""
+    try:
+        runs: list[Run] = plan_runs(
+            grid.judges,
+            grid.planners,
+            grid.modes,
+            max_iterations=grid.max_iterations,
+            cache=store,
+            limits=grid.limits,
+            judge_output=grid.judge_output,
+            grounding=grid.grounding,
+            base_url=grid.base_url,
+            temperature=grid.temperature,
+            model_params=grid.model_params,
+            trim=grid.trim,
+        )
+    except (ModelSpecError, ValueError) as exc:
+        raise _fail(str(exc)) from None
+    return runs
+
+
+def _report_settings(
+    dataset: Path,
+    runs: list[Run],
+    grid: GridOptions,
+    sampling: Sampling,
+    skipped: list[str],
+    store: SQLiteCache | None,
+    cache: Path,
+    langsmith_dataset: str | None,
+    sync: DatasetSync | None,
+    experiments: list[Experiment],
+) -> EvalSettings:
+    """What the evaluation ran with, for the head of the report and results.json."""
+    return EvalSettings(
         dataset=str(dataset),
         judges=list(dict.fromkeys(r.judge for r in runs)),
         planners=list(dict.fromkeys(r.planner for r in runs if r.mode == "iterative")),
-        modes=list(modes),
-        max_iterations=max_iterations,
-        trim=trim,
-        temperature=temperature,
-        model_params=params,
-        seed=seed,
-        resamples=resamples,
+        modes=list(grid.modes),
+        max_iterations=grid.max_iterations,
+        trim=grid.trim,
+        temperature=grid.temperature,
+        model_params=grid.model_params,
+        seed=sampling.seed,
+        resamples=sampling.resamples,
         cache=str(cache) if store is not None else None,
         cache_hits=store.hits if store is not None else 0,
         cache_misses=store.misses if store is not None else 0,
@@ -306,11 +370,6 @@ def eval_command(
         langsmith=[e.as_dict() for e in experiments] if langsmith_dataset else None,
         langsmith_dataset=sync.as_dict() if sync is not None else None,
     )
-    files = write_report(cells, episodes, report, settings)
-    _tell(cells, store, cache, langsmith_dataset, sync, experiments)
-    _print(f"report: {files.report}")
-    if skipped or any(c.failed for c in cells):
-        raise typer.Exit(1)
 
 
 MODES: dict[EvalMode, tuple[Mode, ...]] = {

@@ -500,6 +500,44 @@ def test_a_slice_toasted_and_set_aside_before_another_is_served_is_the_one_that_
     assert sorted(s for r in removed(verdicts) for s in r) == [3, 4, 5, 6]
 
 
+TWO_MUGS = scene(
+    fixture("CounterTop", "CounterTop"),
+    fixture("DiningTable", "DiningTable"),
+    fixture("Sink", "Sink"),
+    fixture("SinkBasin", "SinkBasin", on=["Sink"]),
+    fixture("Faucet", "Faucet", on=["Sink"], receptacle=False, **OFF),
+    fixture("CoffeeMachine", "CoffeeMachine", on=["CounterTop"], **OFF),
+    item("Mug", "Mug", on=["DiningTable"], receptacle=True, dirty=True, filled=True),
+    item("Mug", "Mug2", on=["SinkBasin", "Sink"], receptacle=True),
+)
+EMPTY_THE_DIRTY_MUG = [
+    "Driver.PickUp('Mug')",
+    "Driver.PourFromAIntoB('Mug', 'SinkBasin')",
+    "Driver.PutAOnB('Mug', 'SinkBasin')",
+]
+BREW_THE_CLEAN_MUG = [
+    "Driver.PickUp('Mug2')",
+    "Driver.PutAOnB('Mug2', 'CoffeeMachine')",
+    "Driver.ToggleOn('CoffeeMachine')",
+]
+
+
+def test_work_on_a_mug_that_ends_dirty_goes_where_the_clean_one_gets_the_coffee() -> None:
+    # emptying the dirty mug changed it, so it is no object fetched and left as it was; but
+    # it ends dirty, which the task's only mug rules out: the work went into the wrong mug
+    verdicts = judge([*EMPTY_THE_DIRTY_MUG, *BREW_THE_CLEAN_MUG], where=TWO_MUGS)
+    assert removed(verdicts) == [(0, 1, 2)]
+    assert all(u.met is True for u in verdicts.units)
+
+
+def test_work_on_the_dirty_mug_stays_when_it_is_washed_and_gets_the_coffee() -> None:
+    wash = ["Driver.ToggleOn('Faucet')", "Driver.ToggleOff('Faucet')", "Driver.PickUp('Mug')"]
+    plan = [*EMPTY_THE_DIRTY_MUG, *wash, "Driver.PutAOnB('Mug', 'CoffeeMachine')"]
+    plan.append("Driver.ToggleOn('CoffeeMachine')")
+    verdicts = judge(plan, where=TWO_MUGS)
+    assert removed(verdicts) == [] and all(u.met is True for u in verdicts.units)
+
+
 MICROWAVE_KITCHEN = scene(
     fixture("CounterTop", "CounterTop"),
     fixture("Microwave", "Microwave", on=["CounterTop"], **OFF, **CLOSED),

@@ -397,6 +397,39 @@ def test_cabinets_opened_with_the_mug_in_hand_to_put_it_in_another_are_no_search
     assert all(f.optional is None for f in minimal.flags)
 
 
+@pytest.mark.parametrize(("set_down_on", "search"), [("CounterTop", True), ("SinkBasin", False)])
+def test_a_fridge_opened_with_the_mug_in_hand_sought_room_only_if_no_counter_had_it(
+    set_down_on: str, search: bool
+) -> None:
+    # the Driver holds the mug, opens and closes the fridge and sets the mug down next: in the
+    # sink it was room the Driver looked for; a counter has room to spare, so the fridge was
+    # searched for what the plan takes next (the cup, cleared out of the sink)
+    plan = [TOLD, TAKE, OPEN, CLOSE, f"Driver.PutAOnB('Mug', '{set_down_on}')", *CLEAR_CUP]
+    plan += [TAKE, RINSE_IT]
+    natural, minimal = critique(plan, "natural"), critique(plan, "minimal")
+    optional = [(f.step, f.optional and f.optional.kind) for f in natural.optional]
+    assert optional == ([(2, "search"), (3, "search")] if search else [])
+    assert {2, 3} <= {f.step for f in minimal.flags}
+    assert ({2, 3} <= {f.step for f in natural.flags}) is not search
+
+
+def test_each_search_is_read_with_the_later_ones_put_back() -> None:
+    # without a scene an open left open is a search when the Driver opens another container
+    # next: in the shortest plan the drawers are gone, and only once they are back does the
+    # first cabinet read as the search it began
+    grounding = ground(RINSE, [], None, task=None, teach_task=None)
+    drawers = ("Drawer", "Drawer2", "Drawer3")
+    plan = [TOLD, "Driver.Open('Cabinet')", "Driver.Open('Cabinet2')"]
+    plan += [f"Driver.Open('{d}')" for d in drawers] + [f"Driver.Close('{d}')" for d in drawers]
+    plan += [TAKE, RINSE_IT]
+    natural = judge_plan(RINSE, plan, grounding, trim="natural")
+    minimal = judge_plan(RINSE, plan, grounding, trim="minimal")
+    searched = [(s, "search") for s in range(1, 9)]
+    assert natural.flags == []
+    assert [(f.step, f.optional and f.optional.kind) for f in natural.optional] == searched
+    assert [(f.step, f.optional and f.optional.kind) for f in minimal.flags] == searched
+
+
 def test_a_drawer_opened_to_put_away_the_wrong_object_is_no_search() -> None:
     where = scene(
         fixture("CounterTop", "CounterTop"),

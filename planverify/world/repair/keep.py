@@ -285,16 +285,18 @@ class KeepRules(Patterns):
 
     def _room_sought(self, block: Collection[int], later: Sequence[int]) -> bool:
         """Whether what the Driver does next, other containers opened or closed aside, puts
-        down what is in hand: right away, or in a container of a kind the block opened (the
-        mug held while cabinets are opened, then put in another cabinet)."""
+        down what is in hand: right away, where room can be short (not on a counter or a
+        table, unless the block opened containers of a kind the goal puts things in), or in a
+        container of a kind the block opened (the mug held while cabinets are opened, then put
+        in another cabinet)."""
         rest = [s for s in later if self.actions[s].verb not in ("Open", "Close")]
         if not rest or self.actions[rest[0]].verb != "PutAOnB":
             return False
-        if self.actions[later[0]].verb == "PutAOnB":
-            return True
         state = self.state_at(self.trace.position(rest[0]))
         place = state.kind_at(state.key(self.actions[rest[0]].objects[1]))
         opened = {self._kind_of(s, self.actions[s].objects[0]) for s in block}
+        if self.actions[later[0]].verb == "PutAOnB":
+            return place not in SURFACES or bool(opened & self._tail_kinds)
         return place is not None and place in opened
 
     def _sought(self, step: int) -> tuple[str, ...]:
@@ -600,7 +602,8 @@ class KeepRules(Patterns):
         """Whether a block does something to an object of a kind the goal names (moves it,
         switches a device it is in, changes its state). Such steps serve the goal in ways a
         simulation cannot always show, so they only go when they change nothing, cannot
-        happen, or put the object down and take it back at once (a misplacement)."""
+        happen, put the object down and take it back at once (a misplacement), or went into
+        an instance the task does not count (`_wrong_instance`)."""
         steps = sorted(block, key=self.trace.position)
         positions = [self.trace.position(s) for s in steps]
         verbs = [self.actions[s].verb for s in steps]
@@ -621,6 +624,8 @@ class KeepRules(Patterns):
         if self._looked_into(block):
             return False  # opened and closed again, nothing taken or put: nothing moved
         if self._one_too_many(steps) or self._as_it_was(steps) or self._placed_first(steps):
+            return False
+        if self._wrong_instance(steps):
             return False
         return not self._abandoned(steps, positions)
 

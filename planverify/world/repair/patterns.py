@@ -9,6 +9,8 @@ import bisect
 from collections.abc import Callable, Collection, Sequence
 
 from planverify.records.notation import MOTION_VERBS, Action
+from planverify.world.classes import types_of
+from planverify.world.goals import matches
 from planverify.world.repair.kinds import CONTROLS, SURFACES, WORKING_DEVICES
 from planverify.world.repair.presumptions import Presumptions
 from planverify.world.state import SOME, Obj, State
@@ -236,6 +238,30 @@ class Patterns(Presumptions):
         if start.dirty is not False or start.liquid != "":
             return False  # not known to be clean and empty: rinsed or emptied for something
         return not _worked(start, after.get(key))
+
+    def _wrong_instance(self, steps: Sequence[int]) -> bool:
+        """Whether every step of a block acts first on one object that, where the plan meets
+        its whole task, ends known to fail a state that each of the task's components of its
+        kind asks for: the work went into the wrong instance (a dirty mug filled with coffee,
+        while a clean one is served)."""
+        if self.spec is None or self.spec.source != "teach_task":
+            return False
+        names = {self.actions[s].objects[0] for s in steps if self.actions[s].objects}
+        if len(names) != 1:
+            return False
+        if not all(u.met is True for u in self.sim.known_units(self.trace.units)):
+            return False
+        final = self.state_at(len(self.order))
+        key = final.key(names.pop())
+        if key is None:
+            return False
+        kind = final.get(key).kind
+        asking = [
+            c
+            for c in self.spec.components
+            if kind in types_of(c.select) and c.states.keys() - {"receptacle"}
+        ]
+        return bool(asking) and all(matches(c, final).get(key) is False for c in asking)
 
     def _one_too_many(self, steps: Sequence[int]) -> bool:
         """Whether a block is every step on one object, all of them carrying it (pick-ups and

@@ -325,29 +325,44 @@ class Reviewer(KeepRules, Insertion):
 
     def put_back(self) -> None:
         """Make the plan `natural`'s: put back each removed block of a kind the trim table keeps
-        (`NATURAL_KEEPS`), in plan order, where the plan with it still runs and meets the goal
-        no less. Its steps stay removals of `minimal` (`optional`, with their kind). A second
+        (`NATURAL_KEEPS`), where the plan with it still runs and meets the goal no less. Its
+        steps stay removals of `minimal` (`optional`, with their kind). The blocks are tried in
+        plan order, and those that could not go back are tried again once others went back,
+        until a pass puts back none: a block is read in the plan with the others back (a search
+        of one cabinet among several is a search once the rest are back too). A second
         simulation only where such a block was removed."""
         blocks: dict[int, list[int]] = {}
         for step, (_, block) in self.trim_kinds.items():
             if step in self.removed and step not in self.optional:
                 blocks.setdefault(block, []).append(step)
         switched: list[list[int]] = []  # device pairs put back as found
-        for steps in sorted(blocks.values(), key=min):
-            kind = self.trim_kinds[steps[0]][0]
-            if self._restore(steps, kind):
-                if kind == "device_around_loading":
-                    switched.append(steps)
-                continue
-            if kind == "making_room":
-                freed = self._set_down_around(steps)
-                if freed:
-                    self._restore(steps + freed, kind)
-            elif kind == "device_around_loading":
-                for loading in self._loadings_within(steps)[:RELOADS]:
-                    if self._restore(steps + loading, kind, read=steps, needed=loading):
-                        break
-        self._unpair_undone(switched)
+        pending = sorted(blocks.values(), key=min)
+        while pending:
+            left = [steps for steps in pending if not self._put_back_block(steps, switched)]
+            if len(left) == len(pending):
+                break
+            pending = left
+        self._unpair_undone(sorted(switched, key=min))
+
+    def _put_back_block(self, steps: list[int], switched: list[list[int]]) -> bool:
+        """Put one removed block of a kind the trim table keeps back, with the set-down around
+        it (`making_room`) or a loading it switched around (`device_around_loading`) where it
+        cannot go back alone; whether it went back. Device pairs put back alone join
+        `switched`."""
+        kind = self.trim_kinds[steps[0]][0]
+        if self._restore(steps, kind):
+            if kind == "device_around_loading":
+                switched.append(steps)
+            return True
+        if kind == "making_room":
+            freed = self._set_down_around(steps)
+            return bool(freed) and self._restore(steps + freed, kind)
+        if kind == "device_around_loading":
+            return any(
+                self._restore(steps + loading, kind, read=steps, needed=loading)
+                for loading in self._loadings_within(steps)[:RELOADS]
+            )
+        return False
 
     def _unpair_undone(self, switched: list[list[int]]) -> None:
         """Take out again the inner switches of two device pairs put back one after the other,

@@ -280,36 +280,13 @@ def score_results(
     if trim is not None or min_evidence is not None:
         results = (as_read(r, trim=trim, min_evidence=min_evidence) for r in results)
     paired = _pair_by_id(episodes, results)
-    scored = [
-        score_episode(episode_under(episode, trim or result.trim), result, mode=mode)
-        for episode, result in paired.pairs
-    ]
-
-    def group(items: Sequence[Counts], key: str, *, typed: bool = True) -> Scores:
-        return summarize(
-            items,
-            typed=typed,
-            resamples=resamples,
-            seed=f"{seed}:{key}",
-            confidence=confidence,
-        )
-
-    error_types = sorted({kind for s in scored for kind in s.by_error})
-    tasks = sorted({s.task for s in scored})
-    planned = [s.plan_level for s in scored if s.plan_level is not None]
+    scored = _score_pairs(paired, mode=mode, trim=trim)
+    group = _Grouping(resamples=resamples, seed=seed, confidence=confidence)
     return Report(
         mode=mode,
         overall=group([s.counts for s in scored], "overall"),
-        by_error={
-            kind: group(
-                [s.by_error.get(kind, Counts()) for s in scored], f"error:{kind}", typed=False
-            )
-            for kind in error_types
-        },
-        by_task={
-            task: group([s.counts for s in scored if s.task == task], f"task:{task}")
-            for task in tasks
-        },
+        by_error=_by_error(scored, group),
+        by_task=_by_task(scored, group),
         episodes=scored,
         failed=[s.id for s in scored if s.status == "error"],
         mismatched=[s.id for s in scored if OTHER_CONTENT in s.notes],
@@ -318,15 +295,67 @@ def score_results(
         unlabelled=paired.unlabelled,
         notes=paired.notes,
         without_motion=group([s.without_motion or s.counts for s in scored], "without_motion"),
-        plan_level={
-            key: group([p[key] for p in planned], f"plan:{key}")
-            for key in ("with_motion", "without_motion")
-        }
-        if planned
-        else None,
+        plan_level=_plan_level(scored, group),
         min_evidence=min_evidence,
         trim=trim,
     )
+
+
+def _score_pairs(paired: _Pairing, *, mode: Mode, trim: TrimPolicy | None) -> list[EpisodeScore]:
+    """The score of each paired episode, under `trim` (None: the policy its result ran under)."""
+    return [
+        score_episode(episode_under(episode, trim or result.trim), result, mode=mode)
+        for episode, result in paired.pairs
+    ]
+
+
+@dataclass(frozen=True)
+class _Grouping:
+    """How a report summarizes a group of episodes: `summarize` with the report's bootstrap
+    settings, each group drawing its own resamples (seeded `seed:key`)."""
+
+    resamples: int
+    seed: int
+    confidence: float
+
+    def __call__(self, items: Sequence[Counts], key: str, *, typed: bool = True) -> Scores:
+        """The `Scores` of the group `key` (`typed=False`: per error type, recall only)."""
+        return summarize(
+            items,
+            typed=typed,
+            resamples=self.resamples,
+            seed=f"{self.seed}:{key}",
+            confidence=self.confidence,
+        )
+
+
+def _by_error(scored: list[EpisodeScore], group: _Grouping) -> dict[str, Scores]:
+    """Recall per label error type, each over every scored episode."""
+    error_types = sorted({kind for s in scored for kind in s.by_error})
+    return {
+        kind: group([s.by_error.get(kind, Counts()) for s in scored], f"error:{kind}", typed=False)
+        for kind in error_types
+    }
+
+
+def _by_task(scored: list[EpisodeScore], group: _Grouping) -> dict[str, Scores]:
+    """The scores per task family, over the episodes of the family."""
+    tasks = sorted({s.task for s in scored})
+    return {
+        task: group([s.counts for s in scored if s.task == task], f"task:{task}") for task in tasks
+    }
+
+
+def _plan_level(scored: list[EpisodeScore], group: _Grouping) -> dict[str, Scores] | None:
+    """Plan-level scores with and without motion, over the episodes with a `clean` plan (None
+    when none has one)."""
+    planned = [s.plan_level for s in scored if s.plan_level is not None]
+    if not planned:
+        return None
+    return {
+        key: group([p[key] for p in planned], f"plan:{key}")
+        for key in ("with_motion", "without_motion")
+    }
 
 
 BELOW_LEVEL = (

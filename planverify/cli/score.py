@@ -21,63 +21,55 @@ from planverify.records.result import VerificationResult
 from planverify.runs.console import err, literal, out, say
 
 if TYPE_CHECKING:
-    from planverify.metrics import Report
+    from planverify.metrics import Mode, Report
+
+
+AnnotatedArgument = Annotated[
+    Path, typer.Argument(metavar="ANNOTATED", help="Annotated episodes (JSONL with labels).")
+]
+ResultsArgument = Annotated[
+    Path,
+    typer.Argument(metavar="RESULTS", help="Results of verify on those episodes (JSONL)."),
+]
+ModeOption = Annotated[
+    Literal["auto", "static", "iterative"],
+    typer.Option(
+        help="static (first Judge pass), iterative (refined plan), or auto: static when the results were made with --static."
+    ),
+]
+JsonOption = Annotated[
+    Path | None,
+    typer.Option("--json", help="Also write the full report (per episode) as JSON."),
+]
+MinEvidenceOption = Annotated[
+    Evidence | None,
+    typer.Option(
+        "--min-evidence",
+        help="Score only removals and insertions at this evidence level or stronger "
+        "(proven > goal-text > heuristic); those below count as not made: the step kept, "
+        "the insertion left out. Applied after --trim.",
+    ),
+]
 
 
 def score(
-    annotated: Annotated[
-        Path, typer.Argument(metavar="ANNOTATED", help="Annotated episodes (JSONL with labels).")
-    ],
-    results: Annotated[
-        Path,
-        typer.Argument(metavar="RESULTS", help="Results of verify on those episodes (JSONL)."),
-    ],
-    mode: Annotated[
-        Literal["auto", "static", "iterative"],
-        typer.Option(
-            help="static (first Judge pass), iterative (refined plan), or auto: static when the results were made with --static."
-        ),
-    ] = "auto",
-    report: Annotated[
-        Path | None,
-        typer.Option("--json", help="Also write the full report (per episode) as JSON."),
-    ] = None,
-    min_evidence: Annotated[
-        Evidence | None,
-        typer.Option(
-            "--min-evidence",
-            help="Score only removals and insertions at this evidence level or stronger "
-            "(proven > goal-text > heuristic); those below count as not made: the step kept, "
-            "the insertion left out. Applied after --trim.",
-        ),
-    ] = None,
+    annotated: AnnotatedArgument,
+    results: ResultsArgument,
+    mode: ModeOption = "auto",
+    report: JsonOption = None,
+    min_evidence: MinEvidenceOption = None,
     trim: ReadTrimOption = None,
 ) -> None:
     """Recall, precision and F1 of results against labels, overall, per error type and per task."""
-    from planverify.metrics import infer_mode, score_results
+    from planverify.metrics import score_results
     from planverify.metrics.report import BELOW_LEVEL
-    from planverify.records.jsonl import UnusableFile, expect, read_all
 
-    for problem in (
-        expect(annotated, "annotated episodes", "ANNOTATED (as `planverify corrupt` writes)"),
-        expect(results, "results", "RESULTS"),
-    ):
-        if problem is not None:
-            raise fail(problem)
-    if report is not None:
-        check_output(report)
-        check_clash([report], [annotated, results], None)
-    try:
-        outcomes = [r for _, r in read_all(results, VerificationResult, "a result record")]
-    except UnusableFile as exc:
-        raise fail(str(exc)) from None
+    _check_files(annotated, results, report)
+    outcomes = _read_results(results)
     episodes, skipped = _annotated(annotated)
     _check_pairing(episodes, outcomes, annotated, results)
     if mode == "auto":
-        try:
-            mode = infer_mode(outcomes)
-        except ValueError as exc:
-            raise fail(f"{exc} (or pass --mode)") from None
+        mode = _infer_mode(outcomes)
     scored = score_results(episodes, outcomes, mode=mode, min_evidence=min_evidence, trim=trim)
     title = f"{mode} scores, {scored.overall.episodes} episodes"
     if trim is not None:
@@ -93,12 +85,7 @@ def score(
             "red",
             f"{len(scored.failed)} episode(s) have an error result, counted as finding nothing, e.g. {', '.join(scored.failed[:3])}",
         )
-    if scored.mismatched:
-        raise fail(
-            f"{len(scored.mismatched)} result(s) were computed on other content than the "
-            f"annotated episodes, e.g. {', '.join(scored.mismatched[:3])}: verify {annotated} again",
-            1,
-        )
+    _check_mismatched(scored, annotated)
     if report is not None:
         from planverify.stores.files import write_atomically
 
@@ -107,6 +94,52 @@ def score(
         )
     if skipped:
         raise typer.Exit(1)
+
+
+def _check_files(annotated: Path, results: Path, report: Path | None) -> None:
+    """A usage error (exit 2) when ANNOTATED or RESULTS is no file of its kind, or when the
+    `--json` report cannot be written or would write over one of them."""
+    from planverify.records.jsonl import expect
+
+    for problem in (
+        expect(annotated, "annotated episodes", "ANNOTATED (as `planverify corrupt` writes)"),
+        expect(results, "results", "RESULTS"),
+    ):
+        if problem is not None:
+            raise fail(problem)
+    if report is not None:
+        check_output(report)
+        check_clash([report], [annotated, results], None)
+
+
+def _read_results(results: Path) -> list[VerificationResult]:
+    """The result records of RESULTS, after a usage error (exit 2) when it cannot be read."""
+    from planverify.records.jsonl import UnusableFile, read_all
+
+    try:
+        return [r for _, r in read_all(results, VerificationResult, "a result record")]
+    except UnusableFile as exc:
+        raise fail(str(exc)) from None
+
+
+def _infer_mode(results: list[VerificationResult]) -> Mode:
+    """The mode the results were made in, after a usage error (exit 2) when they mix both."""
+    from planverify.metrics import infer_mode
+
+    try:
+        return infer_mode(results)
+    except ValueError as exc:
+        raise fail(f"{exc} (or pass --mode)") from None
+
+
+def _check_mismatched(scored: Report, annotated: Path) -> None:
+    """An error (exit 1) when results were computed on other content than their episodes."""
+    if scored.mismatched:
+        raise fail(
+            f"{len(scored.mismatched)} result(s) were computed on other content than the "
+            f"annotated episodes, e.g. {', '.join(scored.mismatched[:3])}: verify {annotated} again",
+            1,
+        )
 
 
 def _check_pairing(

@@ -261,25 +261,15 @@ def verify(
 ) -> None:
     """Verify plans: flag unneeded steps, add missing ones, loop until the Judge has no objections."""
     _check_models(judge, planner, goal=goal, grounding=grounding)
-    try:
-        params = parse_params(model_param)
-    except ValueError as exc:
-        raise fail(str(exc)) from None
+    params = _model_params(model_param)
     if server is not None:
         _check_server_run(
             review=review, keeps_checkpoints=no_checkpoint or checkpoint != str(DEFAULT_CHECKPOINT)
         )
-    local_store = None if server is not None or no_checkpoint else checkpoint
-    output = _check_outputs(inputs, split, output, local_store)
-    if retry_failed and (output is None or not output.is_file()):
-        raise fail("--retry-failed needs the --output file of an earlier run")
-    if review and not sys.stdin.isatty():
-        raise fail("--review needs an interactive terminal")
-    from planverify.inputs.sources import count_inputs
-
-    total = count_inputs(inputs, split=split)
-    if limit is not None:
-        total = min(total, limit)
+    where = None if server is not None or no_checkpoint else checkpoint
+    output = _check_outputs(inputs, split, output, where)
+    _check_retry_failed(retry_failed, output)
+    _check_review(review)
     in_flight = 1 if review else concurrency
     limits = CallLimits(
         rps=rps,
@@ -306,7 +296,7 @@ def verify(
     batch = Batch(
         inputs,
         split,
-        total,
+        _total(inputs, split, limit),
         limit,
         output,
         in_flight,
@@ -315,10 +305,15 @@ def verify(
     )
     if server is not None:
         return _verify_on_server(server, batch, limits=limits, settings=settings)
-    where = None if no_checkpoint else checkpoint
-    with writing(output):
-        local = _verify_locally(batch, where, settings, limits=limits, review=review)
-        _finish(_interruptible(local, output, where), output, where or "")
+    _verify_here(batch, where, settings, limits=limits, review=review)
+
+
+def _model_params(items: list[str] | None) -> dict[str, Any]:
+    """The `--model-param` options by name, after a usage error (exit 2) for a malformed one."""
+    try:
+        return parse_params(items)
+    except ValueError as exc:
+        raise fail(str(exc)) from None
 
 
 def _check_models(judge: str, planner: str, *, goal: GoalSource, grounding: bool) -> None:
@@ -361,6 +356,26 @@ def _check_outputs(
         _check_store_clash(checkpoint, [output, partial])
     check_output(partial)  # the journal, too, is a regular file or nothing yet
     return output
+
+
+def _check_retry_failed(retry_failed: bool, output: Path | None) -> None:
+    """A usage error (exit 2) for `--retry-failed` without the results file of an earlier run."""
+    if retry_failed and (output is None or not output.is_file()):
+        raise fail("--retry-failed needs the --output file of an earlier run")
+
+
+def _check_review(review: bool) -> None:
+    """A usage error (exit 2) for `--review` without an interactive terminal to review on."""
+    if review and not sys.stdin.isatty():
+        raise fail("--review needs an interactive terminal")
+
+
+def _total(inputs: list[str], split: str | None, limit: int | None) -> int:
+    """How many episodes the run verifies: those of the inputs, at most `limit`."""
+    from planverify.inputs.sources import count_inputs
+
+    total = count_inputs(inputs, split=split)
+    return total if limit is None else min(total, limit)
 
 
 def _check_store_clash(checkpoint: str, outputs: list[Path | None]) -> None:
@@ -453,6 +468,15 @@ def _verify_on_server(
 
     with writing(batch.output):
         _finish(_interruptible(run(), batch.output, None), batch.output, "the server")
+
+
+def _verify_here(
+    batch: Batch, where: str | None, settings: dict[str, Any], *, limits: CallLimits, review: bool
+) -> None:
+    """Verify the batch in this process and report it: `_verify_on_server`'s local twin."""
+    with writing(batch.output):
+        local = _verify_locally(batch, where, settings, limits=limits, review=review)
+        _finish(_interruptible(local, batch.output, where), batch.output, where or "")
 
 
 def _interruptible(work: Any, output: Path | None, checkpoint: str | None) -> BatchReport:

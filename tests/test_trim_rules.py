@@ -413,21 +413,45 @@ def test_a_fridge_opened_with_the_mug_in_hand_sought_room_only_if_no_counter_had
     assert ({2, 3} <= {f.step for f in natural.flags}) is not search
 
 
+DRAWERS = ("Drawer", "Drawer2", "Drawer3")
+CABINETS_THEN_DRAWERS = [
+    TOLD,
+    "Driver.Open('Cabinet')",
+    "Driver.Open('Cabinet2')",
+    *(f"Driver.Open('{d}')" for d in DRAWERS),
+    *(f"Driver.Close('{d}')" for d in DRAWERS),
+    TAKE,
+    RINSE_IT,
+]
+
+
 def test_each_search_is_read_with_the_later_ones_put_back() -> None:
     # without a scene an open left open is a search when the Driver opens another container
     # next: in the shortest plan the drawers are gone, and only once they are back does the
     # first cabinet read as the search it began
     grounding = ground(RINSE, [], None, task=None, teach_task=None)
-    drawers = ("Drawer", "Drawer2", "Drawer3")
-    plan = [TOLD, "Driver.Open('Cabinet')", "Driver.Open('Cabinet2')"]
-    plan += [f"Driver.Open('{d}')" for d in drawers] + [f"Driver.Close('{d}')" for d in drawers]
-    plan += [TAKE, RINSE_IT]
-    natural = judge_plan(RINSE, plan, grounding, trim="natural")
-    minimal = judge_plan(RINSE, plan, grounding, trim="minimal")
+    natural = judge_plan(RINSE, CABINETS_THEN_DRAWERS, grounding, trim="natural")
+    minimal = judge_plan(RINSE, CABINETS_THEN_DRAWERS, grounding, trim="minimal")
     searched = [(s, "search") for s in range(1, 9)]
     assert natural.flags == []
     assert [(f.step, f.optional and f.optional.kind) for f in natural.optional] == searched
     assert [(f.step, f.optional and f.optional.kind) for f in minimal.flags] == searched
+
+
+def test_put_back_tries_no_second_pass_once_the_budget_is_spent(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    put_back = Reviewer.put_back
+
+    def with_the_budget_spent(reviewer: Reviewer) -> None:
+        monkeypatch.setattr(Reviewer, "exhausted", lambda _: True)
+        put_back(reviewer)
+
+    monkeypatch.setattr(Reviewer, "put_back", with_the_budget_spent)
+    grounding = ground(RINSE, [], None, task=None, teach_task=None)
+    natural = judge_plan(RINSE, CABINETS_THEN_DRAWERS, grounding, trim="natural")
+    assert [f.step for f in natural.flags] == [1, 2]  # the cabinets: read before the drawers
+    assert [f.step for f in natural.optional] == list(range(3, 9))
 
 
 def test_a_drawer_opened_to_put_away_the_wrong_object_is_no_search() -> None:

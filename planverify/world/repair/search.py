@@ -328,9 +328,9 @@ class Reviewer(KeepRules, Insertion):
         (`NATURAL_KEEPS`), where the plan with it still runs and meets the goal no less. Its
         steps stay removals of `minimal` (`optional`, with their kind). The blocks are tried in
         plan order, and those that could not go back are tried again once others went back,
-        until a pass puts back none: a block is read in the plan with the others back (a search
-        of one cabinet among several is a search once the rest are back too). A second
-        simulation only where such a block was removed."""
+        until a pass puts back none or the work budget is spent: a block is read in the plan
+        with the others back (a search of one cabinet among several is a search once the rest
+        are back too). A second simulation only where such a block was removed."""
         blocks: dict[int, list[int]] = {}
         for step, (_, block) in self.trim_kinds.items():
             if step in self.removed and step not in self.optional:
@@ -339,7 +339,7 @@ class Reviewer(KeepRules, Insertion):
         pending = sorted(blocks.values(), key=min)
         while pending:
             left = [steps for steps in pending if not self._put_back_block(steps, switched)]
-            if len(left) == len(pending):
+            if len(left) == len(pending) or self.exhausted():
                 break
             pending = left
         self._unpair_undone(sorted(switched, key=min))

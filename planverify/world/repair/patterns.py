@@ -9,7 +9,6 @@ import bisect
 from collections.abc import Callable, Collection, Sequence
 
 from planverify.records.notation import MOTION_VERBS, Action
-from planverify.world.classes import types_of
 from planverify.world.goals import matches
 from planverify.world.repair.kinds import CONTROLS, SURFACES, WORKING_DEVICES
 from planverify.world.repair.presumptions import Presumptions
@@ -256,10 +255,10 @@ class Patterns(Presumptions):
         if key is None:
             return False
         kind = final.get(key).kind
-        asking = [
+        asking = [  # the components come first among the units, with the types they are about
             c
-            for c in self.spec.components
-            if kind in types_of(c.select) and c.states.keys() - {"receptacle"}
+            for c, types in zip(self.spec.components, self._unit_types, strict=False)
+            if kind in types and c.states.keys() - {"receptacle"}
         ]
         return bool(asking) and all(matches(c, final).get(key) is False for c in asking)
 

@@ -93,6 +93,7 @@ TEST8_FILE = ANNOTATED / "natural_test8.jsonl"  # the eighth test part (developm
 TEST9_FILE = ANNOTATED / "natural_test9.jsonl"  # the ninth test part (development data since)
 TEST10_FILE = ANNOTATED / "natural_test10.jsonl"  # the tenth test part (development data since)
 TEST11_FILE = ANNOTATED / "natural_test11.jsonl"  # the eleventh test part (development data since)
+TEST12_FILE = ANNOTATED / "natural_test12.jsonl"  # the twelfth test part: every episode left
 REREAD_FILE = ANNOTATED / "hand_natural.jsonl"  # hand.jsonl read again under natural
 HAND_FILE = ANNOTATED / "hand.jsonl"
 DEVELOPMENT_SETS = {  # the sets Judge work may read, by their name in the tables
@@ -125,6 +126,7 @@ PARTS = {
     TEST9_FILE.name: "held_out_test_9",
     TEST10_FILE.name: "held_out_test_10",
     TEST11_FILE.name: "held_out_test_11",
+    TEST12_FILE.name: "held_out_test_12",
     REREAD_FILE.name: "reread_after_judges",
 }
 LABEL_KEYS = frozenset({"type", "index", "after", "action", "error", "reason"})
@@ -161,6 +163,7 @@ TEST_PARTS = (  # in drawn order: (file, seed, cap on non-dialogue, non-motion s
     (TEST10_FILE, SEED_10, MAX_STEPS_10),
     (TEST11_FILE, SEED_11, MAX_STEPS_11),
 )
+LAST_PART = len(TEST_PARTS) + 1  # part 12: every episode no earlier part took, at any length
 
 
 def draw_test(
@@ -193,13 +196,17 @@ def draw_test(
 
 
 def draw_part(part: int, episodes: Iterable[Episode]) -> list[Episode]:
-    """Test part 1 to 11 as drawn: each part excludes `hand.jsonl` and the parts before it, with
-    its own seed and cap."""
-    if not 1 <= part <= len(TEST_PARTS):
+    """Test part 1 to 12 as drawn: each part excludes `hand.jsonl` and the parts before it; parts
+    1 to 11 with their own seed and cap, part 12 (`LAST_PART`) is every episode left, by family
+    and id."""
+    if not 1 <= part <= LAST_PART:
         raise ValueError(f"no test part {part}")
     excluded = [r["id"] for r in read_records(HAND_FILE)]
     for earlier, _, _ in TEST_PARTS[: part - 1]:
         excluded += [r["id"] for r in read_records(earlier)]
+    if part == LAST_PART:
+        skip = set(excluded)
+        return sorted((ep for ep in episodes if ep.id not in skip), key=lambda ep: (ep.task, ep.id))
     _, seed, max_steps = TEST_PARTS[part - 1]
     return draw_test(episodes, excluded, seed=seed, max_steps=max_steps)
 
@@ -307,7 +314,7 @@ def main() -> None:
     parser.add_argument(
         "--part",
         type=int,
-        choices=range(1, len(TEST_PARTS) + 1),
+        choices=range(1, LAST_PART + 1),
         default=1,
         help="whose draw to list",
     )
@@ -316,7 +323,7 @@ def main() -> None:
         sys.exit(f"no TEACh games at {args.games}")
     for episode in draw_part(args.part, all_games(args.games)):
         print(episode.task, episode.id, steps(episode, motion=False))
-    for path in (*(test for test, _, _ in TEST_PARTS), REREAD_FILE):
+    for path in (*(test for test, _, _ in TEST_PARTS), TEST12_FILE, REREAD_FILE):
         if path.is_file():
             print_counts(path, args.games)
 

@@ -23,9 +23,12 @@
   cap) and only one of them has more than 100 steps (a Breakfast of 105), so a higher cap would
   add no family: part 11 keeps the cap of 100 (`MAX_STEPS_11`, fixed before any part-11 episode
   was read) and holds 20 episodes over six families (two Coffee are left). Parts 1 to 11 are
-  development data now, and no blind part is drawn (`BLIND_SET` is None): after part 11 only
-  four families have episodes left (30 in all), so a twelfth part needs a new rule for its draw,
-  or more games.
+  development data now.
+- `annotated/natural_test12.jsonl`, the **twelfth test part**, the blind one (`BLIND_SET`): after
+  part 11 only four families had episodes left (31 in all, one of them over the cap), so part 12
+  is drawn by a rule of its own, fixed from ids and step counts alone before any of its episodes
+  was read: every episode no earlier part took, at any length (`LAST_PART`), in family and id
+  order. It holds 31 episodes: 17 Put All X On Y, 7 Clean All X, 5 Breakfast and 2 Salad.
 - `annotated/hand_natural.jsonl`: the episodes of `hand.jsonl`, read again under `natural` after
   Judges had seen them (no blind test).
 
@@ -112,7 +115,7 @@ DEVELOPMENT_SETS = {  # the sets Judge work may read, by their name in the table
 }
 # the blind part (its name in the tables, its file), scored once at the end of a round of Judge
 # work; None while no part is drawn that has not been scored
-BLIND_SET: tuple[str, Path] | None = None
+BLIND_SET: tuple[str, Path] | None = ("natural-test-12", TEST12_FILE)
 RECORD_KEYS = frozenset({"id", "input_digest", "part", "labels"})  # all a line may hold
 PARTS = {
     TEST_FILE.name: "held_out_test",

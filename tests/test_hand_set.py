@@ -223,7 +223,7 @@ def test_the_episodes_are_the_seeded_draw(
 
 
 def natural_files(natural_set: ModuleType) -> tuple[Path, ...]:
-    """The natural files: the eleven test parts and the re-read of the hand set."""
+    """The natural files: the twelve test parts and the re-read of the hand set."""
     return (
         natural_set.TEST_FILE,
         natural_set.TEST2_FILE,
@@ -236,6 +236,7 @@ def natural_files(natural_set: ModuleType) -> tuple[Path, ...]:
         natural_set.TEST9_FILE,
         natural_set.TEST10_FILE,
         natural_set.TEST11_FILE,
+        natural_set.TEST12_FILE,
         natural_set.REREAD_FILE,
     )
 
@@ -300,6 +301,9 @@ def test_the_test_part_is_new_and_the_reread_covers_the_hand_set(
     eleventh = {r["id"] for r in records[natural_set.TEST11_FILE.name]}
     assert len(eleventh) == 20  # under a cap of 100 steps: six families left, two Coffee
     assert not eleventh & (earlier | sixth | seventh | eighth | ninth | tenth)
+    twelfth = {r["id"] for r in records[natural_set.TEST12_FILE.name]}
+    assert len(twelfth) == 31  # every episode left: four families, one over the cap of 100
+    assert not twelfth & (earlier | sixth | seventh | eighth | ninth | tenth | eleventh)
     reread = {r["id"]: r for r in records[natural_set.REREAD_FILE.name]}
     assert {i: r["input_digest"] for i, r in reread.items()} == {
         i: r["input_digest"] for i, r in hand.items()
@@ -415,6 +419,10 @@ def test_the_test_part_is_the_seeded_draw_over_every_family(
         assert set(counts) == set(left)
         assert all(n >= min(natural_set.PER_FAMILY, left[task]) for task, n in counts.items())
         excluded |= {ep.id for ep in test_part}
+    last = natural_sets[natural_set.TEST12_FILE.name]  # every episode left, at any length
+    assert [ep.id for ep in last] == [ep.id for ep in natural_set.draw_part(12, games)]
+    assert {ep.id for ep in last} == {ep.id for ep in games} - excluded
+    assert natural_set.BLIND_SET == ("natural-test-12", natural_set.TEST12_FILE)
 
 
 def test_labels_keep_the_goal_and_motion_labels_keep_the_net_motion(

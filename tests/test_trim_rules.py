@@ -150,12 +150,59 @@ def test_a_microwave_opened_to_see_what_it_would_cook_is_no_search() -> None:
     assert natural.optional == []
 
 
+RUNNING_MICROWAVE = scene(
+    *(f for f in SINK.model_dump()["objects"] if f["type"] != "Microwave"),
+    fixture("Microwave", "Microwave", on=["CounterTop"], **ON, **CLOSED),
+)
+MICROWAVE_OFF = "Driver.ToggleOff('Microwave')"
+
+
+@pytest.mark.parametrize(
+    ("plan", "search"),
+    [
+        ([MICROWAVE_OFF, MICROWAVE_OPEN, MICROWAVE_CLOSE, TAKE, RINSE_IT], [0, 1, 2]),
+        ([MICROWAVE_OFF, OPEN, CLOSE, TAKE, RINSE_IT], [1, 2]),
+    ],
+    ids=["switched off to look inside", "switched off, another container searched"],
+)
+def test_a_running_microwave_switched_off_to_look_inside_is_part_of_the_search(
+    plan: list[str], search: list[int]
+) -> None:
+    grounding = ground(RINSE, [], RUNNING_MICROWAVE, task=None, teach_task=None)
+    natural = judge_plan(RINSE, plan, grounding, trim="natural")
+    minimal = judge_plan(RINSE, plan, grounding, trim="minimal")
+    assert [(f.step, f.optional and f.optional.kind) for f in natural.optional] == [
+        (s, "search") for s in search
+    ]
+    assert [f.step for f in natural.flags] == sorted({0, 1, 2} - set(search))
+    assert [f.step for f in minimal.flags] == [0, 1, 2]
+
+
+def test_a_running_microwave_switched_off_and_never_opened_goes_under_both_policies() -> None:
+    plan = [MICROWAVE_OFF, TAKE, RINSE_IT]
+    grounding = ground(RINSE, [], RUNNING_MICROWAVE, task=None, teach_task=None)
+    for trim in ("natural", "minimal"):
+        critique = judge_plan(RINSE, plan, grounding, trim=trim)
+        assert [f.step for f in critique.flags] == [0]
+        assert critique.optional == []
+
+
 MUG_IN_FRIDGE = scene(*FIXTURES, item("Mug", "Mug", receptacle=True, dirty=True, on=["Fridge"]))
 
 
-def test_natural_keeps_a_container_closed_after_use_and_opened_again() -> None:
+MUG_ON_A_PLATE_IN_FRIDGE = scene(
+    *FIXTURES,
+    item("Plate", "Plate", receptacle=True, on=["Fridge"]),
+    item("Mug", "Mug", receptacle=True, dirty=True, on=["Fridge", "Plate"]),
+)
+
+
+@pytest.mark.parametrize(
+    "where", [MUG_IN_FRIDGE, MUG_ON_A_PLATE_IN_FRIDGE], ids=["in the fridge", "on a plate in it"]
+)
+def test_natural_keeps_a_container_closed_after_use_and_opened_again(where: Scene) -> None:
     plan = [OPEN, TAKE, CLOSE, RINSE_IT, TAKE, OPEN, "Driver.PutAOnB('Mug', 'Fridge')", CLOSE]
-    grounding = ground(RINSE, [], MUG_IN_FRIDGE, task=None, teach_task=None)
+    grounding = ground(RINSE, [], where, task=None, teach_task=None)
     natural = judge_plan(RINSE, plan, grounding, trim="natural")
     minimal = judge_plan(RINSE, plan, grounding, trim="minimal")
     assert natural.flags == []

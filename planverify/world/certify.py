@@ -92,7 +92,7 @@ from planverify.world.repair import WORK_BUDGET, Reviewer, steps_named
 from planverify.world.repair.keep import NATURAL_KEEPS
 from planverify.world.trace import better, rank, score
 
-CERTIFY_VERSION = "9"  # changes whenever certify can decide a flag or an insertion otherwise
+CERTIFY_VERSION = "10"  # changes whenever certify can decide a flag or an insertion otherwise
 EXACT_LIMIT = 12  # candidate blocks up to which every union of them is tried (2**12 at most)
 PARTNERS = {"PickUp": "PutAOnB", "Open": "Close", "ToggleOn": "ToggleOff"}
 

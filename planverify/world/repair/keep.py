@@ -79,8 +79,10 @@ class KeepRules(Patterns):
                 and self._searching(opened, ignoring=set(block) - opened)
             )
         ):
+            opened |= self._switched_off_to_look(block, opened)
             parts.append((opened, "search"))
         switched = {s for s in block if self.actions[s].verb in ("ToggleOff", "ToggleOn")}
+        switched -= opened
         if len(switched) == 2 and self._around_loading(switched):
             parts.append((switched, "device_around_loading"))
         freeing = self._freeing_hands(block)
@@ -90,6 +92,19 @@ class KeepRules(Patterns):
         if room:
             parts.append((room, "making_room"))
         return parts
+
+    def _switched_off_to_look(self, block: Collection[int], opened: Collection[int]) -> set[int]:
+        """The switch-offs in a block of a device the search then opens, with only motion and
+        dialogue between (a running microwave switched off to look inside): they belong to the
+        search, as a microwave's switches go with its opening."""
+        opens = {self.actions[s].objects[0]: s for s in opened if self.actions[s].verb == "Open"}
+        return {
+            s
+            for s in block
+            if self.actions[s].verb == "ToggleOff"
+            and opens.get(self.actions[s].objects[0]) is not None
+            and self._next_interaction(self.trace.position(s)) == opens[self.actions[s].objects[0]]
+        }
 
     def _making_room(self, block: Collection[int]) -> set[int]:
         """The pick-ups and put-downs in a block, when they take objects off one receptacle
@@ -382,13 +397,13 @@ class KeepRules(Patterns):
             key = state.key(action.objects[0])
             if key is None:
                 continue
-            inside = _inside(state, state.key(name))
+            container = state.key(name)
             if action.verb == "PutAOnB" and action.objects[-1] == name:
                 taken = self._near_input(step, action.objects[0], "PickUp")
                 came_from = before[taken][0].get(key).loc if taken is not None else None
-                if came_from is not None and came_from not in inside:
+                if came_from is not None and not _within(state, came_from, container):
                     return True  # brought from elsewhere to be put away there
-            if action.verb == "PickUp" and state.get(key).loc in inside:
+            if action.verb == "PickUp" and _within(state, state.get(key).loc, container):
                 put = self._near_input(step, action.objects[0], "PutAOnB")
                 if put is not None and self.actions[put].objects[-1] == name:
                     return True  # taken back from where the plan had put it
@@ -425,7 +440,7 @@ class KeepRules(Patterns):
                 now = self.state_at(later)
                 taken = now.key(action.objects[0])
                 where = now.get(taken).loc if taken is not None else None
-                if where in _inside(self.state_at(pos), key):
+                if _within(self.state_at(pos), where, key):
                     return True
                 if where is None and self._next_interaction(pos) == self.order[later]:
                     return True  # from a place not known, first thing after the open: from it
@@ -719,7 +734,16 @@ class KeepRules(Patterns):
         return self._looked_into(block) or self.sim.settles(self.trace, block)
 
 
-def _inside(state: State, container: str | None) -> tuple[str | None, str]:
-    """The locations that mean "in this container": its key, and "one of its type" (`SOME`)
-    for what the scene places by type only."""
-    return container, SOME + (state.kind_at(container) or "")
+def _within(state: State, loc: str | None, container: str | None) -> bool:
+    """Whether a location is in this container, directly or on something in it (a tomato on a
+    plate in the cabinet): the container's key, or "one of its type" (`SOME`) for what the scene
+    places by type only."""
+    places = {container, SOME + (state.kind_at(container) or "")}
+    seen: set[str] = set()
+    while loc is not None and loc not in seen:
+        if loc in places:
+            return True
+        seen.add(loc)
+        found = state.objects.get(loc)
+        loc = found.loc if found is not None else None
+    return False

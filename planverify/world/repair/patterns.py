@@ -51,12 +51,11 @@ class Patterns(Presumptions):
             return False
         state = self.state_at(pos)
         device = state.key(name)
-        if (
-            device is None
-            or state.get(device).on is not True
-            or state.kind_at(device) == "Microwave"
-        ):
-            return False  # (whether a microwave may be opened while it runs is not known)
+        if device is None or state.get(device).on is not True:
+            return False
+        opened_later = self._near(pos, name, {"Open"}, forward=True) is not None
+        if state.kind_at(device) == "Microwave" and opened_later:
+            return False  # opened later: whether it may be opened while it runs is not known
         acted = set(self._acted_on(state, device)) | {device}
         if any(self._poured_out(key) for key in acted - {device}):
             return False  # the plan uses what the device filled: switching it off is after use

@@ -1,7 +1,7 @@
 """Where the rules Judge and the `natural` annotation files disagree, episode by episode.
 
 A development aid for Judge work. It verifies the development sets (`natural_set.DEVELOPMENT_SETS`:
-`hand-natural` and `natural-test-1` to `natural-test-11`; never a blind part, which only
+`hand-natural` and `natural-test-1` to `natural-test-12`; never a blind part, which only
 `judge_quality.py --held-out` scores) with the rules Judge, under one trim policy and one input
 condition (`full` records, or the `goal` text alone, as `judge_quality.py` runs them), and prints
 the episodes with plan-level errors without motion, the worst first:

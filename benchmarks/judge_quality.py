@@ -33,8 +33,8 @@ and are scored against the labels that are errors under it (`planverify.records.
 a generator label of a step `natural` keeps carries `"policy": "minimal"`), with the clean plan
 the labels make under `natural` (`planverify.metrics.episode_under`). The `natural` annotation files are scored too:
 `hand-natural` (`benchmarks/annotated/hand_natural.jsonl`, the hand set read again under
-`natural`) and `natural-test-1` to `natural-test-11` (`natural_test.jsonl` to
-`natural_test11.jsonl`, the eleven test parts, development data since each was scored once,
+`natural`) and `natural-test-1` to `natural-test-12` (`natural_test.jsonl` to
+`natural_test12.jsonl`, the twelve test parts, development data since each was scored once,
 blind, at the end of its round) always, and the blind part (`natural_set.BLIND_SET`, when one is
 drawn) only with `--held-out`, at the end of a round of Judge work.
 

@@ -24,11 +24,13 @@
   add no family: part 11 keeps the cap of 100 (`MAX_STEPS_11`, fixed before any part-11 episode
   was read) and holds 20 episodes over six families (two Coffee are left). Parts 1 to 11 are
   development data now.
-- `annotated/natural_test12.jsonl`, the **twelfth test part**, the blind one (`BLIND_SET`): after
-  part 11 only four families had episodes left (31 in all, one of them over the cap), so part 12
-  is drawn by a rule of its own, fixed from ids and step counts alone before any of its episodes
-  was read: every episode no earlier part took, at any length (`LAST_PART`), in family and id
-  order. It holds 31 episodes: 17 Put All X On Y, 7 Clean All X, 5 Breakfast and 2 Salad.
+- `annotated/natural_test12.jsonl`, the **twelfth test part**: after part 11 only four families
+  had episodes left (31 in all, one of them over the cap), so part 12 is drawn by a rule of its
+  own, fixed from ids and step counts alone before any of its episodes was read: every episode no
+  earlier part took, at any length (`LAST_PART`), in family and id order. It holds 31 episodes:
+  17 Put All X On Y, 7 Clean All X, 5 Breakfast and 2 Salad. It was scored once, blind, at the
+  end of round 15 (0.832 / 0.790) and is development data since. No episode is left to draw, so
+  no blind part is drawn (`BLIND_SET` is None) until the shared games grow.
 - `annotated/hand_natural.jsonl`: the episodes of `hand.jsonl`, read again under `natural` after
   Judges had seen them (no blind test).
 
@@ -96,7 +98,7 @@ TEST8_FILE = ANNOTATED / "natural_test8.jsonl"  # the eighth test part (developm
 TEST9_FILE = ANNOTATED / "natural_test9.jsonl"  # the ninth test part (development data since)
 TEST10_FILE = ANNOTATED / "natural_test10.jsonl"  # the tenth test part (development data since)
 TEST11_FILE = ANNOTATED / "natural_test11.jsonl"  # the eleventh test part (development data since)
-TEST12_FILE = ANNOTATED / "natural_test12.jsonl"  # the twelfth test part: every episode left
+TEST12_FILE = ANNOTATED / "natural_test12.jsonl"  # the twelfth test part (development data since)
 REREAD_FILE = ANNOTATED / "hand_natural.jsonl"  # hand.jsonl read again under natural
 HAND_FILE = ANNOTATED / "hand.jsonl"
 DEVELOPMENT_SETS = {  # the sets Judge work may read, by their name in the tables
@@ -112,10 +114,11 @@ DEVELOPMENT_SETS = {  # the sets Judge work may read, by their name in the table
     "natural-test-9": TEST9_FILE,
     "natural-test-10": TEST10_FILE,
     "natural-test-11": TEST11_FILE,
+    "natural-test-12": TEST12_FILE,
 }
 # the blind part (its name in the tables, its file), scored once at the end of a round of Judge
 # work; None while no part is drawn that has not been scored
-BLIND_SET: tuple[str, Path] | None = ("natural-test-12", TEST12_FILE)
+BLIND_SET: tuple[str, Path] | None = None
 RECORD_KEYS = frozenset({"id", "input_digest", "part", "labels"})  # all a line may hold
 PARTS = {
     TEST_FILE.name: "held_out_test",

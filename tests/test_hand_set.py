@@ -422,7 +422,6 @@ def test_the_test_part_is_the_seeded_draw_over_every_family(
     last = natural_sets[natural_set.TEST12_FILE.name]  # every episode left, at any length
     assert [ep.id for ep in last] == [ep.id for ep in natural_set.draw_part(12, games)]
     assert {ep.id for ep in last} == {ep.id for ep in games} - excluded
-    assert natural_set.BLIND_SET == ("natural-test-12", natural_set.TEST12_FILE)
 
 
 def test_labels_keep_the_goal_and_motion_labels_keep_the_net_motion(

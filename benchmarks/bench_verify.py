@@ -93,6 +93,8 @@ def main() -> None:
         cpu = time.process_time()
         done, elapsed = runner.run(run(args, games, work))
         cpu = time.process_time() - cpu  # this process only: the loaders are children
+        if not done:
+            sys.exit(f"no episode was verified from {args.games}: nothing to time")
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         loader = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         worst, worst_id, worst_steps = runner.run(slowest(games, work, args.judge))

@@ -95,13 +95,18 @@ class KeepRules(Patterns):
 
     def _switched_off_to_look(self, block: Collection[int], opened: Collection[int]) -> set[int]:
         """The switch-offs in a block of a device the search then opens, with only motion and
-        dialogue between (a running microwave switched off to look inside): they belong to the
-        search, as a microwave's switches go with its opening."""
+        dialogue between, that ran before the block (a running microwave switched off to look
+        inside): they belong to the search, as a microwave's switches go with its opening. One
+        the block itself switched on is not: that pair acts on nothing."""
         opens = {self.actions[s].objects[0]: s for s in opened if self.actions[s].verb == "Open"}
+        switched_on = {
+            self.actions[s].objects[0] for s in block if self.actions[s].verb == "ToggleOn"
+        }
         return {
             s
             for s in block
             if self.actions[s].verb == "ToggleOff"
+            and self.actions[s].objects[0] not in switched_on
             and opens.get(self.actions[s].objects[0]) is not None
             and self._next_interaction(self.trace.position(s)) == opens[self.actions[s].objects[0]]
         }

@@ -53,8 +53,8 @@ class Patterns(Presumptions):
         device = state.key(name)
         if device is None or state.get(device).on is not True:
             return False
-        opened_later = self._near(pos, name, {"Open"}, forward=True) is not None
-        if state.kind_at(device) == "Microwave" and opened_later:
+        microwave = state.kind_at(device) == "Microwave"
+        if microwave and self._near(pos, name, {"Open"}, forward=True) is not None:
             return False  # opened later: whether it may be opened while it runs is not known
         acted = set(self._acted_on(state, device)) | {device}
         if any(self._poured_out(key) for key in acted - {device}):

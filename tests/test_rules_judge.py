@@ -208,11 +208,13 @@ def test_an_appliance_the_scene_says_is_on_may_be_switched_off() -> None:
         fixture("Microwave", "Microwave", **ON, **CLOSED),
         item("Mug", "Mug", receptacle=True),
     )
-    assert flagged(COFFEE, ["Driver.ToggleOff('Microwave')", *BREW], on) == []
+    # switching it off can happen; it goes only because the plan never uses it
+    flags = critique(COFFEE, ["Driver.ToggleOff('Microwave')", *BREW], on).flags
+    assert [(f.step, "cannot" in f.reason) for f in flags] == [(0, False)]
 
 
 def test_without_a_scene_unknown_states_give_no_verdict() -> None:
-    assert flagged(COFFEE, ["Driver.ToggleOff('Microwave')", *BREW], None) == []
+    assert flagged(COFFEE, ["Driver.ToggleOff('CoffeeMachine')", *BREW[:2]], None) == []
     assert flagged(
         COFFEE,
         ["Driver.Open('Drawer')", "Driver.Close('Drawer')", "Driver.Open('Drawer')", *BREW],

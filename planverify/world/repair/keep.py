@@ -99,16 +99,15 @@ class KeepRules(Patterns):
         inside): they belong to the search, as a microwave's switches go with its opening. One
         the block itself switched on is not: that pair acts on nothing."""
         opens = {self.actions[s].objects[0]: s for s in opened if self.actions[s].verb == "Open"}
-        switched_on = {
-            self.actions[s].objects[0] for s in block if self.actions[s].verb == "ToggleOn"
-        }
+        for s in block:
+            if self.actions[s].verb == "ToggleOn":
+                opens.pop(self.actions[s].objects[0], None)
         return {
             s
             for s in block
             if self.actions[s].verb == "ToggleOff"
-            and self.actions[s].objects[0] not in switched_on
-            and opens.get(self.actions[s].objects[0]) is not None
-            and self._next_interaction(self.trace.position(s)) == opens[self.actions[s].objects[0]]
+            and self._next_interaction(self.trace.position(s))
+            == opens.get(self.actions[s].objects[0], -1)
         }
 
     def _making_room(self, block: Collection[int]) -> set[int]:
@@ -740,15 +739,10 @@ class KeepRules(Patterns):
 
 
 def _within(state: State, loc: str | None, container: str | None) -> bool:
-    """Whether a location is in this container, directly or on something in it (a tomato on a
-    plate in the cabinet): the container's key, or "one of its type" (`SOME`) for what the scene
-    places by type only."""
-    places = {container, SOME + (state.kind_at(container) or "")}
-    seen: set[str] = set()
-    while loc is not None and loc not in seen:
-        if loc in places:
-            return True
-        seen.add(loc)
-        found = state.objects.get(loc)
-        loc = found.loc if found is not None else None
-    return False
+    """Whether a location is in this container, directly or on something movable in it (a
+    tomato on a plate in the cabinet: `State.shut_by`): the container's key, or "one of its
+    type" (`SOME`) for what the scene places by type only."""
+    places = (container, SOME + (state.kind_at(container) or ""))
+    if loc is None or loc.startswith(SOME):
+        return loc in places  # a place known by type holds nothing further up
+    return state.shut_by(loc) in places

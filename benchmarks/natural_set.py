@@ -101,6 +101,7 @@ TEST11_FILE = ANNOTATED / "natural_test11.jsonl"  # the eleventh test part (deve
 TEST12_FILE = ANNOTATED / "natural_test12.jsonl"  # the twelfth test part (development data since)
 REREAD_FILE = ANNOTATED / "hand_natural.jsonl"  # hand.jsonl read again under natural
 HAND_FILE = ANNOTATED / "hand.jsonl"
+SECOND_READING_FILE = ANNOTATED / "second_reading.jsonl"  # annotator_agreement.py's sample
 DEVELOPMENT_SETS = {  # the sets Judge work may read, by their name in the tables
     "hand-natural": REREAD_FILE,
     "natural-test-1": TEST_FILE,
@@ -134,6 +135,7 @@ PARTS = {
     TEST11_FILE.name: "held_out_test_11",
     TEST12_FILE.name: "held_out_test_12",
     REREAD_FILE.name: "reread_after_judges",
+    SECOND_READING_FILE.name: "second_reading",
 }
 LABEL_KEYS = frozenset({"type", "index", "after", "action", "error", "reason"})
 POLICY_KEYS = frozenset({"policy", "optional"})  # on a label only `minimal` removes

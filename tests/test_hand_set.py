@@ -223,7 +223,8 @@ def test_the_episodes_are_the_seeded_draw(
 
 
 def natural_files(natural_set: ModuleType) -> tuple[Path, ...]:
-    """The natural files: the twelve test parts and the re-read of the hand set."""
+    """The natural files: the twelve test parts, the re-read of the hand set and the second
+    reading of a sample of them."""
     return (
         natural_set.TEST_FILE,
         natural_set.TEST2_FILE,
@@ -238,6 +239,7 @@ def natural_files(natural_set: ModuleType) -> tuple[Path, ...]:
         natural_set.TEST11_FILE,
         natural_set.TEST12_FILE,
         natural_set.REREAD_FILE,
+        natural_set.SECOND_READING_FILE,
     )
 
 

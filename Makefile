@@ -55,6 +55,7 @@ figures-cheap: install
 figures: figures-cheap
 	$(FIGURE) judge_quality -- $(RUN)/judge_quality.py
 	$(FIGURE) annotator_agreement -- $(RUN)/annotator_agreement.py
+	$(FIGURE) adjudication -- $(RUN)/annotator_agreement.py --adjudication
 	$(FIGURE) certify_fidelity -- $(RUN)/certify_fidelity.py
 	$(FIGURE) certify_effect -- $(RUN)/certify_effect.py
 	$(FIGURE) certify_effect_all -- $(RUN)/certify_effect.py --pool all

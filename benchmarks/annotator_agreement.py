@@ -19,20 +19,31 @@ subsequence with the reference's clean plan), without motion unless `--motion`:
 Recall and precision come with 95% bootstrap intervals over episodes; `--detail` lists the steps
 the two readings disagree on, with both reasons.
 
+`--adjudication` reads `annotated/adjudication.jsonl` instead: 60 disputes between the rules Judge
+(world version 29, `natural`, scene and task) and the first readings of the development sets, 30
+of the Judge's false removals and 30 of its misses (grouped by reason, drawn at random), each
+decided under the guide by an adjudicator told only that "one reading removes these steps, the
+other keeps them". It prints, per side, how many disputed steps the adjudicators gave to the
+Judge and how many to the reading, and which side today's rules Judge takes on the same steps.
+
     python benchmarks/annotator_agreement.py [--games DIR] [--motion] [--detail] [--draw]
+    python benchmarks/annotator_agreement.py --adjudication [--games DIR]
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import sys
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from hand_set import HandSetUnavailable
 from judge_quality import CONDITIONS, SHARED, without
-from natural_set import DEVELOPMENT_SETS, SECOND_READING_FILE, load_natural
+from natural_set import ADJUDICATION_FILE, DEVELOPMENT_SETS, SECOND_READING_FILE, load_natural
 
 from planverify import verify_many
 from planverify.metrics import Counts, bootstrap, plan_counts
@@ -149,16 +160,83 @@ def read_pairs(games: Path) -> list[Pair]:
     return pairs
 
 
+def adjudicated_sides(
+    items: Sequence[dict[str, Any]], removed_now: dict[str, set[int]]
+) -> Counter[tuple[str, str]]:
+    """Disputed steps counted by (who removed them, whom the adjudicator sided with) and, for
+    today's rules Judge, by (who removed them, "today: kept" or "today: removed" as the
+    adjudicator decided, or against it).
+
+    >>> items = [{"id": "e", "removed_by": "judge", "decision": {"3": "REMOVE", "4": "KEEP"}}]
+    >>> sorted(adjudicated_sides(items, {"e": {3, 4}}).items())
+    [(('judge', 'judge'), 1), (('judge', 'reading'), 1), (('judge', 'today: agrees'), 1), \
+(('judge', 'today: disagrees'), 1)]
+    """
+    sides: Counter[tuple[str, str]] = Counter()
+    for item in items:
+        for step, decision in item["decision"].items():
+            if decision == "UNCLEAR":
+                sides[(item["removed_by"], "unclear")] += 1
+                continue
+            removes = item["removed_by"] == "judge"  # the side that removes the step
+            winner = "judge" if (decision == "REMOVE") == removes else "reading"
+            sides[(item["removed_by"], winner)] += 1
+            today = int(step) in removed_now[item["id"]]
+            agrees = today == (decision == "REMOVE")
+            sides[(item["removed_by"], f"today: {'agrees' if agrees else 'disagrees'}")] += 1
+    return sides
+
+
+def adjudication(games: Path) -> None:
+    """Print how the adjudicated disputes fell, and where today's rules Judge stands on them."""
+    items = [json.loads(line) for line in ADJUDICATION_FILE.read_text().splitlines() if line]
+    wanted = {item["id"] for item in items}
+    episodes = [
+        episode
+        for path in DEVELOPMENT_SETS.values()
+        for episode in load_natural(path, games)
+        if episode.id in wanted
+    ]
+    inputs = [without(episode, ANNOTATION_KEYS) for episode in episodes]
+    removed_now = {
+        result.id: {v.index for v in result.verdicts if v.verdict == "remove"}
+        for result in verify_many(inputs, judge="rules", trim="natural")
+    }
+    sides = adjudicated_sides(items, removed_now)
+    print(f"{len(items)} disputes over {len(wanted)} episodes; disputed steps, under natural\n")
+    for removed_by, name in (
+        ("judge", "removed by the Judge, kept by the reading"),
+        ("reading", "removed by the reading, kept by the Judge"),
+    ):
+        count = Counter({k[1]: n for k, n in sides.items() if k[0] == removed_by})
+        decided = count["judge"] + count["reading"]
+        print(f"{name}: {decided + count['unclear']} steps")
+        print(
+            f"  the adjudicator sided with the Judge on {count['judge']}, with the reading on "
+            f"{count['reading']}, undecided on {count['unclear']}"
+        )
+        print(
+            f"  today's rules Judge agrees with the adjudicator on {count['today: agrees']}, "
+            f"not on {count['today: disagrees']}"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=Path, default=SHARED / "teach" / "games")
     parser.add_argument("--motion", action="store_true", help="score motion steps too")
     parser.add_argument("--detail", action="store_true", help="list the steps readings differ on")
     parser.add_argument("--draw", action="store_true", help="list the sample and stop")
+    parser.add_argument(
+        "--adjudication", action="store_true", help="the adjudicated Judge disputes instead"
+    )
     args = parser.parse_args()
     if not args.games.is_dir():
         sys.exit(f"no TEACh games at {args.games}; pass --games DIR")
     try:
+        if args.adjudication:
+            adjudication(args.games)
+            return
         if args.draw:
             for name, path in DEVELOPMENT_SETS.items():
                 for episode in draw_sample(load_natural(path, args.games)):

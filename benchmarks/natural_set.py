@@ -102,6 +102,7 @@ TEST12_FILE = ANNOTATED / "natural_test12.jsonl"  # the twelfth test part (devel
 REREAD_FILE = ANNOTATED / "hand_natural.jsonl"  # hand.jsonl read again under natural
 HAND_FILE = ANNOTATED / "hand.jsonl"
 SECOND_READING_FILE = ANNOTATED / "second_reading.jsonl"  # annotator_agreement.py's sample
+ADJUDICATION_FILE = ANNOTATED / "adjudication.jsonl"  # disputed steps decided blind (world 29)
 DEVELOPMENT_SETS = {  # the sets Judge work may read, by their name in the tables
     "hand-natural": REREAD_FILE,
     "natural-test-1": TEST_FILE,

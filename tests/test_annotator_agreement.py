@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import doctest
 import importlib.util
+import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -127,3 +128,44 @@ def test_the_second_reading_is_the_drawn_sample_of_every_development_set(
     for first, second in pairs:
         assert first.input_digest == second.input_digest
         assert (second.model_extra or {})["part"] == "second_reading"
+
+
+def test_a_dispute_is_won_by_the_side_the_adjudicator_took(agreement: ModuleType) -> None:
+    items = [
+        {"id": "e", "removed_by": "judge", "decision": {"1": "REMOVE", "2": "KEEP"}},
+        {"id": "e", "removed_by": "reading", "decision": {"5": "REMOVE", "6": "UNCLEAR"}},
+    ]
+    sides = agreement.adjudicated_sides(items, {"e": {1, 2}})
+    assert sides[("judge", "judge")] == sides[("judge", "reading")] == 1
+    assert sides[("reading", "reading")] == 1 and sides[("reading", "judge")] == 0
+    assert sides[("reading", "unclear")] == 1
+    assert sides[("judge", "today: disagrees")] == 1  # step 2 is still removed
+    assert sides[("reading", "today: disagrees")] == 1  # step 5 is still kept
+
+
+def test_every_adjudicated_dispute_names_steps_of_a_development_episode(
+    agreement: ModuleType, shared_dir: Path
+) -> None:
+    natural_set = sys.modules["natural_set"]
+    lines = natural_set.ADJUDICATION_FILE.read_text().splitlines()
+    items = [json.loads(line) for line in lines]
+    assert [item["item"] for item in items] == list(range(1, len(items) + 1))
+    for item in items:
+        assert item["removed_by"] in ("judge", "reading")
+        assert sorted(int(step) for step in item["decision"]) == item["steps"]
+        assert set(item["decision"].values()) <= {"REMOVE", "KEEP", "UNCLEAR"}
+        assert item["why"]
+    games = shared_dir / "teach" / "games"
+    if not games.is_dir():
+        pytest.skip(f"no TEACh games under {shared_dir}")
+    for name in {item["set"] for item in items}:
+        episodes = {
+            ep.id: ep for ep in natural_set.load_natural(natural_set.DEVELOPMENT_SETS[name], games)
+        }
+        for item in (i for i in items if i["set"] == name):
+            episode = episodes[item["id"]]
+            labelled = {label.index for label in episode.labels or [] if label.type == "REMOVE"}
+            for step in item["steps"]:
+                assert episode.parsed()[step].verb not in ("Move", "TurnLeft", "TurnRight", "Say")
+                if item["removed_by"] == "reading":  # a miss: the first reading removes it
+                    assert step in labelled, (item["item"], step)

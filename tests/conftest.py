@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -22,6 +26,22 @@ settings.load_profile("planverify")
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
+
+
+@contextmanager
+def benchmark_script(name: str) -> Iterator[ModuleType]:
+    """`benchmarks/NAME.py`, imported from its file (benchmarks/ is no package) with the scripts
+    beside it importable, and registered under its name while in use (a dataclass in it looks
+    its module up)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.syspath_prepend(str(ROOT / "benchmarks"))
+        spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        patch.setitem(sys.modules, name, module)
+        spec.loader.exec_module(module)
+        yield module
+
 
 # A coffee plan with a move undone by the next one: the offline defaults remove that pair.
 COFFEE_PLAN = [

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import doctest
-import importlib.util
 import json
 import sys
 from collections.abc import Iterator
@@ -15,7 +14,7 @@ import pytest
 
 from planverify.records.episode import Episode
 
-from .conftest import ROOT
+from .conftest import benchmark_script
 
 PLAN = [
     "Driver.PickUp('Apple')",
@@ -36,15 +35,7 @@ SEARCH = [
 @pytest.fixture(scope="module")
 def agreement() -> Iterator[ModuleType]:
     """The script, imported with its sibling scripts importable (benchmarks/ is no package)."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.syspath_prepend(str(ROOT / "benchmarks"))
-        spec = importlib.util.spec_from_file_location(
-            "annotator_agreement", ROOT / "benchmarks" / "annotator_agreement.py"
-        )
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        patch.setitem(sys.modules, "annotator_agreement", module)
-        spec.loader.exec_module(module)
+    with benchmark_script("annotator_agreement") as module:
         yield module
 
 

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import doctest
-import importlib.util
-import sys
 from collections.abc import Iterator
 from types import ModuleType
 
@@ -15,7 +13,7 @@ from planverify.metrics import plan_counts, score_plan
 from planverify.records.episode import Episode, Label
 from planverify.records.result import Inserted, Verdict, VerificationResult
 
-from .conftest import ROOT
+from .conftest import benchmark_script
 
 MUG_TO_SINK = ["Driver.PickUp('Mug')", "Driver.PutAOnB('Mug', 'SinkBasin')"]
 
@@ -24,15 +22,7 @@ MUG_TO_SINK = ["Driver.PickUp('Mug')", "Driver.PutAOnB('Mug', 'SinkBasin')"]
 def judge_errors() -> Iterator[ModuleType]:
     """The script, imported from its file with its sibling scripts importable (benchmarks/ is
     no package)."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.syspath_prepend(str(ROOT / "benchmarks"))
-        spec = importlib.util.spec_from_file_location(
-            "judge_errors", ROOT / "benchmarks" / "judge_errors.py"
-        )
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        patch.setitem(sys.modules, "judge_errors", module)  # its dataclass looks itself up
-        spec.loader.exec_module(module)
+    with benchmark_script("judge_errors") as module:
         yield module
 
 

@@ -1,9 +1,9 @@
 """How well two readings of the same demonstrations agree, and where the rules Judge stands.
 
 The quality targets ask a Judge to match the `natural` annotation files at recall 0.93 and
-precision 0.96. A file is one person's reading of the guide (docs/annotation.md), and the guide
-leaves room: so this script measures how far a second, independent reading of the same episodes
-agrees with the first, by the very score the Judge gets. `annotated/second_reading.jsonl` holds
+precision 0.96. A file is one reading of the guide (docs/annotation.md), which may leave room:
+so this script measures how far a second, independent reading of the same episodes agrees with
+the first, by the very score the Judge gets. `annotated/second_reading.jsonl` holds
 that reading: `SAMPLE_PER_SET` episodes of each development set, chosen from their ids alone
 (`draw_sample`), labelled again from the guide by annotators who saw neither the first labels nor
 any Judge output. Each first reading keeps its own file.
@@ -13,8 +13,8 @@ subsequence with the reference's clean plan), without motion unless `--motion`:
 
 - `second vs first`: the second reading's removals scored against the first reading's clean plan,
   as `judge_quality.py` scores a Judge; `first vs second` the other way round;
-- `rules vs first` and `rules vs second`: the rules Judge on the same episodes, with scene and
-  task (`full`) and from the goal text alone (`goal`).
+- `rules (full) vs first` and `... vs second`: the rules Judge on the same episodes, with scene
+  and task; `rules (goal)`, from the goal text alone.
 
 Recall and precision come with 95% bootstrap intervals over episodes; `--detail` lists the steps
 the two readings disagree on, with both reasons.
@@ -163,9 +163,10 @@ def read_pairs(games: Path) -> list[Pair]:
 def adjudicated_sides(
     items: Sequence[dict[str, Any]], removed_now: dict[str, set[int]]
 ) -> Counter[tuple[str, str]]:
-    """Disputed steps counted by (who removed them, whom the adjudicator sided with) and, for
-    today's rules Judge, by (who removed them, "today: kept" or "today: removed" as the
-    adjudicator decided, or against it).
+    """Disputed steps counted by (who removed them, whom the adjudicator sided with: "judge",
+    "reading" or "unclear") and by (who removed them, "today: agrees" or "today: disagrees":
+    whether today's rules Judge, removing `removed_now` of each episode, does what the
+    adjudicator decided).
 
     >>> items = [{"id": "e", "removed_by": "judge", "decision": {"3": "REMOVE", "4": "KEEP"}}]
     >>> sorted(adjudicated_sides(items, {"e": {3, 4}}).items())

@@ -42,11 +42,11 @@ from pathlib import Path
 from typing import Any
 
 from hand_set import HandSetUnavailable
-from judge_quality import CONDITIONS, SHARED, without
+from judge_quality import CONDITIONS, SHARED, interval, without
 from natural_set import ADJUDICATION_FILE, DEVELOPMENT_SETS, SECOND_READING_FILE, load_natural
 
 from planverify import verify_many
-from planverify.metrics import Counts, bootstrap, plan_counts
+from planverify.metrics import Counts, plan_counts, summarize
 from planverify.noise import ANNOTATION_KEYS
 from planverify.records.episode import Episode
 from planverify.records.trim import TRIM_POLICIES, TrimPolicy, labels_under
@@ -121,16 +121,10 @@ def rows(pairs: Sequence[Pair], trim: TrimPolicy, *, motion: bool) -> dict[str, 
 
 def line(name: str, per_episode: list[Counts]) -> str:
     """One table row: pooled counts, recall and precision with their intervals."""
-    total = sum(per_episode, Counts())
-    ci = bootstrap([(c.tp, c.fp, c.fn) for c in per_episode], seed=name)
-    cells = [f"{name:<24}", f"{total.tp:>4} {total.fp:>4} {total.fn:>4}"]
-    for metric in ("recall", "precision"):
-        value, interval = getattr(total, metric), ci.get(metric)
-        bounds = (
-            "" if interval is None else f" [{100 * interval.low:.1f}, {100 * interval.high:.1f}]"
-        )
-        cells.append(f"{metric} {'-' if value is None else f'{100 * value:.1f}'}{bounds}")
-    return "  ".join(cells)
+    scores = summarize(per_episode, seed=name)
+    c = scores.counts
+    recall, precision = interval(scores, "recall"), interval(scores, "precision")
+    return f"{name:<24}  {c.tp:>4} {c.fp:>4} {c.fn:>4}  recall {recall}  precision {precision}"
 
 
 def detail(pairs: Sequence[Pair], trim: TrimPolicy) -> None:
@@ -149,12 +143,15 @@ def detail(pairs: Sequence[Pair], trim: TrimPolicy) -> None:
             print(f"  {index:4d} only {only:<6} {first.actions[index]}  ({reasons[only][index]})")
 
 
-def read_pairs(games: Path) -> list[Pair]:
+def development_sets(games: Path) -> dict[str, list[Episode]]:
+    """Every development set, rebuilt and checked (`load_natural`), by its name."""
+    return {name: load_natural(path, games) for name, path in DEVELOPMENT_SETS.items()}
+
+
+def read_pairs(games: Path, sets: dict[str, list[Episode]]) -> list[Pair]:
     """Each second reading with its first, found in the development sets."""
     second = {ep.id: ep for ep in load_natural(SECOND_READING_FILE, games)}
-    pairs = []
-    for path in DEVELOPMENT_SETS.values():
-        pairs += [(ep, second.pop(ep.id)) for ep in load_natural(path, games) if ep.id in second]
+    pairs = [(ep, second.pop(ep.id)) for eps in sets.values() for ep in eps if ep.id in second]
     if second:
         sys.exit(f"second readings of episodes no development set holds: {sorted(second)}")
     return pairs
@@ -188,16 +185,11 @@ def adjudicated_sides(
     return sides
 
 
-def adjudication(games: Path) -> None:
+def adjudication(sets: dict[str, list[Episode]]) -> None:
     """Print how the adjudicated disputes fell, and where today's rules Judge stands on them."""
     items = [json.loads(line) for line in ADJUDICATION_FILE.read_text().splitlines() if line]
     wanted = {item["id"] for item in items}
-    episodes = [
-        episode
-        for path in DEVELOPMENT_SETS.values()
-        for episode in load_natural(path, games)
-        if episode.id in wanted
-    ]
+    episodes = [episode for eps in sets.values() for episode in eps if episode.id in wanted]
     inputs = [without(episode, ANNOTATION_KEYS) for episode in episodes]
     removed_now = {
         result.id: {v.index for v in result.verdicts if v.verdict == "remove"}
@@ -235,15 +227,16 @@ def main() -> None:
     if not args.games.is_dir():
         sys.exit(f"no TEACh games at {args.games}; pass --games DIR")
     try:
+        sets = development_sets(args.games)
         if args.adjudication:
-            adjudication(args.games)
+            adjudication(sets)
             return
         if args.draw:
-            for name, path in DEVELOPMENT_SETS.items():
-                for episode in draw_sample(load_natural(path, args.games)):
+            for name, episodes in sets.items():
+                for episode in draw_sample(episodes):
                     print(f"{name}\t{episode.id}\t{episode.task}")
             return
-        pairs = read_pairs(args.games)
+        pairs = read_pairs(args.games, sets)
     except HandSetUnavailable as exc:
         sys.exit(str(exc))
     scope = "with motion" if args.motion else "without motion"

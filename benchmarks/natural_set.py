@@ -33,6 +33,9 @@
   no blind part is drawn (`BLIND_SET` is None) until the shared games grow.
 - `annotated/hand_natural.jsonl`: the episodes of `hand.jsonl`, read again under `natural` after
   Judges had seen them (no blind test).
+- `annotated/second_reading.jsonl`: two episodes of each set above read a second time,
+  independently, and `annotated/adjudication.jsonl`, disputes between the rules Judge and these
+  files decided blind; `annotator_agreement.py` scores both (docs/annotation.md).
 
 A line is `{"id", "input_digest", "part", "labels"}`; a label is a `hand.jsonl` label, and one
 that only the `minimal` policy removes also has `"policy": "minimal"` and `optional` (why

@@ -108,13 +108,9 @@ def test_the_second_reading_is_the_drawn_sample_of_every_development_set(
     games = shared_dir / "teach" / "games"
     if not games.is_dir():
         pytest.skip(f"no TEACh games under {shared_dir}")
-    pairs = agreement.read_pairs(games)
-    natural_set = sys.modules["natural_set"]
-    drawn = {
-        ep.id
-        for path in natural_set.DEVELOPMENT_SETS.values()
-        for ep in agreement.draw_sample(natural_set.load_natural(path, games))
-    }
+    sets = agreement.development_sets(games)
+    pairs = agreement.read_pairs(games, sets)
+    drawn = {ep.id for episodes in sets.values() for ep in agreement.draw_sample(episodes)}
     assert {first.id for first, _ in pairs} == drawn
     for first, second in pairs:
         assert first.input_digest == second.input_digest

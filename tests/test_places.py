@@ -247,6 +247,43 @@ def test_clearing_a_basin_the_plan_only_takes_from_is_a_detour() -> None:
     assert (0, 1) in removed(verdicts(plan, where, TOMATO_ON_PLATE))
 
 
+def test_clearing_a_sink_only_to_pour_into_it_is_a_detour() -> None:
+    where = kitchen(
+        place("CounterTop", "CounterTop"),
+        movable("SaltShaker", "SaltShaker", within=["SinkBasin"]),
+        movable("Mug", "Mug", receptacle=True, filled=True, within=["CounterTop"]),
+    )
+    plan = [
+        "Driver.PickUp('SaltShaker')",
+        "Driver.PutAOnB('SaltShaker', 'CounterTop')",
+        "Driver.PickUp('Mug')",
+        "Driver.PourFromAIntoB('Mug', 'SinkBasin')",  # pouring out needs no room in the sink
+        "Driver.PutAOnB('Mug', 'CoffeeMachine')",
+    ]
+    assert (0, 1) in removed(verdicts(plan, where))
+
+
+def test_what_the_sink_holds_is_cleared_for_its_basin() -> None:
+    # TEACh records a thing in the sink on the Sink or on its SinkBasin: one fixture
+    base = [
+        place("Sink", "Sink"),
+        place("SinkBasin", "SinkBasin"),
+        thing("Faucet", "Faucet", **ON),
+        place("CounterTop", "CounterTop"),
+        movable("SaltShaker", "SaltShaker", within=["Sink"]),
+        movable("Mug", "Mug", receptacle=True, dirty=True, within=["CounterTop"]),
+    ]
+    where = Scene.model_validate({"objects": base})
+    plan = [
+        "Driver.PickUp('SaltShaker')",
+        "Driver.PutAOnB('SaltShaker', 'CounterTop')",
+        "Driver.PickUp('Mug')",
+        "Driver.PutAOnB('Mug', 'SinkBasin')",
+    ]
+    result = verdicts(plan, where, CLEAN_MUG)
+    assert result.repaired(plan) == plan
+
+
 def test_a_put_down_on_itself_is_never_removed() -> None:
     # TEACh records now and then a put-down "on itself": where the mug went is unknown
     where = kitchen(movable("Mug", "Mug", receptacle=True, dirty=True, within=["DiningTable"]))

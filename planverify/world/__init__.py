@@ -36,7 +36,7 @@ from planverify.world.start import initial_state
 from planverify.world.state import State
 from planverify.world.text_goals import read_goal
 
-WORLD_VERSION = "29"  # changes whenever the world model can give another verdict
+WORLD_VERSION = "30"  # changes whenever the world model can give another verdict
 
 
 @dataclass(frozen=True)

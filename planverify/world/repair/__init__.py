@@ -42,7 +42,8 @@ never asks for empty hands). `review` works in five stages:
    it acts, pours out nothing it filled); taking an object out of a receptacle the plan later uses
    as a device (clearing the sink, the coffee machine, the toaster, a burner, a pan or a pot) is
    preparation and never removed on its own, unless it goes straight back in; taking something else
-   out of it needs no room and prepares nothing. A close and the open that undoes it next go as a
+   out of it needs no room and prepares nothing, nor does pouring out into a sink (the sink and
+   its basin are one fixture: clearing either makes room in both). A close and the open that undoes it next go as a
    pair (the door stands open as before), and a put-down "on itself", as TEACh records now and then,
    never goes: where the object went is unknown. Without a scene, where an object stood is unknown:
    a pick-up right before a device is used counts as clearing it only when the Driver uses the

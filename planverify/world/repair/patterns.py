@@ -12,6 +12,7 @@ from planverify.records.notation import MOTION_VERBS, Action
 from planverify.world.goals import matches
 from planverify.world.repair.kinds import CONTROLS, SURFACES, WORKING_DEVICES
 from planverify.world.repair.presumptions import Presumptions
+from planverify.world.rules import BASINS, SINKS
 from planverify.world.state import SOME, Obj, State
 
 UNDOING = {"ToggleOff": ("ToggleOn", True), "Close": ("Open", True)}
@@ -540,8 +541,9 @@ class Patterns(Presumptions):
 
     def _used_after(self, last: int, kind: str, place: str | None, block: set[int]) -> bool:
         """Whether the plan uses a receptacle after an order position: puts or pours into it
-        (into one of its kind, when where the object stood is known by type only), takes it,
-        or switches it or its control on. Taking something else out of it needs no room."""
+        (into one of its kind, when where the object stood is known by type only; into the
+        sink's basin, for the sink), takes it, or switches it or its control on. Taking
+        something else out of it needs no room, nor does pouring out into a basin."""
         control = CONTROLS.get(kind, kind)
         exact = place is not None and not place.startswith(SOME)
         for pos in range(last + 1, len(self.order)):
@@ -550,10 +552,14 @@ class Patterns(Presumptions):
                 continue
             action = self.actions[step]
             state = self.state_at(pos)
+            if action.verb == "PourFromAIntoB" and kind in BASINS:
+                continue  # pouring out into a sink needs no room in it
             if action.verb in ("PutAOnB", "PourFromAIntoB"):
                 target = state.key(action.objects[1])
                 if target == place or (not exact and state.kind_at(target) == kind):
                     return True
+                if frozenset({kind, state.kind_at(target)}) == SINKS:
+                    return True  # one fixture: what the sink holds stands in its basin's way
             if action.verb == "PickUp" and state.key(action.objects[0]) == place:
                 return True
             if action.verb == "ToggleOn" and state.kind_at(state.key(action.objects[0])) in (

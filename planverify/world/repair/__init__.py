@@ -36,20 +36,20 @@ never asks for empty hands). `review` works in five stages:
    instead (a bottle put in one cabinet, then gathered into another with the rest; a potato left
    in a bowl, then boiled in a pot). Where a later instance of the same type is
    handled alike and ends in the same place (a second slice on the plate), that later block goes
-   instead when it can. A put-down, or a step
-   that only restores the state (a close, a switch-off), is never removed on its own, except a
-   switch-off of a device that ran from the start and that the plan did not use (put nothing where
-   it acts, pours out nothing it filled); taking an object out of a receptacle the plan later uses
-   as a device (clearing the sink, the coffee machine, the toaster, a burner, a pan or a pot) is
-   preparation and never removed on its own, unless it goes straight back in; taking something else
-   out of it needs no room and prepares nothing, nor does pouring out into a sink (the sink and
-   its basin are one fixture: clearing either makes room in both). A close and the open that undoes it next go as a
-   pair (the door stands open as before), and a put-down "on itself", as TEACh records now and then,
-   never goes: where the object went is unknown. Without a scene, where an object stood is unknown:
-   a pick-up right before a device is used counts as clearing it only when the Driver uses the
-   device from where it picked the object up, and the device can hold the object at the start
-   (nothing stands on a toaster, only mugs in a coffee machine). An object picked up at the end that
-   the plan never worked on nor uses goes: no goal asks for anything to be held.
+   instead when it can. A put-down, or a step that only restores the state (a close, a
+   switch-off), is never removed on its own, except a switch-off of a device that ran from the
+   start and that the plan did not use (put nothing where it acts, pours out nothing it filled);
+   taking an object out of a receptacle the plan later uses as a device (clearing the sink, the
+   coffee machine, the toaster, a burner, a pan or a pot) is preparation and never removed on its
+   own, unless it goes straight back in; taking something else out of it needs no room and
+   prepares nothing, nor does pouring out into a sink (the sink and its basin are one fixture:
+   clearing either makes room in both). A close and the open that undoes it next go as a pair
+   (the door stands open as before), and a put-down "on itself", as TEACh records now and then,
+   never goes: where the object went is unknown. Without a scene, where an object stood is
+   unknown: a pick-up right before a device is used counts as clearing it only when the Driver
+   uses the device from where it picked the object up, and the device can hold the object at the
+   start (nothing stands on a toaster, only mugs in a coffee machine). An object picked up at the
+   end that the plan never worked on nor uses goes: no goal asks for anything to be held.
 
 Where things start is known as exactly as the scene says: by the receptacle's own key when the
 scene gives its id (`SceneObject.within`) and the plan names it or it is the only one of its

@@ -553,7 +553,7 @@ class Patterns(Presumptions):
             action = self.actions[step]
             state = self.state_at(pos)
             if action.verb == "PourFromAIntoB" and kind in BASINS:
-                continue  # pouring out into a sink needs no room in it
+                continue  # pouring out into a sink or a tub needs no room in it
             if action.verb in ("PutAOnB", "PourFromAIntoB"):
                 target = state.key(action.objects[1])
                 if target == place or (not exact and state.kind_at(target) == kind):

@@ -93,9 +93,9 @@ def score(reference: Episode, steps: set[int], trim: TrimPolicy, *, motion: bool
     )
 
 
-def judge_removals(pairs: Sequence[Pair], trim: TrimPolicy, condition: str) -> list[set[int]]:
+def judge_removals(episodes: Sequence[Episode], trim: TrimPolicy, condition: str) -> list[set[int]]:
     """What the rules Judge removes of each episode, given the input condition's record."""
-    inputs = [without(first, ANNOTATION_KEYS + CONDITIONS[condition]) for first, _ in pairs]
+    inputs = [without(episode, ANNOTATION_KEYS + CONDITIONS[condition]) for episode in episodes]
     results = verify_many(inputs, judge="rules", trim=trim)
     for result in results:
         if result.status != "ok":
@@ -110,7 +110,7 @@ def rows(pairs: Sequence[Pair], trim: TrimPolicy, *, motion: bool) -> dict[str, 
         "first vs second": [score(b, removed(a, trim), trim, motion=motion) for a, b in pairs],
     }
     for condition in CONDITIONS:
-        judged = judge_removals(pairs, trim, condition)
+        judged = judge_removals([first for first, _ in pairs], trim, condition)
         for name, which in (("first", 0), ("second", 1)):
             table[f"rules ({condition}) vs {name}"] = [
                 score(pair[which], steps, trim, motion=motion)
@@ -190,11 +190,8 @@ def adjudication(sets: dict[str, list[Episode]]) -> None:
     items = [json.loads(line) for line in ADJUDICATION_FILE.read_text().splitlines() if line]
     wanted = {item["id"] for item in items}
     episodes = [episode for eps in sets.values() for episode in eps if episode.id in wanted]
-    inputs = [without(episode, ANNOTATION_KEYS) for episode in episodes]
-    removed_now = {
-        result.id: {v.index for v in result.verdicts if v.verdict == "remove"}
-        for result in verify_many(inputs, judge="rules", trim="natural")
-    }
+    judged = judge_removals(episodes, "natural", "full")
+    removed_now = {episode.id: steps for episode, steps in zip(episodes, judged, strict=True)}
     sides = adjudicated_sides(items, removed_now)
     print(f"{len(items)} disputes over {len(wanted)} episodes; disputed steps, under natural\n")
     for removed_by, name in (

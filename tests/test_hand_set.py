@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
-import sys
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
@@ -18,7 +17,7 @@ from planverify.records.notation import MOTION_VERBS, parse_action
 from planverify.records.trim import labels_under
 from planverify.world.rules import net_motion
 
-from .conftest import ROOT
+from .conftest import benchmark_script
 from .scenes import shared_games
 
 LABEL_KEYS = {"type", "index", "after", "action", "error", "reason"}
@@ -61,26 +60,18 @@ GAME = {  # a one-task game in TEACh's format: a greeting, a pick-up and a put-d
 
 
 @pytest.fixture(scope="module")
-def hand_set() -> ModuleType:
+def hand_set() -> Iterator[ModuleType]:
     """benchmarks/hand_set.py, imported from its file (benchmarks/ is no package)."""
-    spec = importlib.util.spec_from_file_location("hand_set", ROOT / "benchmarks" / "hand_set.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    with benchmark_script("hand_set") as module:
+        yield module
 
 
 @pytest.fixture(scope="module")
-def natural_set(hand_set: ModuleType) -> ModuleType:
-    """benchmarks/natural_set.py, which imports hand_set as the script next to it."""
-    sys.modules.setdefault("hand_set", hand_set)
-    spec = importlib.util.spec_from_file_location(
-        "natural_set", ROOT / "benchmarks" / "natural_set.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def natural_set(hand_set: ModuleType) -> Iterator[ModuleType]:
+    """benchmarks/natural_set.py, which imports hand_set as the script next to it (the one
+    `hand_set` holds, registered under that name while in use)."""
+    with benchmark_script("natural_set") as module:
+        yield module
 
 
 def games_with(tmp_path: Path, game: dict[str, object]) -> Path:
